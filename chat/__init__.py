@@ -1,0 +1,1 @@
+"""Conversations, messages, the chat websocket and LLM clients."""

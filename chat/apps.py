@@ -1,0 +1,6 @@
+"""App config for chat."""
+from django.apps import AppConfig
+
+
+class ChatConfig(AppConfig):
+    name = "chat"

@@ -1,0 +1,1 @@
+"""Conversations, messages and feedback (see the chat issue)."""

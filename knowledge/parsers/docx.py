@@ -1,0 +1,111 @@
+"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles."""
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+
+import docx
+from docx.document import Document as DocxDocument
+from docx.oxml.ns import qn
+from docx.oxml.xmlchemy import BaseOxmlElement
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+
+from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+
+_HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
+_TITLE_STYLES = frozenset({"title", "标题"})
+_MAX_STYLE_CHAIN = 10
+_P, _TBL, _SDT, _SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
+
+
+def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
+    # The container was already checked for ZIP bombs and the document part by base._sniff.
+    document: DocxDocument = docx.Document(io.BytesIO(data))
+    blocks: list[Block] = []
+    for item in _body_items(document):
+        if isinstance(item, Paragraph):
+            block = _paragraph_block(item)
+        elif isinstance(item, Table):
+            block = table_block([[cell.text for cell in row.cells] for row in item.rows])
+        else:
+            block = None
+        if block is not None:
+            blocks.append(block)
+    core = document.core_properties
+    first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
+    metadata: dict = {}
+    if core.author:
+        metadata["author"] = core.author
+    if core.created:
+        metadata["created"] = core.created.isoformat()
+    if core.modified:
+        metadata["modified"] = core.modified.isoformat()
+    title = (core.title or "").strip() or first_heading or stem
+    return ParsedDocument(title=title, doc_type="docx", blocks=blocks, metadata=metadata)
+
+
+def _body_items(document: DocxDocument) -> Iterator[Paragraph | Table]:
+    """Body paragraphs and tables in order, including those wrapped in content controls (``w:sdt``),
+    which ``Document.iter_inner_content`` skips."""
+    body = document._body
+
+    def walk(element: BaseOxmlElement) -> Iterator[Paragraph | Table]:
+        for child in element.iterchildren():
+            if child.tag == _P:
+                yield Paragraph(child, body)
+            elif child.tag == _TBL:
+                yield Table(child, body)
+            elif child.tag == _SDT:
+                content = child.find(_SDT_CONTENT)
+                if content is not None:
+                    yield from walk(content)
+
+    yield from walk(document.element.body)
+
+
+def _paragraph_block(paragraph: Paragraph) -> Block | None:
+    text = paragraph.text.strip()
+    if not text:
+        return None
+    style_name = (paragraph.style.name if paragraph.style is not None else "") or ""
+    if style_name.lower().startswith("toc "):
+        return None  # table-of-contents lines repeat the headings with page numbers
+    level = _heading_level(paragraph, style_name)
+    if level:
+        return Block(kind="heading", text=" ".join(text.split()), level=level)
+    return Block(kind="text", text=text)
+
+
+def _heading_level(paragraph: Paragraph, style_name: str) -> int:
+    """Level 1–6 from the style name ("Heading 2", "标题 2", "Title"), else from an outline level."""
+    name = style_name.strip()
+    match = _HEADING_STYLE.match(name)
+    if match:
+        return min(max(int(match.group(1)), 1), 6)
+    if name.lower() in _TITLE_STYLES:
+        return 1
+    outline = _outline_level(paragraph._p.pPr)
+    style = paragraph.style
+    for _ in range(_MAX_STYLE_CHAIN):
+        if outline is not None or style is None:
+            break
+        outline = _outline_level(style.element.pPr)
+        style = style.base_style
+    # w:outlineLvl 0..8 are heading levels 1..9; 9 means body text.
+    if outline is not None and 0 <= outline <= 8:
+        return min(outline + 1, 6)
+    return 0
+
+
+def _outline_level(ppr) -> int | None:  # type: ignore[no-untyped-def]
+    if ppr is None:
+        return None
+    element = ppr.find(qn("w:outlineLvl"))
+    if element is None:
+        return None
+    try:
+        return int(element.get(qn("w:val")))
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,182 @@
+"""Fusion of ranked lists and scores, query-dependent path weights, and MMR: pure functions."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Callable, Hashable, Mapping, Sequence, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+def _weights(n: int, weights: Sequence[float] | None) -> list[float]:
+    if weights is None:
+        return [1.0] * n
+    if len(weights) != n:
+        raise ValueError(f"{len(weights)} weights for {n} inputs")
+    return [float(w) for w in weights]
+
+
+def rrf(
+    ranked_lists: Sequence[Sequence[K]],
+    weights: Sequence[float] | None = None,
+    *,
+    rrf_k: int = 60,
+) -> dict[K, float]:
+    """Weighted reciprocal rank fusion.
+
+    Cormack, Clarke & Büttcher, "Reciprocal Rank Fusion outperforms Condorcet
+    and individual Rank Learning Methods", SIGIR 2009:
+    ``score(d) = Σ_i w_i / (rrf_k + rank_i(d))`` with ranks from 1, summed over
+    the lists that contain ``d`` (default weights 1). ``rrf_k`` is the
+    smoothing constant, not the number of results: cut the sorted result
+    yourself (``ranked``). A repeated id within one list counts at its first
+    rank only.
+
+    Beware unequal weights with a large ``rrf_k``: they act as a hard priority,
+    not a preference. With 0.6/0.4 and k 60, a candidate only the first list
+    found, even at rank 30 (0.6/90 = 0.00667), beats the second list's rank-1
+    candidate when the first missed it (0.4/61 = 0.00656); see
+    bench/BASELINES.md.
+    """
+    ws = _weights(len(ranked_lists), weights)
+    scores: dict[K, float] = {}
+    for w, ranked in zip(ws, ranked_lists):
+        seen: set[K] = set()
+        rank = 0
+        for item in ranked:
+            if item in seen:
+                continue
+            seen.add(item)
+            rank += 1
+            scores[item] = scores.get(item, 0.0) + w / (rrf_k + rank)
+    return scores
+
+
+def minmax_fusion(
+    score_maps: Sequence[Mapping[K, float]],
+    weights: Sequence[float] | None = None,
+    *,
+    missing: float = 0.0,
+) -> dict[K, float]:
+    """Weighted sum of per-path min-max normalised scores (CombSUM over normalised scores).
+
+    Fox & Shaw, "Combination of Multiple Searches", TREC-2 1994 (CombSUM);
+    min-max normalisation as in Lee, "Analyses of Multiple Evidence
+    Combination", SIGIR 1997. Each path's scores are mapped to [0, 1] over that
+    path's own candidates, so a cosine and a BM25 score never meet on their raw
+    scales; a path whose candidates all score the same maps them to 1.0; a
+    candidate a path did not return gets ``missing`` for that path. Beat
+    weighted RRF on the dev splits (bench/BASELINES.md: MRR@10 0.947 on DRCD
+    against 0.934 for BM25 alone and 0.898 for 0.6/0.4 RRF).
+    """
+    ws = _weights(len(score_maps), weights)
+    normalised: list[dict[K, float]] = []
+    for scores in score_maps:
+        if not scores:
+            normalised.append({})
+            continue
+        lo, hi = min(scores.values()), max(scores.values())
+        span = hi - lo
+        if span > 0:
+            normalised.append({k: (v - lo) / span for k, v in scores.items()})
+        else:
+            normalised.append({k: 1.0 for k in scores})
+    keys: dict[K, None] = {}
+    for scores in score_maps:
+        keys.update(dict.fromkeys(scores))
+    return {
+        key: sum(w * norm.get(key, missing) for w, norm in zip(ws, normalised))
+        for key in keys
+    }
+
+
+def ranked(scores: Mapping[K, float], top_k: int | None = None) -> list[tuple[K, float]]:
+    """``scores`` as (key, score) pairs, best first; ties keep the mapping's order."""
+    items = sorted(scores.items(), key=lambda kv: -kv[1])
+    return items if top_k is None else items[:top_k]
+
+
+# --- query-dependent weights (seed 001, DYNAMIC_RRF) -----------------------------------
+
+_A = r"A-Za-z0-9"
+_EXACT_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # Quoted phrases: the user wants these words, literally.
+    re.compile(r"“[^”]+”|「[^」]+」|『[^』]+』|《[^》]+》|‘[^’]+’|\"[^\"]+\"|`[^`]+`"),
+    # snake_case, ERR_1042, MAX_RETRY
+    re.compile(rf"(?<![{_A}])[{_A}]+_[{_A}_]+"),
+    # letters and digits in one token: E1042, iPhone15, 0x80070005, H200
+    re.compile(rf"(?<![{_A}])(?=[{_A}]*[A-Za-z])(?=[{_A}]*[0-9])[{_A}]{{2,}}(?![{_A}])"),
+    # dotted or dashed with a digit: v2.3.1, SKU-123, GPT-4, 2024-05-01
+    re.compile(rf"(?<![{_A}])(?=[{_A}.\-]*[0-9])[{_A}]+(?:[.\-][{_A}]+)+"),
+    # camelCase / PascalCase: getUserName, HttpClient
+    re.compile(r"(?<![A-Za-z0-9])[a-z]+[A-Z][A-Za-z0-9]*|(?<![A-Za-z0-9])[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"),
+    # paths and file names: /etc/nginx.conf, C:\\app\\x, settings.py
+    re.compile(r"(?:[A-Za-z]:)?[\\/][\w.\-]+[\\/]|(?<![A-Za-z0-9])[\w\-]+\.(?:py|js|ts|java|go|rs|c|cpp|h|json|ya?ml|toml|ini|conf|cfg|xml|html?|css|md|txt|csv|xlsx?|docx?|pdf|pptx?|sh|sql|log)(?![A-Za-z0-9])", re.ASCII),
+    # numeric codes named as such: 错误码 1042, 报错404, error 500, 404错误
+    re.compile(r"(?:错误码|错误代码|错误|报错|状态码|代码|编号|型号|订单号|工单号|error|code|errno)\s*[:：#]?\s*[0-9]{3,}|[0-9]{3,}\s*(?:错误|报错|状态码)", re.IGNORECASE),
+)
+
+
+def is_exact_lookup(query: str) -> bool:
+    """Whether the query names something literally: a quoted phrase, identifier, code, version or path."""
+    text = unicodedata.normalize("NFKC", query)
+    return any(p.search(text) for p in _EXACT_PATTERNS)
+
+
+def dynamic_weights(
+    query: str,
+    base: tuple[float, float],
+    *,
+    keyword_heavy: tuple[float, float] = (0.2, 0.8),
+) -> tuple[float, float]:
+    """(vector_w, keyword_w) for this query: ``keyword_heavy`` for exact lookups, else ``base``.
+
+    Embeddings blur identifiers (``ERR_1042`` and ``ERR_1043`` embed almost
+    alike) while BM25 matches them exactly, so a query that names an error
+    code, version, model number, path or quoted phrase leans on the keyword
+    path. The idea is seed 001's DYNAMIC_RRF; the patterns are
+    ``_EXACT_PATTERNS``.
+    """
+    return keyword_heavy if is_exact_lookup(query) else base
+
+
+# --- diversification ------------------------------------------------------------------
+
+
+def mmr(
+    candidates: Sequence[K],
+    relevance: Mapping[K, float],
+    similarity: Callable[[K, K], float],
+    *,
+    lambda_: float = 0.7,
+    top_k: int,
+) -> list[K]:
+    """Maximal marginal relevance selection.
+
+    Carbonell & Goldstein, "The Use of MMR, Diversity-Based Reranking for
+    Reordering Documents and Producing Summaries", SIGIR 1998. Greedily picks
+    ``argmax λ·rel(d) − (1 − λ)·max_{s ∈ selected} sim(d, s)``; the first pick
+    is the most relevant. ``relevance`` and ``similarity`` should share a
+    scale (e.g. both cosines, or relevance normalised to [0, 1]). Ties go to
+    the earlier candidate. Returns at most ``top_k`` candidates in pick order.
+    """
+    pool = list(dict.fromkeys(candidates))
+    selected: list[K] = []
+    # max similarity of each remaining candidate to the selected set, updated incrementally
+    max_sim = {c: float("-inf") for c in pool}
+    while pool and len(selected) < top_k:
+        best_i = 0
+        best = float("-inf")
+        for i, c in enumerate(pool):
+            penalty = max_sim[c] if selected else 0.0
+            value = lambda_ * relevance[c] - (1 - lambda_) * penalty
+            if value > best:
+                best, best_i = value, i
+        chosen = pool.pop(best_i)
+        selected.append(chosen)
+        for c in pool:
+            s = similarity(c, chosen)
+            if s > max_sim[c]:
+                max_sim[c] = s
+    return selected

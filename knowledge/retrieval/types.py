@@ -1,0 +1,67 @@
+"""Value types passed between retrieval stages; each score keeps its own meaning in its own field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Candidate:
+    """One chunk on its way through the pipeline.
+
+    A stage that did not score the chunk leaves its field ``None``; no stage
+    overwrites another stage's number.
+    """
+
+    chunk_id: int
+    kb_id: int
+    document_id: int
+    vector_similarity: float | None = None
+    """Cosine similarity in [-1, 1] from the vector path."""
+    vector_rank: int | None = None
+    """1-based rank in the vector path."""
+    bm25_score: float | None = None
+    """Raw BM25Okapi score from the keyword path (unbounded, corpus-dependent)."""
+    bm25_rank: int | None = None
+    """1-based rank in the keyword path."""
+    fused_score: float | None = None
+    """Score from the fusion stage (RRF or min-max fusion, see ``fusion``)."""
+    fused_rank: int | None = None
+    rerank_score: float | None = None
+    """Cross-encoder (or fallback) score from the rerank stage."""
+    relevance: float | None = None
+    """The calibrated [0, 1] score compared with the KB's threshold."""
+
+    # Payload, filled after selection.
+    content: str = ""
+    title: str = ""
+    section_path: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    chunk_type: str = "text"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StageTiming:
+    """Wall time of one pipeline stage."""
+
+    name: str
+    ms: float
+
+
+@dataclass
+class RetrievalResult:
+    """What a search returns: the chosen candidates, or a "not found" verdict."""
+
+    hit: bool
+    candidates: list[Candidate]
+    not_found_text: str = ""
+    timings: list[StageTiming] = field(default_factory=list)
+    mode: str = "hybrid"
+    """"hybrid", "vector" or "keyword": the paths that actually ran."""
+    reranker: str = "none"
+    keyword_available: bool = True
+    """False when the BM25 index was missing or stale and the keyword path was skipped."""
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Services: every write to knowledge bases, documents and chunks goes through these functions."""

