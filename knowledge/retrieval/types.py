@@ -30,8 +30,10 @@ class Candidate:
     fused_rank: int | None = None
     rerank_score: float | None = None
     """Cross-encoder (or fallback) score from the rerank stage."""
+    final_score: float | None = None
+    """The score the final order was sorted by: fused score blended with the rerank score (see ``pipeline``)."""
     relevance: float | None = None
-    """The calibrated [0, 1] score compared with the KB's threshold."""
+    """The calibrated [0, 1] score compared with the KB's threshold (see ``judge``)."""
 
     # Payload, filled after selection.
     content: str = ""
@@ -41,6 +43,9 @@ class Candidate:
     page_end: int | None = None
     chunk_type: str = "text"
     metadata: dict[str, Any] = field(default_factory=dict)
+    source_name: str = ""
+    ordinal: int | None = None
+    """Position of the chunk in its document (for citations and neighbour merging)."""
 
 
 @dataclass
@@ -65,3 +70,9 @@ class RetrievalResult:
     keyword_available: bool = True
     """False when the BM25 index was missing or stale and the keyword path was skipped."""
     notes: list[str] = field(default_factory=list)
+    relevance: float | None = None
+    """The query-level judgement (the top candidate's ``relevance``); None when nothing was found."""
+    threshold: float | None = None
+    """The threshold ``relevance`` was compared with."""
+    debug: dict[str, Any] | None = None
+    """With ``search(debug=True)``: every path's candidates and each stage's scores, for hit testing."""

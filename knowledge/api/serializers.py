@@ -1,0 +1,218 @@
+"""Input and output serializers of the REST API: shape and type checks only, no business logic."""
+from __future__ import annotations
+
+import math
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from knowledge.errors import ValidationFailed
+from knowledge.models import Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
+
+
+def _finite(value: float) -> None:
+    if not math.isfinite(value):
+        raise serializers.ValidationError("Must be a finite number.", code="invalid")
+
+
+class StrictInput(serializers.Serializer):
+    """An input serializer that rejects fields it does not know (400 ``unknown_field``)."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            unknown = sorted(set(data.keys()) - set(self.fields))
+            if unknown:
+                raise ValidationFailed(
+                    f"Unknown fields: {', '.join(unknown)}.", code="unknown_field", extra={"fields": unknown},
+                )
+        return super().to_internal_value(data)
+
+
+# --- auth -------------------------------------------------------------------
+
+class TokenInput(StrictInput):
+    username = serializers.CharField(max_length=150, trim_whitespace=False)
+    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+
+
+class TokenOutput(serializers.Serializer):
+    token = serializers.CharField()
+
+
+# --- knowledge bases --------------------------------------------------------
+
+class KBSettingsInput(StrictInput):
+    """The retrieval settings shared by create and update; every field optional."""
+
+    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    top_k = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    candidate_multiplier = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    rrf_k = serializers.IntegerField(required=False, min_value=0, max_value=10000)
+    vector_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
+    keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
+    fusion = serializers.ChoiceField(required=False, choices=FusionMethod.choices)
+    rerank_enabled = serializers.BooleanField(required=False)
+    score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite])
+    not_found_text = serializers.CharField(required=False, max_length=2000)
+    user_words = serializers.ListField(
+        required=False, max_length=10000, child=serializers.CharField(max_length=100),
+    )
+    synonyms = serializers.ListField(
+        required=False, max_length=10000,
+        child=serializers.ListField(child=serializers.CharField(max_length=100), min_length=2, max_length=50),
+    )
+
+
+class KBCreateInput(KBSettingsInput):
+    name = serializers.CharField(max_length=200)
+    embedding_model = serializers.CharField(required=False, max_length=300)
+
+
+class KBUpdateInput(KBSettingsInput):
+    """PATCH sends any subset; PUT must send the name (other settings keep their values when left out)."""
+
+    name = serializers.CharField(max_length=200)
+
+
+class KBOutput(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.get_username", read_only=True)
+    role = serializers.SerializerMethodField()
+    document_count = serializers.IntegerField(read_only=True)
+    chunk_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = KnowledgeBase
+        fields = [
+            "id", "name", "description", "owner", "role", "embedding_model", "embedding_dim",
+            "top_k", "candidate_multiplier", "rrf_k", "vector_weight", "keyword_weight", "fusion",
+            "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
+            "version", "document_count", "chunk_count", "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_role(self, kb) -> str | None:
+        role = getattr(kb, "caller_role", None)
+        return str(role) if role else None
+
+
+# --- memberships ------------------------------------------------------------
+
+class MembershipCreateInput(StrictInput):
+    username = serializers.CharField(required=False, max_length=150)
+    group = serializers.CharField(required=False, max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MembershipUpdateInput(StrictInput):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MembershipOutput(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.get_username", read_only=True, allow_null=True, default=None)
+    group = serializers.CharField(source="group.name", read_only=True, allow_null=True, default=None)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "user", "group", "role", "created_at"]
+        read_only_fields = fields
+
+
+# --- documents --------------------------------------------------------------
+
+class DocumentUploadInput(serializers.Serializer):
+    """The multipart upload (documented for the schema; the view reads ``request.FILES``)."""
+
+    files = serializers.ListField(child=serializers.FileField())
+    restricted_to_groups = serializers.CharField(
+        required=False, allow_blank=True, help_text="Comma-separated group names; only their members (and editors) may read these documents.",
+    )
+
+
+class UploadedDocumentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    source_name = serializers.CharField()
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    unchanged = serializers.BooleanField()
+
+
+class UploadOutput(serializers.Serializer):
+    documents = UploadedDocumentOutput(many=True)
+
+
+class ProgressOutput(serializers.Serializer):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    ratio = serializers.FloatField()
+
+
+class DocumentErrorOutput(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class DocumentOutput(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+    restricted_to_groups = serializers.SerializerMethodField()
+    replaces = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Document
+        fields = [
+            "id", "title", "source_name", "external_id", "doc_type", "size", "sha256", "status",
+            "progress", "error", "version", "replaces", "metadata", "restricted_to_groups",
+            "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(ProgressOutput)
+    def get_progress(self, document) -> dict:
+        return {"done": document.chunks_done, "total": document.chunks_total, "ratio": round(document.progress, 4)}
+
+    @extend_schema_field(DocumentErrorOutput(allow_null=True))
+    def get_error(self, document) -> dict | None:
+        if not document.error_code:
+            return None
+        return {"code": document.error_code, "message": document.error_message}
+
+    def get_restricted_to_groups(self, document) -> list[str]:
+        # Reads the prefetched relation (no query per document).
+        return sorted(g.name for g in document.restricted_to_groups.all())
+
+
+# --- chunks -----------------------------------------------------------------
+
+class ChunkFilterInput(serializers.Serializer):
+    """Query parameters of the chunk list (unknown parameters, like ``page``, are ignored)."""
+
+    document = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    type = serializers.ChoiceField(required=False, choices=ChunkType.choices)
+    enabled = serializers.BooleanField(required=False)
+    q = serializers.CharField(required=False, max_length=500)
+    include = serializers.ChoiceField(required=False, choices=[("tokens", "tokens")])
+
+
+class ChunkUpdateInput(StrictInput):
+    content = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=100000)
+    enabled = serializers.BooleanField(required=False)
+
+
+class ChunkOutput(serializers.ModelSerializer):
+    document = serializers.IntegerField(source="document_id", read_only=True)
+    document_title = serializers.CharField(source="document.title", read_only=True)
+    source_name = serializers.CharField(source="document.source_name", read_only=True)
+
+    class Meta:
+        model = Chunk
+        fields = [
+            "id", "document", "document_title", "source_name", "ordinal", "chunk_type", "content",
+            "section_path", "page_start", "page_end", "enabled", "metadata", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ChunkWithTokensOutput(ChunkOutput):
+    class Meta(ChunkOutput.Meta):
+        fields = ChunkOutput.Meta.fields + ["tokens"]
+        read_only_fields = fields

@@ -1,0 +1,20 @@
+"""REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
+from django.urls import path
+
+from knowledge.api import views
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("kbs/", views.KBListView.as_view(), name="kb-list"),
+    path("kbs/<int:kb_id>/", views.KBDetailView.as_view(), name="kb-detail"),
+    path("kbs/<int:kb_id>/members/", views.MemberListView.as_view(), name="member-list"),
+    path("kbs/<int:kb_id>/members/<int:membership_id>/", views.MemberDetailView.as_view(), name="member-detail"),
+    path("kbs/<int:kb_id>/documents/", views.DocumentListView.as_view(), name="document-list"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/", views.DocumentDetailView.as_view(), name="document-detail"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/retry/", views.DocumentRetryView.as_view(), name="document-retry"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", views.DocumentReindexView.as_view(), name="document-reindex"),
+    path("kbs/<int:kb_id>/chunks/", views.ChunkListView.as_view(), name="chunk-list"),
+    path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", views.ChunkDetailView.as_view(), name="chunk-detail"),
+]

@@ -1,0 +1,417 @@
+"""REST endpoints: each view parses its input, calls one service or selector, and serializes the result."""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from django.conf import settings
+from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.authtoken.models import Token
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from knowledge import selectors
+from knowledge.api import serializers as s
+from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
+from knowledge.models import Chunk, ChunkType, Document, DocumentStatus, KnowledgeBase, Membership, Role
+from knowledge.services.documents import (
+    UploadedItem,
+    UploadOutcome,
+    chunk_update,
+    document_delete,
+    document_reindex,
+    document_retry,
+    document_upload,
+)
+from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
+
+_RANK_TO_ROLE = {3: Role.OWNER, 2: Role.EDITOR, 1: Role.VIEWER}
+
+
+class Pagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+# --- helpers shared with the admin -------------------------------------------
+
+def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
+    """Read Django ``UploadedFile``s into ``UploadedItem``s, refusing an oversized file before reading it."""
+    limit = settings.ZHIKU_MAX_UPLOAD_BYTES
+    for f in files:
+        if f.size is not None and f.size > limit:
+            raise FileTooLarge(f"{f.name}: {f.size} bytes is over the {limit}-byte limit.", code="file_too_large")
+    return [UploadedItem(name=f.name or "", data=f.read()) for f in files]
+
+
+def groups_by_names(names: Iterable[str]) -> list[Group]:
+    """The groups with these names; an unknown name is a 400 ``unknown_group``."""
+    wanted = sorted({n.strip() for n in names if n and n.strip()})
+    if any("\x00" in n for n in wanted):
+        raise ValidationFailed("Group names cannot contain NUL characters.", code="unknown_group")
+    groups = list(Group.objects.filter(name__in=wanted))
+    missing = sorted(set(wanted) - {g.name for g in groups})
+    if missing:
+        raise ValidationFailed(f"Unknown groups: {', '.join(missing)}.", code="unknown_group", extra={"groups": missing})
+    return groups
+
+
+def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user, groups: Sequence[Group] = ()) -> list[UploadOutcome]:
+    """``document_upload`` plus group restrictions on the new versions, in one transaction.
+
+    The restriction is written before the commit that queues ingestion, so a
+    restricted document is never readable unrestricted, not even briefly.
+    Unchanged (deduplicated) files keep the restriction they already have.
+    """
+    with transaction.atomic():
+        outcomes = document_upload(kb=kb, items=items, user=user)
+        if groups:
+            for outcome in outcomes:
+                if not outcome.unchanged:
+                    outcome.document.restricted_to_groups.set(groups)
+    return outcomes
+
+
+# --- read helpers -------------------------------------------------------------
+
+def _kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[KnowledgeBase]:
+    """Annotate document/chunk counts and the caller's best membership rank, in the same query."""
+    rank = Case(
+        When(role=Role.OWNER, then=Value(3)), When(role=Role.EDITOR, then=Value(2)), default=Value(1),
+        output_field=IntegerField(),
+    )
+    best_rank = (
+        Membership.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), kb=OuterRef("pk"))
+        .annotate(rank=rank).order_by("-rank").values("rank")[:1]
+    )
+    docs = Document.objects.filter(kb=OuterRef("pk")).order_by().values("kb").annotate(n=Count("pk")).values("n")
+    chunks = Chunk.objects.filter(kb=OuterRef("pk")).order_by().values("kb").annotate(n=Count("pk")).values("n")
+    return qs.select_related("owner").annotate(
+        member_rank=Subquery(best_rank, output_field=IntegerField()),
+        document_count=Coalesce(Subquery(docs, output_field=IntegerField()), 0),
+        chunk_count=Coalesce(Subquery(chunks, output_field=IntegerField()), 0),
+    )
+
+
+def _set_caller_role(kbs: Iterable[KnowledgeBase], *, user) -> None:
+    for kb in kbs:
+        if user.is_superuser or kb.owner_id == user.pk:
+            kb.caller_role = Role.OWNER
+        else:
+            kb.caller_role = _RANK_TO_ROLE.get(kb.member_rank)
+
+
+def _kb_output(kb: KnowledgeBase, *, user) -> dict:
+    annotated = _kbs_with_caller_info(KnowledgeBase.objects.filter(pk=kb.pk), user=user).get()
+    _set_caller_role([annotated], user=user)
+    return s.KBOutput(annotated).data
+
+
+def _document_for(*, user, kb: KnowledgeBase, document_id: int) -> Document:
+    document = selectors.document_list(user=user, kb=kb).prefetch_related("restricted_to_groups").filter(pk=document_id).first()
+    if document is None:
+        raise NotFound("Document not found.", code="document_not_found")
+    return document
+
+
+def _chunk_for(*, user, kb: KnowledgeBase, chunk_id: int) -> Chunk:
+    chunk = selectors.chunk_list(user=user, kb=kb).select_related("kb").filter(pk=chunk_id).first()
+    if chunk is None:
+        raise NotFound("Chunk not found.", code="chunk_not_found")
+    return chunk
+
+
+def _parse(serializer_class, data, **kwargs) -> dict:
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class PaginatedView(APIView):
+    pagination_class = Pagination
+
+    def paginated(self, qs, serializer_class, *, prepare=None) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(qs, self.request, view=self)
+        if prepare is not None:
+            prepare(page)
+        return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+# --- auth -------------------------------------------------------------------
+
+class TokenThrottle(AnonRateThrottle):
+    """Slows password guessing: per client address, whatever the global throttle settings."""
+
+    scope = "token"
+    rate = "30/minute"
+
+    def get_rate(self):
+        return self.rate
+
+
+class TokenView(APIView):
+    """Exchange a username and password for the user's API token."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [TokenThrottle]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    @extend_schema(request=s.TokenInput, responses={200: s.TokenOutput}, auth=[])
+    def post(self, request):
+        data = _parse(s.TokenInput, request.data)
+        user = authenticate(request, username=data["username"], password=data["password"])
+        if user is None or not user.is_active:
+            raise ValidationFailed("Unable to log in with the given username and password.", code="invalid_credentials")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+# --- knowledge bases --------------------------------------------------------
+
+class KBListView(PaginatedView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
+    def get(self, request):
+        qs = _kbs_with_caller_info(selectors.kb_list_readable(user=request.user), user=request.user).order_by("id")
+        return self.paginated(qs, s.KBOutput, prepare=lambda page: _set_caller_role(page, user=request.user))
+
+    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput}, summary="Create a knowledge base (the caller owns it)")
+    def post(self, request):
+        data = _parse(s.KBCreateInput, request.data)
+        kb = kb_create(owner=request.user, **data)
+        return Response(_kb_output(kb, user=request.user), status=status.HTTP_201_CREATED)
+
+
+class KBDetailView(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=s.KBOutput)
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        return Response(_kb_output(kb, user=request.user))
+
+    def _update(self, request, kb_id: int, *, partial: bool) -> Response:
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        data = _parse(s.KBUpdateInput, request.data, partial=partial)
+        if not data:
+            raise ValidationFailed("Nothing to change.", code="nothing_to_update")
+        kb = kb_update(kb=kb, **data)
+        return Response(_kb_output(kb, user=request.user))
+
+    @extend_schema(request=s.KBUpdateInput, responses=s.KBOutput, summary="Change the name or settings (owner)")
+    def patch(self, request, kb_id: int):
+        return self._update(request, kb_id, partial=True)
+
+    @extend_schema(request=s.KBUpdateInput, responses=s.KBOutput, summary="Change the name and settings (owner)")
+    def put(self, request, kb_id: int):
+        return self._update(request, kb_id, partial=False)
+
+    @extend_schema(responses={204: None}, summary="Delete the knowledge base and everything in it (owner)")
+    def delete(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        kb_delete(kb=kb)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- memberships ------------------------------------------------------------
+
+class MemberListView(PaginatedView):
+    """Members are listed and changed by owners only: the list names people and groups."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=s.MembershipOutput(many=True))
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        qs = Membership.objects.filter(kb=kb).select_related("user", "group").order_by("id")
+        return self.paginated(qs, s.MembershipOutput)
+
+    @extend_schema(request=s.MembershipCreateInput, responses={201: s.MembershipOutput},
+                   summary="Give a user or a group a role (owner)")
+    def post(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        data = _parse(s.MembershipCreateInput, request.data)
+        user = group = None
+        if "username" in data:
+            user = get_user_model().objects.filter(username=data["username"]).first()
+            if user is None:
+                raise ValidationFailed(f"Unknown user {data['username']!r}.", code="unknown_user")
+        if "group" in data:
+            group = Group.objects.filter(name=data["group"]).first()
+            if group is None:
+                raise ValidationFailed(f"Unknown group {data['group']!r}.", code="unknown_group")
+        membership = membership_set(kb=kb, role=data["role"], user=user, group=group)
+        return Response(s.MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(APIView):
+    parser_classes = [JSONParser]
+
+    def _membership(self, request, kb_id: int, membership_id: int) -> tuple[KnowledgeBase, Membership]:
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        membership = Membership.objects.filter(kb=kb, pk=membership_id).select_related("user", "group").first()
+        if membership is None:
+            raise NotFound("Membership not found.", code="membership_not_found")
+        return kb, membership
+
+    @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary="Change a member's role (owner)")
+    def patch(self, request, kb_id: int, membership_id: int):
+        kb, membership = self._membership(request, kb_id, membership_id)
+        data = _parse(s.MembershipUpdateInput, request.data)
+        membership = membership_set(kb=kb, role=data["role"], user=membership.user, group=membership.group)
+        return Response(s.MembershipOutput(membership).data)
+
+    @extend_schema(responses={204: None}, summary="Remove a member (owner)")
+    def delete(self, request, kb_id: int, membership_id: int):
+        _, membership = self._membership(request, kb_id, membership_id)
+        membership_remove(membership=membership)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- documents --------------------------------------------------------------
+
+_UPLOAD_FIELDS = {"files", "restricted_to_groups"}
+
+
+class DocumentListView(PaginatedView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        responses=s.DocumentOutput(many=True),
+        parameters=[OpenApiParameter("status", str, enum=DocumentStatus.values, required=False)],
+    )
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        qs = selectors.document_list(user=request.user, kb=kb).prefetch_related("restricted_to_groups")
+        wanted = request.query_params.get("status")
+        if wanted is not None:
+            if wanted not in DocumentStatus.values:
+                raise ValidationFailed(f"status must be one of {', '.join(DocumentStatus.values)}.", code="invalid_filter")
+            qs = qs.filter(status=wanted)
+        return self.paginated(qs, s.DocumentOutput)
+
+    @extend_schema(
+        request={"multipart/form-data": s.DocumentUploadInput},
+        responses={202: s.UploadOutput},
+        summary="Upload one or more files (editor); ingestion runs in the background",
+    )
+    def post(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        unknown = sorted(set(request.data.keys()) - _UPLOAD_FIELDS)
+        if unknown:
+            raise ValidationFailed(f"Unknown fields: {', '.join(unknown)}.", code="unknown_field", extra={"fields": unknown})
+        groups = groups_by_names(request.data.get("restricted_to_groups", "").split(","))
+        items = uploaded_files_to_items(request.FILES.getlist("files"))
+        outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups)
+        body = {"documents": [
+            {"id": o.document.pk, "source_name": o.document.source_name, "status": o.document.status,
+             "version": o.document.version, "unchanged": o.unchanged}
+            for o in outcomes
+        ]}
+        return Response(s.UploadOutput(body).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentDetailView(APIView):
+    @extend_schema(responses=s.DocumentOutput)
+    def get(self, request, kb_id: int, document_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        return Response(s.DocumentOutput(_document_for(user=request.user, kb=kb, document_id=document_id)).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a document version and its chunks (editor)")
+    def delete(self, request, kb_id: int, document_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        document_delete(document=_document_for(user=request.user, kb=kb, document_id=document_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentRetryView(APIView):
+    @extend_schema(request=None, responses={202: s.DocumentOutput}, summary="Queue a failed document again (editor)")
+    def post(self, request, kb_id: int, document_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        document = document_retry(document=_document_for(user=request.user, kb=kb, document_id=document_id))
+        return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentReindexView(APIView):
+    @extend_schema(request=None, responses={202: s.DocumentOutput},
+                   summary="Parse and embed the stored file again (editor); a ready document gets a new version")
+    def post(self, request, kb_id: int, document_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        document = document_reindex(document=_document_for(user=request.user, kb=kb, document_id=document_id))
+        return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+# --- chunks -----------------------------------------------------------------
+
+class ChunkListView(PaginatedView):
+    @extend_schema(
+        responses=s.ChunkWithTokensOutput(many=True),
+        parameters=[
+            OpenApiParameter("document", int, required=False, description="Only chunks of this document id"),
+            OpenApiParameter("type", str, enum=ChunkType.values, required=False),
+            OpenApiParameter("enabled", bool, required=False),
+            OpenApiParameter("q", str, required=False, description="Substring of the content (case-insensitive)"),
+            OpenApiParameter("include", str, enum=["tokens"], required=False, description="Add the keyword tokens"),
+            OpenApiParameter("page_size", int, required=False),
+        ],
+    )
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        # A plain dict: with a QueryDict DRF would read an absent boolean as False.
+        filters = s.ChunkFilterInput(data=request.query_params.dict())
+        if not filters.is_valid():
+            raise ValidationFailed(
+                "Invalid filter: " + "; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items()),
+                code="invalid_filter", extra={"fields": filters.errors},
+            )
+        params = filters.validated_data
+        qs = selectors.chunk_list(user=request.user, kb=kb)
+        if "document" in params:
+            qs = qs.filter(document_id=params["document"])
+        if "type" in params:
+            qs = qs.filter(chunk_type=params["type"])
+        if "enabled" in params:
+            qs = qs.filter(enabled=params["enabled"])
+        if params.get("q"):
+            qs = qs.filter(content__icontains=params["q"])
+        with_tokens = params.get("include") == "tokens"
+        # Never load the vectors (or the embedded text) for a list.
+        qs = qs.defer("embedding", "enriched") if with_tokens else qs.defer("embedding", "enriched", "tokens")
+        return self.paginated(qs, s.ChunkWithTokensOutput if with_tokens else s.ChunkOutput)
+
+
+class ChunkDetailView(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        responses=s.ChunkWithTokensOutput,
+        parameters=[OpenApiParameter("include", str, enum=["tokens"], required=False)],
+    )
+    def get(self, request, kb_id: int, chunk_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        chunk = _chunk_for(user=request.user, kb=kb, chunk_id=chunk_id)
+        output = s.ChunkWithTokensOutput if request.query_params.get("include") == "tokens" else s.ChunkOutput
+        return Response(output(chunk).data)
+
+    @extend_schema(request=s.ChunkUpdateInput, responses=s.ChunkOutput,
+                   summary="Edit a chunk's text (re-embedded) or switch it on/off (editor)")
+    def patch(self, request, kb_id: int, chunk_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        chunk = _chunk_for(user=request.user, kb=kb, chunk_id=chunk_id)
+        data = _parse(s.ChunkUpdateInput, request.data)
+        if not data:
+            raise ValidationFailed("Send content or enabled.", code="nothing_to_update")
+        chunk = chunk_update(chunk=chunk, content=data.get("content"), enabled=data.get("enabled"))
+        return Response(s.ChunkOutput(chunk).data)

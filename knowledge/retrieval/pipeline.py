@@ -1,0 +1,697 @@
+"""HybridRetriever: query → analysed → vector + BM25 per KB → fused → reranked → merged → cut → judged.
+
+The stages, in the order ``search`` runs them (each timed into
+``RetrievalResult.timings``):
+
+``analyze``  analyzer tokens once per distinct analyzer config; an empty
+             query raises ``ValueError``.
+``embed``    the query vector once per distinct embedding model.
+``vector`` / ``keyword``
+             per KB, in parallel: the top ``kb.candidates`` of each path;
+             filters and scope apply before the cut. Keyword low-score retry
+             (seed 004, made relative): when BM25's top score is below
+             ``LOW_SCORE_RATIO`` × Σ idf of the query tokens (or nothing
+             matched) and the query mixes one- and multi-character tokens,
+             search again without the one-character tokens and keep that
+             result if it found anything. ``KeywordUnavailable`` → that KB
+             runs vector-only and the result says so. Timings are the slowest
+             KB's (the paths run concurrently).
+``fuse``     per KB: ``minmax_fusion`` (``kb.fusion == "score"``) or weighted
+             ``rrf``; weights from ``dynamic_weights`` (identifier / quoted
+             queries lean on BM25). A path that did not run is left out.
+``load``     the pool (top ``kb.candidates`` fused, plus BM25's top 3) is
+             fetched with vectors through ``ChunkStore.fetch``, which re-checks
+             the scope; anything it does not return is dropped. Neighbour
+             expansion also counts here.
+``rerank``   per KB, with that KB's reranker (``reranker_for``; the cosine
+             fallback when it gives none). The final order score is
+             ``(1 − w)·fused + w·rerank``, each min-max normalised over the
+             KB's pool, with ``w`` from ``rerank_weights`` by reranker kind.
+             The cosine fallback re-scores with the embedding the vector path
+             already used, so its default weight is the one the harness found
+             not to lose to fusion (see ``DEFAULT_RERANK_WEIGHTS``).
+             Multi-KB merge follows: the KBs' lists interleave by rank (every
+             KB's first, then every KB's second, …), ties within a round by
+             rerank score when one cross-encoder scored them all, else by fused
+             score — so KBs with different models and score scales merge fairly.
+             Then near-duplicates are skipped (``fusion.mmr`` with a
+             chunk-vector similarity that only counts cosine > 0.95, or equal
+             text), the list is cut to ``top_k`` and BM25's top 3 are rescued
+             into it (seed 001 §8.1; ``metadata["rescued"] = True``).
+``judge``    relevance and hit / not found (``judge``).
+``total``    the whole call.
+
+Defaults chosen with ``scripts/tune_retrieval.py`` on the bench dev splits;
+the figures are in that script's output and the commit message.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from . import fusion
+from .analysis import AnalyzerConfig, get_analyzer, single_char_filtered
+from .bm25 import BM25Index
+from .judge import Judge, JudgeSignals, bm25_ratio, idf_share, token_share
+from .protocols import (
+    AccessScope,
+    ChunkRecord,
+    ChunkStore,
+    Embedder,
+    KBSearchConfig,
+    KeywordStore,
+    KeywordUnavailable,
+    Reranker,
+    SearchFilters,
+    VectorStore,
+)
+from .rerank import COSINE_FALLBACK, CROSS_ENCODER_PREFIX, CosineFallbackReranker
+from .types import Candidate, RetrievalResult, StageTiming
+
+logger = logging.getLogger(__name__)
+
+MODES = ("hybrid", "vector", "keyword")
+
+# Seed 004's retry fired at an absolute BM25 score ≤ 0.5, which means nothing
+# across corpora of different sizes; relative to the query's own Σ idf it
+# reads "the best passage matched under a tenth of the query".
+LOW_SCORE_RATIO = 0.1
+
+# Weight of the rerank score in the final order, by reranker kind (see module docstring).
+DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {"cross-encoder": 0.5, COSINE_FALLBACK: 0.0}
+
+DUPLICATE_COSINE = 0.95
+RESCUE_TOP = 3
+POOL_EXTRA_BM25 = RESCUE_TOP
+
+
+@dataclass
+class _KBRun:
+    """Everything one KB's part of a search produced, kept for later stages and debug."""
+
+    kb: KBSearchConfig
+    order: int
+    tokens: list[str]
+    query_vector: np.ndarray | None = None
+    vector_ran: bool = False
+    keyword_ran: bool = False
+    index: BM25Index | None = None
+    vector_hits: list[tuple[int, float]] = field(default_factory=list)
+    keyword_hits: list[tuple[int, float]] = field(default_factory=list)
+    keyword_tokens: list[str] = field(default_factory=list)
+    retried: bool = False
+    keyword_error: str | None = None
+    weights: tuple[float, float] = (0.0, 0.0)
+    candidates: dict[int, Candidate] = field(default_factory=dict)
+    fused_order: list[int] = field(default_factory=list)
+    final_order: list[int] = field(default_factory=list)
+    reranker: str = "none"
+
+
+def _snapshot(c: Candidate) -> dict[str, Any]:
+    return {
+        k: v for k, v in asdict(c).items()
+        if k in ("chunk_id", "kb_id", "document_id", "vector_similarity", "vector_rank", "bm25_score",
+                 "bm25_rank", "fused_score", "fused_rank", "rerank_score", "final_score", "relevance")
+    }
+
+
+def _minmax(values: Mapping[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    span = hi - lo
+    return {k: ((v - lo) / span if span > 0 else 1.0) for k, v in values.items()}
+
+
+def _norm_text(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+class HybridRetriever:
+    """Hybrid (vector + BM25) search over one or more knowledge bases; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        vectors: VectorStore,
+        keywords: KeywordStore,
+        chunks: ChunkStore,
+        embedder_for: Callable[[str], Embedder],
+        reranker_for: Callable[[KBSearchConfig], Reranker | None],
+        judge: Judge | None = None,
+        max_workers: int = 4,
+        rerank_weights: Mapping[str, float] | None = None,
+        low_score_ratio: float = LOW_SCORE_RATIO,
+        rescue_top: int = RESCUE_TOP,
+        duplicate_cosine: float = DUPLICATE_COSINE,
+    ) -> None:
+        self.vectors = vectors
+        self.keywords = keywords
+        self.chunks = chunks
+        self.embedder_for = embedder_for
+        self.reranker_for = reranker_for
+        self.judge = judge or Judge()
+        self.max_workers = max(1, max_workers)
+        self.rerank_weights = dict(DEFAULT_RERANK_WEIGHTS if rerank_weights is None else rerank_weights)
+        self.low_score_ratio = low_score_ratio
+        self.rescue_top = rescue_top
+        self.duplicate_cosine = duplicate_cosine
+        self._fallback = CosineFallbackReranker()
+
+    # --- the one entry point -------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        kbs: Sequence[KBSearchConfig],
+        *,
+        scope: AccessScope,
+        mode: str = "hybrid",
+        top_k: int | None = None,
+        filters: SearchFilters = SearchFilters(),
+        rerank: bool | None = None,
+        debug: bool = False,
+        expand_neighbours: int = 0,
+        merge_adjacent: bool = False,
+    ) -> RetrievalResult:
+        """Search ``kbs`` for ``query`` as ``scope`` may see it.
+
+        ``top_k`` defaults to the largest ``kb.top_k``; ``rerank`` None follows
+        each KB's ``rerank`` setting. ``expand_neighbours`` adds that many
+        chunks before and after each result to its content (same document);
+        ``merge_adjacent`` merges results that are adjacent chunks of one
+        document into the higher-ranked one. Raises ``ValueError`` for an
+        empty query, no KBs or an unknown mode.
+        """
+        t_total = time.perf_counter()
+        if not query or not query.strip():
+            raise ValueError("the query is empty")
+        if not kbs:
+            raise ValueError("no knowledge base to search")
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        if len({kb.kb_id for kb in kbs}) != len(kbs):
+            raise ValueError("a knowledge base is listed twice")
+        query = query.strip()
+        top_k = top_k if top_k is not None else max(kb.top_k for kb in kbs)
+        if top_k <= 0:
+            raise ValueError("top_k must be positive")
+
+        timings: list[StageTiming] = []
+        notes: list[str] = []
+        dbg: dict[str, Any] | None = {"query": query, "mode": mode, "kbs": {}} if debug else None
+
+        def timed(name: str, start: float) -> None:
+            timings.append(StageTiming(name, (time.perf_counter() - start) * 1000.0))
+
+        # 1. analyse
+        t = time.perf_counter()
+        tokens_by_config: dict[AnalyzerConfig, list[str]] = {}
+        for kb in kbs:
+            if kb.analyzer not in tokens_by_config:
+                tokens_by_config[kb.analyzer] = get_analyzer(kb.analyzer).query_tokens(query)
+        runs = [_KBRun(kb=kb, order=i, tokens=tokens_by_config[kb.analyzer]) for i, kb in enumerate(kbs)]
+        timed("analyze", t)
+
+        # 2. embed, once per model
+        t = time.perf_counter()
+        vector_wanted = mode in ("hybrid", "vector")
+        vectors_by_model: dict[str, np.ndarray | None] = {}
+        if vector_wanted:
+            for kb in kbs:
+                if kb.embedding_model in vectors_by_model:
+                    continue
+                try:
+                    vectors_by_model[kb.embedding_model] = np.asarray(
+                        self.embedder_for(kb.embedding_model).embed_query(query), dtype=np.float32)
+                except Exception as exc:  # noqa: BLE001 - a broken model degrades to keyword search
+                    if mode == "vector":
+                        raise
+                    logger.warning("embedding with %r failed: %s", kb.embedding_model, exc)
+                    vectors_by_model[kb.embedding_model] = None
+                    notes.append(f"embedding model {kb.embedding_model} failed ({type(exc).__name__}); "
+                                 f"its knowledge bases were searched by keywords only")
+        for run in runs:
+            run.query_vector = vectors_by_model.get(run.kb.embedding_model)
+        timed("embed", t)
+
+        # 3. both paths of every KB, concurrently
+        self._retrieve(runs, mode=mode, filters=filters, scope=scope, timings=timings, notes=notes)
+        keyword_available = not any(run.keyword_error for run in runs)
+        ran_vector = any(run.vector_ran for run in runs)
+        ran_keyword = any(run.keyword_ran for run in runs)
+        mode_run = "hybrid" if ran_vector and ran_keyword else "vector" if ran_vector else "keyword" if ran_keyword else mode
+
+        # 4. fuse per KB
+        t = time.perf_counter()
+        for run in runs:
+            self._fuse(run, query)
+        timed("fuse", t)
+        if dbg is not None:
+            for run in runs:
+                dbg["kbs"][run.kb.kb_id] = {
+                    "tokens": run.tokens,
+                    "keyword_tokens": run.keyword_tokens,
+                    "low_score_retry": run.retried,
+                    "weights": {"vector": run.weights[0], "keyword": run.weights[1]},
+                    "fusion": run.kb.fusion,
+                    "vector": [{"chunk_id": c, "similarity": s, "rank": i + 1} for i, (c, s) in enumerate(run.vector_hits)],
+                    "keyword": [{"chunk_id": c, "bm25": s, "rank": i + 1} for i, (c, s) in enumerate(run.keyword_hits)],
+                    "fused": [_snapshot(run.candidates[c]) for c in run.fused_order],
+                }
+
+        # 5. load the pool (scope re-checked), with vectors for rerank, dedup and judge
+        t = time.perf_counter()
+        records = self._load_pool(runs, scope=scope, dbg=dbg)
+        timed("load", t)
+
+        # 6. rerank per KB, then merge
+        t = time.perf_counter()
+        reranker_names = []
+        for run in runs:
+            want = run.kb.rerank if rerank is None else rerank
+            self._rerank(run, query, records, enabled=want, notes=notes)
+            if run.reranker != "none":
+                reranker_names.append(run.reranker)
+        merged = self._merge(runs)
+        selected, duplicates = self._dedup_and_cut(merged, records, runs, top_k)
+        rescued = self._rescue(selected, merged, runs, top_k, duplicates)
+        timed("rerank", t)
+        if dbg is not None:
+            dbg["merged"] = [_snapshot(c) for c in merged]
+            dbg["duplicates"] = duplicates
+            dbg["rescued"] = rescued
+
+        # optional context expansion (timed with loading)
+        if expand_neighbours > 0 or merge_adjacent:
+            t = time.perf_counter()
+            selected = self._expand(selected, records, scope=scope, neighbours=expand_neighbours,
+                                    merge_adjacent=merge_adjacent)
+            timed("load", t)
+
+        # 7. judge
+        t = time.perf_counter()
+        by_kb = {run.kb.kb_id: run for run in runs}
+        relevance: float | None = None
+        threshold: float | None = None
+        hit = False
+        if selected:
+            top = selected[0]
+            top_run = by_kb[top.kb_id]
+            top_signals = self._signals(top_run, top.chunk_id)
+            relevance = self.judge.probability(top_signals)
+            threshold = top_run.kb.threshold
+            hit = self.judge.decide(relevance, threshold)
+            top.relevance = relevance
+            for cand in selected[1:]:
+                run = by_kb[cand.kb_id]
+                own = self._signals(run, cand.chunk_id, own_evidence=True, records=records)
+                cand.relevance = min(relevance, self.judge.probability(own))
+            if dbg is not None:
+                model = self.judge.model_for(top_signals)
+                dbg["judge"] = {"signals": top_signals.as_dict(), "model": model.name if model else None,
+                                "relevance": relevance, "threshold": threshold, "hit": hit}
+        elif dbg is not None:
+            dbg["judge"] = {"signals": None, "model": None, "relevance": None, "threshold": None, "hit": False}
+        timed("judge", t)
+
+        for cand in selected:
+            record = records.get(cand.chunk_id)
+            if record is not None and not cand.content:
+                self._fill_payload(cand, record)
+        if dbg is not None:
+            dbg["final"] = [_snapshot(c) for c in selected]
+        if not reranker_names:
+            reranker = "none"
+        elif len(set(reranker_names)) == 1:
+            reranker = reranker_names[0]
+        else:
+            reranker = ",".join(dict.fromkeys(reranker_names))
+        timed("total", t_total)
+        return RetrievalResult(
+            hit=hit,
+            candidates=selected,
+            not_found_text="" if hit else kbs[0].not_found_text,
+            timings=timings,
+            mode=mode_run,
+            reranker=reranker,
+            keyword_available=keyword_available,
+            notes=notes,
+            relevance=relevance,
+            threshold=threshold,
+            debug=dbg,
+        )
+
+    # --- stages ----------------------------------------------------------------------------
+
+    def _retrieve(self, runs: list[_KBRun], *, mode: str, filters: SearchFilters, scope: AccessScope,
+                  timings: list[StageTiming], notes: list[str]) -> None:
+        tasks: list[tuple[str, _KBRun]] = []
+        for run in runs:
+            if mode in ("hybrid", "vector") and run.query_vector is not None:
+                tasks.append(("vector", run))
+            if mode in ("hybrid", "keyword"):
+                tasks.append(("keyword", run))
+
+        def work(kind: str, run: _KBRun) -> tuple[str, _KBRun, float, Exception | None]:
+            start = time.perf_counter()
+            try:
+                if kind == "vector":
+                    self._vector_path(run, filters=filters, scope=scope)
+                else:
+                    self._keyword_path(run, filters=filters, scope=scope)
+                err = None
+            except KeywordUnavailable as exc:
+                err = exc
+            return kind, run, (time.perf_counter() - start) * 1000.0, err
+
+        if len(tasks) > 1 and self.max_workers > 1:
+            with ThreadPoolExecutor(max_workers=min(self.max_workers, len(tasks))) as pool:
+                results = list(pool.map(lambda kr: work(*kr), tasks))
+        else:
+            results = [work(kind, run) for kind, run in tasks]
+        slowest = {"vector": 0.0, "keyword": 0.0}
+        for kind, run, ms, err in results:
+            slowest[kind] = max(slowest[kind], ms)
+            if err is not None:
+                run.keyword_error = str(err)
+                label = run.kb.name or f"#{run.kb.kb_id}"
+                notes.append(f"keyword index of knowledge base {label} unavailable ({err}); searched by vectors only")
+        if any(kind == "vector" for kind, _ in tasks):
+            timings.append(StageTiming("vector", slowest["vector"]))
+        if any(kind == "keyword" for kind, _ in tasks):
+            timings.append(StageTiming("keyword", slowest["keyword"]))
+
+    def _vector_path(self, run: _KBRun, *, filters: SearchFilters, scope: AccessScope) -> None:
+        assert run.query_vector is not None
+        run.vector_hits = list(self.vectors.search(kb_id=run.kb.kb_id, query_vector=run.query_vector,
+                                                   top_k=run.kb.candidates, filters=filters, scope=scope))
+        run.vector_ran = True
+
+    def _keyword_path(self, run: _KBRun, *, filters: SearchFilters, scope: AccessScope) -> None:
+        index = self.keywords.get_index(run.kb)  # raises KeywordUnavailable
+        run.index = index
+        run.keyword_ran = True
+        run.keyword_tokens = list(run.tokens)
+        if not run.tokens:
+            return
+        allowed = self.keywords.allowed_ids(kb_id=run.kb.kb_id, filters=filters, scope=scope)
+        if allowed is not None and len(allowed) == 0:
+            return
+        depth = run.kb.candidates
+        hits = index.search(run.tokens, depth, allowed_ids=allowed)
+        short = single_char_filtered(run.tokens)
+        if short and len(short) < len(run.tokens):
+            floor = self.low_score_ratio * index.query_idf_sum(run.tokens)
+            if not hits or hits[0][1] < floor:
+                retry = index.search(short, depth, allowed_ids=allowed)
+                if retry:
+                    hits, run.keyword_tokens, run.retried = retry, short, True
+        run.keyword_hits = hits
+
+    def _fuse(self, run: _KBRun, query: str) -> None:
+        kb = run.kb
+        cands: dict[int, Candidate] = {}
+        for rank, (cid, sim) in enumerate(run.vector_hits, start=1):
+            cands[cid] = Candidate(chunk_id=cid, kb_id=kb.kb_id, document_id=0, vector_similarity=sim, vector_rank=rank)
+        for rank, (cid, score) in enumerate(run.keyword_hits, start=1):
+            cand = cands.get(cid) or Candidate(chunk_id=cid, kb_id=kb.kb_id, document_id=0)
+            cand.bm25_score, cand.bm25_rank = score, rank
+            cands[cid] = cand
+        paths: list[tuple[list[tuple[int, float]], float]] = []
+        run.weights = fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight))
+        if run.vector_ran:
+            paths.append((run.vector_hits, run.weights[0]))
+        if run.keyword_ran:
+            paths.append((run.keyword_hits, run.weights[1]))
+        if len(paths) == 1:
+            paths = [(paths[0][0], 1.0)]
+        if kb.fusion == "rrf":
+            fused = fusion.rrf([[c for c, _ in hits] for hits, _ in paths], [w for _, w in paths], rrf_k=kb.rrf_k)
+        else:
+            fused = fusion.minmax_fusion([dict(hits) for hits, _ in paths], [w for _, w in paths])
+
+        def best_rank(c: Candidate) -> int:
+            return min(r for r in (c.vector_rank, c.bm25_rank) if r is not None)
+
+        order = sorted(fused, key=lambda c: (-fused[c], best_rank(cands[c]), c))
+        for rank, cid in enumerate(order, start=1):
+            cands[cid].fused_score = float(fused[cid])
+            cands[cid].fused_rank = rank
+        run.candidates = cands
+        run.fused_order = order
+
+    def _load_pool(self, runs: list[_KBRun], *, scope: AccessScope, dbg: dict[str, Any] | None) -> dict[int, ChunkRecord]:
+        wanted: list[int] = []
+        for run in runs:
+            pool = run.fused_order[: run.kb.candidates]
+            extra = [c for c, _ in run.keyword_hits[:POOL_EXTRA_BM25]]
+            run.fused_order = [c for c in run.fused_order if c in set(pool) | set(extra)]
+            wanted.extend(run.fused_order)
+        records = self.chunks.fetch(wanted, scope=scope, with_vectors=True) if wanted else {}
+        dropped = [c for c in wanted if c not in records]
+        for run in runs:
+            run.fused_order = [c for c in run.fused_order if c in records]
+            for cid in run.fused_order:
+                run.candidates[cid].document_id = records[cid].document_id
+        if dbg is not None:
+            dbg["dropped_at_load"] = dropped
+        return records
+
+    def _rerank_weight(self, name: str) -> float:
+        kind = "cross-encoder" if name.startswith(CROSS_ENCODER_PREFIX) else name
+        return float(self.rerank_weights.get(kind, self.rerank_weights.get("cross-encoder", 0.0)))
+
+    def _rerank(self, run: _KBRun, query: str, records: Mapping[int, ChunkRecord], *, enabled: bool,
+                notes: list[str]) -> None:
+        order = run.fused_order
+        fused_norm = _minmax({c: run.candidates[c].fused_score or 0.0 for c in order})
+        weight = 0.0
+        rerank_norm: dict[int, float] = {}
+        if enabled and order:
+            reranker = self.reranker_for(run.kb) or self._fallback
+            scores: list[float] | None = None
+            if reranker is self._fallback and run.query_vector is None:
+                pass  # keyword-only search: nothing for the cosine fallback to compare
+            else:
+                try:
+                    scores = reranker.scores(query, run.query_vector, [records[c] for c in order])
+                except Exception as exc:  # noqa: BLE001 - a failed rerank keeps the fused order
+                    logger.warning("rerank failed for KB %s: %s", run.kb.kb_id, exc)
+                    notes.append(f"rerank skipped for knowledge base {run.kb.name or run.kb.kb_id} ({exc})")
+            if scores is not None:
+                run.reranker = reranker.name
+                error = getattr(reranker, "load_error", None)
+                if error:
+                    note = f"cross-encoder {getattr(reranker, 'model_name', '')} unavailable ({error}); used the cosine fallback"
+                    if note not in notes:
+                        notes.append(note)
+                raw = {}
+                for cid, s in zip(order, scores):
+                    if s is not None and not math.isnan(s):
+                        run.candidates[cid].rerank_score = float(s)
+                        raw[cid] = float(s)
+                rerank_norm = _minmax(raw)
+                weight = self._rerank_weight(reranker.name)
+        for cid in order:
+            cand = run.candidates[cid]
+            cand.final_score = (1.0 - weight) * fused_norm[cid] + weight * rerank_norm.get(cid, 0.0)
+        run.final_order = sorted(order, key=lambda c: (-(run.candidates[c].final_score or 0.0), run.candidates[c].fused_rank or 0))
+
+    def _merge(self, runs: list[_KBRun]) -> list[Candidate]:
+        if len(runs) == 1:
+            return [runs[0].candidates[c] for c in runs[0].final_order]
+        names = {run.reranker for run in runs}
+        by_rerank = len(names) == 1 and next(iter(names)).startswith(CROSS_ENCODER_PREFIX)
+        merged: list[Candidate] = []
+        depth = max((len(run.final_order) for run in runs), default=0)
+        for r in range(depth):
+            round_ = [(run.order, run.candidates[run.final_order[r]]) for run in runs if r < len(run.final_order)]
+            if by_rerank:
+                round_.sort(key=lambda oc: (-(oc[1].rerank_score if oc[1].rerank_score is not None else -math.inf), oc[0]))
+            else:
+                round_.sort(key=lambda oc: (-(oc[1].fused_score or 0.0), oc[0]))
+            merged.extend(c for _, c in round_)
+        return merged
+
+    def _dedup_and_cut(self, merged: list[Candidate], records: Mapping[int, ChunkRecord], runs: list[_KBRun],
+                       top_k: int) -> tuple[list[Candidate], list[int]]:
+        if not merged:
+            return [], []
+        ids = [c.chunk_id for c in merged]
+        by_id = {c.chunk_id: c for c in merged}
+        # Rank-based relevance keeps the merged order; the similarity only bites on near-duplicates.
+        relevance = {cid: 1.0 - i / (len(ids) + 1) for i, cid in enumerate(ids)}
+        # Enough pool for the cut after dropping duplicates; mmr is O(pool²) so keep it bounded.
+        pool = ids[: max(top_k * 4, top_k + 20)]
+        texts = {cid: _norm_text(records[cid].content) for cid in pool}
+        # Pairwise cosines of the pool's chunk vectors, one matrix per vector size (KBs may differ).
+        where: dict[int, tuple[int, int]] = {}
+        sims: list[np.ndarray] = []
+        groups: dict[int, list[int]] = {}
+        for cid in pool:
+            v = records[cid].vector
+            if v is not None:
+                groups.setdefault(int(np.asarray(v).shape[0]), []).append(cid)
+        for members in groups.values():
+            m = np.stack([np.asarray(records[c].vector, dtype=np.float32) for c in members])
+            norms = np.linalg.norm(m, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            m = m / norms
+            for i, c in enumerate(members):
+                where[c] = (len(sims), i)
+            sims.append(m @ m.T)
+
+        def duplicate(a: int, b: int) -> bool:
+            if texts[a] and texts[a] == texts[b]:
+                return True
+            wa, wb = where.get(a), where.get(b)
+            return wa is not None and wb is not None and wa[0] == wb[0] and float(sims[wa[0]][wa[1], wb[1]]) > self.duplicate_cosine
+
+        def similarity(a: int, b: int) -> float:
+            return 1e6 if duplicate(a, b) else 0.0
+
+        # With this step similarity MMR keeps the merged order and puts near-duplicates last;
+        # any that still made the cut (the pool ran out) are dropped.
+        picked = fusion.mmr(pool, relevance, similarity, lambda_=0.5, top_k=top_k)
+        selected: list[int] = []
+        for cid in picked:
+            if not any(duplicate(cid, s) for s in selected):
+                selected.append(cid)
+        chosen = set(selected)
+        duplicates = [c for c in pool if c not in chosen and any(duplicate(c, s) for s in selected)]
+        return [by_id[c] for c in selected], duplicates
+
+    def _rescue(self, selected: list[Candidate], merged: list[Candidate], runs: list[_KBRun], top_k: int,
+                duplicates: list[int]) -> list[int]:
+        """BM25's top 3 (interleaved across KBs by rank) replace the lowest others if the cut lost them."""
+        limit = min(self.rescue_top, top_k - 1)
+        if limit <= 0:
+            return []
+        by_id = {c.chunk_id: c for c in merged}
+        protected: list[int] = []
+        for rank in range(1, self.rescue_top + 1):
+            for run in runs:
+                if len(run.keyword_hits) >= rank:
+                    cid = run.keyword_hits[rank - 1][0]
+                    if cid in by_id and cid not in duplicates:
+                        protected.append(cid)
+        protected = protected[:limit]
+        present = {c.chunk_id for c in selected}
+        missing = [cid for cid in protected if cid not in present]
+        rescued: list[int] = []
+        for cid in missing:
+            if len(selected) < top_k:
+                selected.append(by_id[cid])
+            else:
+                victim = next((i for i in range(len(selected) - 1, 0, -1) if selected[i].chunk_id not in protected), None)
+                if victim is None:
+                    break
+                selected[victim] = by_id[cid]
+            by_id[cid].metadata = {**by_id[cid].metadata, "rescued": True}
+            rescued.append(cid)
+        if rescued:
+            # The rescued keep the slots they took; the rest stays in order (victims were the lowest).
+            order = {c.chunk_id: i for i, c in enumerate(merged)}
+            kept = [c for c in selected if c.chunk_id not in rescued]
+            selected[:] = kept + sorted((by_id[c] for c in rescued), key=lambda c: order[c.chunk_id])
+        return rescued
+
+    def _expand(self, selected: list[Candidate], records: dict[int, ChunkRecord], *, scope: AccessScope,
+                neighbours: int, merge_adjacent: bool) -> list[Candidate]:
+        for cand in selected:
+            record = records.get(cand.chunk_id)
+            if record is not None:
+                self._fill_payload(cand, record)
+        if neighbours > 0:
+            for cand in selected:
+                record = records[cand.chunk_id]
+                around = self.chunks.neighbours(record, before=neighbours, after=neighbours, scope=scope)
+                if not around:
+                    continue
+                parts = sorted([record, *around], key=lambda r: r.ordinal)
+                self._merge_into(cand, parts, key="expanded_chunk_ids")
+        if merge_adjacent:
+            out: list[Candidate] = []
+            for cand in selected:
+                host = next((o for o in out if o.document_id == cand.document_id and o.ordinal is not None
+                             and cand.ordinal is not None and self._adjacent(o, cand)), None)
+                if host is None:
+                    out.append(cand)
+                    continue
+                first, last = (host, cand) if (host.ordinal or 0) < (cand.ordinal or 0) else (cand, host)
+                host.content = f"{first.content}\n{last.content}" if first is host else f"{cand.content}\n{host.content}"
+                host.metadata = {**host.metadata, "merged_chunk_ids": [*host.metadata.get("merged_chunk_ids", [host.chunk_id]), cand.chunk_id]}
+                host.metadata["span"] = [min(host.metadata.get("span", [host.ordinal])[0], cand.ordinal),
+                                         max(host.metadata.get("span", [host.ordinal, host.ordinal])[-1], cand.ordinal)]
+                host.page_start = min((p for p in (host.page_start, cand.page_start) if p is not None), default=None)
+                host.page_end = max((p for p in (host.page_end, cand.page_end) if p is not None), default=None)
+            selected = out
+        return selected
+
+    @staticmethod
+    def _adjacent(host: Candidate, cand: Candidate) -> bool:
+        span = host.metadata.get("span", [host.ordinal, host.ordinal])
+        return cand.ordinal is not None and (cand.ordinal == span[0] - 1 or cand.ordinal == span[-1] + 1)
+
+    @staticmethod
+    def _merge_into(cand: Candidate, parts: list[ChunkRecord], *, key: str) -> None:
+        cand.content = "\n".join(p.content for p in parts)
+        cand.metadata = {**cand.metadata, key: [p.chunk_id for p in parts if p.chunk_id != cand.chunk_id],
+                         "span": [parts[0].ordinal, parts[-1].ordinal]}
+        pages = [p for r in parts for p in (r.page_start, r.page_end) if p is not None]
+        if pages:
+            cand.page_start, cand.page_end = min(pages), max(pages)
+
+    @staticmethod
+    def _fill_payload(cand: Candidate, record: ChunkRecord) -> None:
+        cand.document_id = record.document_id
+        cand.content = record.content
+        cand.title = record.title
+        cand.section_path = list(record.section_path)
+        cand.page_start, cand.page_end = record.page_start, record.page_end
+        cand.chunk_type = record.chunk_type
+        cand.source_name = record.source_name
+        cand.ordinal = record.ordinal
+        cand.metadata = {**record.metadata, **cand.metadata}
+
+    def _signals(self, run: _KBRun, chunk_id: int, *, own_evidence: bool = False,
+                 records: Mapping[int, ChunkRecord] | None = None) -> JudgeSignals:
+        """The judge's signals for ``chunk_id`` as the judged passage (see ``judge``)."""
+        lexical: dict[str, float | None] = {"idf_share": None, "token_share": None, "bm25_ratio": None}
+        tokens = run.keyword_tokens
+        if run.index is not None and tokens:
+            lexical["idf_share"] = idf_share(run.index, chunk_id, tokens)
+            if run.keyword_hits:
+                top_id, top_score = run.keyword_hits[0]
+                lexical["token_share"] = token_share(run.index, top_id, tokens)
+                lexical["bm25_ratio"] = bm25_ratio(run.index, top_score, tokens)
+            else:
+                lexical["token_share"], lexical["bm25_ratio"] = 0.0, 0.0
+        cosine = gap = mean10 = None
+        if run.vector_ran and run.vector_hits:
+            top10 = [s for _, s in run.vector_hits[:10]]
+            mean10 = float(np.mean(top10))
+            cosine = run.vector_hits[0][1]
+            gap = cosine - mean10
+        signals = JudgeSignals(cosine=cosine, cosine_gap=gap, **lexical)
+        if not own_evidence:
+            return signals
+        own_cos = None
+        if cosine is not None and records is not None and run.query_vector is not None:
+            v = records[chunk_id].vector if chunk_id in records else None
+            if v is not None and np.asarray(v).shape == run.query_vector.shape:
+                own_cos = float(np.asarray(v, dtype=np.float32) @ run.query_vector)
+        if own_cos is None and cosine is not None:
+            own_cos = run.candidates[chunk_id].vector_similarity
+        return signals.with_candidate(idf_share=lexical["idf_share"], cosine=own_cos if own_cos is not None else cosine,
+                                      mean_top10=mean10)

