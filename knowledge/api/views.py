@@ -66,19 +66,8 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
 
 
 def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user, groups: Sequence[Group] = ()) -> list[UploadOutcome]:
-    """``document_upload`` plus group restrictions on the new versions, in one transaction.
-
-    The restriction is written before the commit that queues ingestion, so a
-    restricted document is never readable unrestricted, not even briefly.
-    Unchanged (deduplicated) files keep the restriction they already have.
-    """
-    with transaction.atomic():
-        outcomes = document_upload(kb=kb, items=items, user=user)
-        if groups:
-            for outcome in outcomes:
-                if not outcome.unchanged:
-                    outcome.document.restricted_to_groups.set(groups)
-    return outcomes
+    """``document_upload`` with the groups chosen in a form (none given: new versions keep the old restriction)."""
+    return document_upload(kb=kb, items=items, user=user, restricted_to_groups=list(groups) if groups else None)
 
 
 # --- read helpers -------------------------------------------------------------

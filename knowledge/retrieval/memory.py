@@ -15,6 +15,7 @@ Build one ``MemoryStore`` and hand its three views to the retriever::
 from __future__ import annotations
 
 import threading
+import zlib
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
@@ -210,3 +211,33 @@ class MemoryChunkStore:
             and self._store.readable(r, scope)
         ]
         return sorted(found, key=lambda r: r.ordinal)
+
+
+class CharNgramEmbedder:
+    """Hashed bag of characters and character bigrams, L2-normalised: a deterministic stand-in embedder.
+
+    No model and no randomness, so tests can reason about which passage is
+    closest (shared characters); ``calls`` counts ``embed_query`` calls.
+    """
+
+    def __init__(self, dim: int = 64, model_id: str = "chars") -> None:
+        self.dim = dim
+        self.model_id = model_id
+        self.calls = 0
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        chars = [c for c in text if not c.isspace()]
+        for gram in chars + [a + b for a, b in zip(chars, chars[1:])]:
+            v[zlib.crc32(gram.encode("utf-8")) % self.dim] += 1.0
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.calls += 1
+        return self._vector(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vector(t) for t in texts])

@@ -50,9 +50,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -109,6 +108,7 @@ class _KBRun:
     keyword_tokens: list[str] = field(default_factory=list)
     retried: bool = False
     keyword_error: str | None = None
+    query_signals: tuple[JudgeSignals, float | None] | None = None
     weights: tuple[float, float] = (0.0, 0.0)
     candidates: dict[int, Candidate] = field(default_factory=dict)
     fused_order: list[int] = field(default_factory=list)
@@ -133,7 +133,8 @@ def _minmax(values: Mapping[int, float]) -> dict[int, float]:
 
 
 def _norm_text(text: str) -> str:
-    return "".join(unicodedata.normalize("NFKC", text).split())
+    # Exact duplicates up to whitespace; near-duplicates are the vectors' job.
+    return "".join(text.split())
 
 
 class HybridRetriever:
@@ -211,7 +212,12 @@ class HybridRetriever:
         dbg: dict[str, Any] | None = {"query": query, "mode": mode, "kbs": {}} if debug else None
 
         def timed(name: str, start: float) -> None:
-            timings.append(StageTiming(name, (time.perf_counter() - start) * 1000.0))
+            ms = (time.perf_counter() - start) * 1000.0
+            for existing in timings:
+                if existing.name == name:  # a stage that ran in two parts (load: pool, then neighbours)
+                    existing.ms += ms
+                    return
+            timings.append(StageTiming(name, ms))
 
         # 1. analyse
         t = time.perf_counter()
@@ -667,23 +673,27 @@ class HybridRetriever:
     def _signals(self, run: _KBRun, chunk_id: int, *, own_evidence: bool = False,
                  records: Mapping[int, ChunkRecord] | None = None) -> JudgeSignals:
         """The judge's signals for ``chunk_id`` as the judged passage (see ``judge``)."""
-        lexical: dict[str, float | None] = {"idf_share": None, "token_share": None, "bm25_ratio": None}
-        tokens = run.keyword_tokens
-        if run.index is not None and tokens:
-            lexical["idf_share"] = idf_share(run.index, chunk_id, tokens)
-            if run.keyword_hits:
-                top_id, top_score = run.keyword_hits[0]
-                lexical["token_share"] = token_share(run.index, top_id, tokens)
-                lexical["bm25_ratio"] = bm25_ratio(run.index, top_score, tokens)
-            else:
-                lexical["token_share"], lexical["bm25_ratio"] = 0.0, 0.0
-        cosine = gap = mean10 = None
-        if run.vector_ran and run.vector_hits:
-            top10 = [s for _, s in run.vector_hits[:10]]
-            mean10 = float(np.mean(top10))
-            cosine = run.vector_hits[0][1]
-            gap = cosine - mean10
-        signals = JudgeSignals(cosine=cosine, cosine_gap=gap, **lexical)
+        if run.query_signals is None:
+            lexical: dict[str, float | None] = {"token_share": None, "bm25_ratio": None}
+            if run.index is not None and run.keyword_tokens:
+                if run.keyword_hits:
+                    top_id, top_score = run.keyword_hits[0]
+                    lexical["token_share"] = token_share(run.index, top_id, run.keyword_tokens)
+                    lexical["bm25_ratio"] = bm25_ratio(run.index, top_score, run.keyword_tokens)
+                else:
+                    lexical["token_share"], lexical["bm25_ratio"] = 0.0, 0.0
+            cos = gap = m10 = None
+            if run.vector_ran and run.vector_hits:
+                m10 = float(np.mean([s for _, s in run.vector_hits[:10]]))
+                cos = run.vector_hits[0][1]
+                gap = cos - m10
+            run.query_signals = (JudgeSignals(cosine=cos, cosine_gap=gap, **lexical), m10)
+        base, mean10 = run.query_signals
+        cosine = base.cosine
+        share = None
+        if run.index is not None and run.keyword_tokens:
+            share = idf_share(run.index, chunk_id, run.keyword_tokens)
+        signals = replace(base, idf_share=share)
         if not own_evidence:
             return signals
         own_cos = None
@@ -693,5 +703,5 @@ class HybridRetriever:
                 own_cos = float(np.asarray(v, dtype=np.float32) @ run.query_vector)
         if own_cos is None and cosine is not None:
             own_cos = run.candidates[chunk_id].vector_similarity
-        return signals.with_candidate(idf_share=lexical["idf_share"], cosine=own_cos if own_cos is not None else cosine,
+        return signals.with_candidate(idf_share=share, cosine=own_cos if own_cos is not None else cosine,
                                       mean_top10=mean10)

@@ -78,13 +78,17 @@ def _check_upload(item: UploadedItem) -> None:
         raise ValidationFailed(f"{item.name}: the file is empty.", code="empty_file")
 
 
-def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None) -> list[UploadOutcome]:
+def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
+                    restricted_to_groups: Sequence | None = None) -> list[UploadOutcome]:
     """Store uploaded files as pending document versions and queue their ingestion.
 
     Every file is checked (type, size, emptiness) before anything is written, so
     one bad file rejects the whole upload with nothing stored. A file whose
     content equals the serving version of the same source name is not
-    re-ingested. Returns at once; ingestion runs in the background.
+    re-ingested. ``restricted_to_groups`` limits the new versions to those
+    groups (written in the same transaction, so they are never readable
+    unrestricted); when None, a new version keeps the restriction of the
+    version it replaces. Returns at once; ingestion runs in the background.
     """
     if not items:
         raise ValidationFailed("No files were sent; use the multipart field 'files'.", code="no_files")
@@ -123,6 +127,10 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
             )
             document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
             document.save()
+            if restricted_to_groups is not None:
+                document.restricted_to_groups.set(restricted_to_groups)
+            elif serving is not None:
+                document.restricted_to_groups.set(serving.restricted_to_groups.all())
             enqueue_ingest(document.pk)
             outcomes.append(UploadOutcome(document, unchanged=False))
     return outcomes

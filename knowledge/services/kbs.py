@@ -21,7 +21,13 @@ def kb_bump_version(*, kb_id: int) -> None:
 
 
 def embedding_model_check(*, model_id: str) -> int:
-    """Load ``model_id`` and check its dimension fits the vector column; return the dimension."""
+    """Check ``model_id`` is allowed, load it, and check its dimension fits the vector column; return it."""
+    if model_id not in settings.ZHIKU_ALLOWED_EMBEDDING_MODELS:
+        raise EmbeddingError(
+            f"Embedding model {model_id!r} is not allowed here; allowed: {', '.join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS)} "
+            "(ZHIKU_ALLOWED_EMBEDDING_MODELS).",
+            code="unknown_embedding_model",
+        )
     dim = get_embedder(model_id).dim
     if dim != settings.ZHIKU_EMBEDDING_DIM:
         raise EmbeddingError(

@@ -17,11 +17,6 @@ GUIDE = "# 退货政策\n\n七天无理由退货，商品需保持完好。\n\n#
 CORRUPT_DOCX = b"PK\x03\x04garbage"
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def docx_bytes(text: str) -> bytes:
     import docx
 

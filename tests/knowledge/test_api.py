@@ -38,12 +38,6 @@ def docx_bytes(*paragraphs: str) -> bytes:
 CORRUPT_DOCX = b"PK\x03\x04garbage"
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    # PBKDF2 at full strength costs ~0.2 s per user; these tests create many users.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def kb_url(kb, rest: str = "") -> str:
     return f"/api/kbs/{kb.pk}/{rest}"
 
@@ -811,3 +805,9 @@ def test_openapi_schema_renders(client_for, alice):
     response = client_for(alice).get("/api/schema/")
     assert response.status_code == 200
     assert b"/api/kbs/" in response.content and b"/api/kbs/{kb_id}/chunks/" in response.content
+
+
+def test_malformed_api_path_is_a_json_404(client_for, alice):
+    response = client_for(alice).get("/api/kbs/abc/")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"

