@@ -128,6 +128,7 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("ZHIKU_MEDIA_ROOT", VAR_DIR / "media"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -170,6 +171,11 @@ ZHIKU_MAX_UNZIPPED_BYTES = env_int("ZHIKU_MAX_UNZIPPED_BYTES", 200 * 1024 * 1024
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
+# A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
+# unset: rerank with the embedding-cosine fallback. Results say which one ran.
+ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
+ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
+ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

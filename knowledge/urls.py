@@ -3,7 +3,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 
-from knowledge.selectors import kb_list_readable
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from knowledge.errors import NotFound
+from knowledge.errors import PermissionDenied as AppPermissionDenied
+from knowledge.models import Role
+from knowledge.selectors import kb_get_for_user, kb_list_readable
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -14,6 +21,19 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"kbs": kbs})
 
 
+@login_required
+def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """命中测试: an editor of the KB searches it and sees every stage's ranks and scores."""
+    try:
+        kb = kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+    except NotFound:
+        raise Http404("Knowledge base not found.") from None
+    except AppPermissionDenied as exc:
+        raise PermissionDenied(exc.message) from None
+    return render(request, "knowledge/hit_test.html", {"kb": kb})
+
+
 urlpatterns = [
     path("", home, name="home"),
+    path("kbs/<int:kb_id>/hit-test/", hit_test, name="hit-test"),
 ]

@@ -141,13 +141,14 @@ def build_store(split: Split, kb: KBSearchConfig, *, exclude: Iterable[int] = ()
     return store
 
 
-def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallback_weight: float | None = None) -> HybridRetriever:
+def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallback_weight: float | None = None,
+                   **options) -> HybridRetriever:
     weights = dict(DEFAULT_RERANK_WEIGHTS)
     if fallback_weight is not None:
         weights["cosine-fallback"] = fallback_weight
     return HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=store.chunks,
                            embedder_for=lambda model: embedder, reranker_for=lambda kb: None,
-                           rerank_weights=weights, max_workers=1)
+                           rerank_weights=weights, max_workers=1, **options)
 
 
 # --- metrics -----------------------------------------------------------------------------
@@ -174,35 +175,39 @@ def metrics(ranked_lists: list[list[int]], relevant: list[set[int]]) -> dict[str
 BASE = KBSearchConfig(kb_id=1, embedding_model=MODEL, top_k=10, candidates=30, fusion="score",
                       vector_weight=0.5, keyword_weight=0.5, rerank=False, name="bench")
 
-# name -> (mode, kb overrides, cosine-fallback weight or None for no rerank)
-CONFIGS: dict[str, tuple[str, dict, float | None]] = {
-    "keyword": ("keyword", {}, None),
-    "vector": ("vector", {}, None),
-    "rrf 0.6/0.4 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.6, "keyword_weight": 0.4}, None),
-    "rrf 0.5/0.5 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.5, "keyword_weight": 0.5}, None),
-    "rrf 0.4/0.6 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.4, "keyword_weight": 0.6}, None),
-    "rrf 0.5/0.5 k10 d30": ("hybrid", {"fusion": "rrf", "rrf_k": 10}, None),
-    "score 0.6/0.4 d30": ("hybrid", {"vector_weight": 0.6, "keyword_weight": 0.4}, None),
-    "score 0.5/0.5 d15": ("hybrid", {"candidates": 15}, None),
-    "score 0.5/0.5 d30": ("hybrid", {}, None),
-    "score 0.5/0.5 d100": ("hybrid", {"candidates": 100}, None),
-    "score 0.4/0.6 d30": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6}, None),
-    "score 0.4/0.6 d100": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6, "candidates": 100}, None),
-    "score 0.3/0.7 d30": ("hybrid", {"vector_weight": 0.3, "keyword_weight": 0.7}, None),
-    "score 0.5/0.5 d30 +cos w0.1": ("hybrid", {"rerank": True}, 0.1),
-    "score 0.5/0.5 d30 +cos w0.3": ("hybrid", {"rerank": True}, 0.3),
-    "score 0.5/0.5 d30 +cos w0.5": ("hybrid", {"rerank": True}, 0.5),
-    "score 0.5/0.5 d30 +cos w1.0": ("hybrid", {"rerank": True}, 1.0),
-    "rrf 0.5/0.5 k60 d30 +cos w0.3": ("hybrid", {"fusion": "rrf", "rerank": True}, 0.3),
-    "rrf 0.5/0.5 k60 d30 +cos w1.0": ("hybrid", {"fusion": "rrf", "rerank": True}, 1.0),
+# name -> (mode, kb overrides, retriever overrides); "+cos wX": cosine-fallback rerank blended with weight X
+CONFIGS: dict[str, tuple[str, dict, dict]] = {
+    "keyword": ("keyword", {}, {}),
+    "vector": ("vector", {}, {}),
+    "rrf 0.6/0.4 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.6, "keyword_weight": 0.4}, {}),
+    "rrf 0.5/0.5 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.5, "keyword_weight": 0.5}, {}),
+    "rrf 0.4/0.6 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.4, "keyword_weight": 0.6}, {}),
+    "rrf 0.5/0.5 k10 d30": ("hybrid", {"fusion": "rrf", "rrf_k": 10}, {}),
+    "rrf 0.5/0.5 k60 d100": ("hybrid", {"fusion": "rrf", "candidates": 100}, {}),
+    "score 0.6/0.4 d30": ("hybrid", {"vector_weight": 0.6, "keyword_weight": 0.4}, {}),
+    "score 0.5/0.5 d15": ("hybrid", {"candidates": 15}, {}),
+    "score 0.5/0.5 d30": ("hybrid", {}, {}),
+    "score 0.5/0.5 d100": ("hybrid", {"candidates": 100}, {}),
+    "score 0.4/0.6 d15": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6, "candidates": 15}, {}),
+    "score 0.4/0.6 d30": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6}, {}),
+    "score 0.4/0.6 d100": ("hybrid", {"vector_weight": 0.4, "keyword_weight": 0.6, "candidates": 100}, {}),
+    "score 0.3/0.7 d30": ("hybrid", {"vector_weight": 0.3, "keyword_weight": 0.7}, {}),
+    "score 0.5/0.5 d30 no retry": ("hybrid", {}, {"low_score_ratio": 0.0}),
+    "score 0.5/0.5 d30 +cos w0.1": ("hybrid", {"rerank": True}, {"fallback_weight": 0.1}),
+    "score 0.5/0.5 d30 +cos w0.2": ("hybrid", {"rerank": True}, {"fallback_weight": 0.2}),
+    "score 0.5/0.5 d30 +cos w0.3": ("hybrid", {"rerank": True}, {"fallback_weight": 0.3}),
+    "score 0.5/0.5 d30 +cos w0.5": ("hybrid", {"rerank": True}, {"fallback_weight": 0.5}),
+    "score 0.5/0.5 d30 +cos w1.0": ("hybrid", {"rerank": True}, {"fallback_weight": 1.0}),
+    "rrf 0.5/0.5 k60 d30 +cos w0.3": ("hybrid", {"fusion": "rrf", "rerank": True}, {"fallback_weight": 0.3}),
+    "rrf 0.5/0.5 k60 d30 +cos w1.0": ("hybrid", {"fusion": "rrf", "rerank": True}, {"fallback_weight": 1.0}),
 }
 
 
 def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, name: str,
                queries: list[dict], *, debug: bool = False) -> tuple[list[list[int]], list, float]:
-    mode, overrides, fallback_weight = CONFIGS[name]
+    mode, overrides, options = CONFIGS[name]
     kb = replace(BASE, **overrides)
-    retriever = make_retriever(store, embedder, fallback_weight=fallback_weight)
+    retriever = make_retriever(store, embedder, **options)
     ranked, results = [], []
     start = time.perf_counter()
     for q in queries:

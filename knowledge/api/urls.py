@@ -1,7 +1,7 @@
 """REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
 from django.urls import path
 
-from knowledge.api import views
+from knowledge.api import search, views
 
 app_name = "api"
 
@@ -17,4 +17,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", views.DocumentReindexView.as_view(), name="document-reindex"),
     path("kbs/<int:kb_id>/chunks/", views.ChunkListView.as_view(), name="chunk-list"),
     path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", views.ChunkDetailView.as_view(), name="chunk-detail"),
+    path("search/", search.SearchView.as_view(), name="search"),
 ]

@@ -1,0 +1,117 @@
+"""Evaluate retrieval on a labelled corpus: `manage.py kb_eval --corpus C --queries Q [--mode M] [--top-k N] [--kb NAME] [--json]`."""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from knowledge.models import Document, DocumentStatus, KnowledgeBase
+from knowledge.retrieval.pipeline import MODES
+from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.services.evaluation import LabelledQuery, evaluate
+from knowledge.services.kbs import kb_create
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise CommandError(f"No file at {path}.")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def drop_plan(queries: list[dict], n: int) -> tuple[set[str], set[str]]:
+    """Deterministically pick ``n`` answerable queries; return (their ids, the passage ids to drop)."""
+    answerable = [q for q in queries if q.get("relevant")]
+    chosen = sorted(answerable, key=lambda q: hashlib.sha256(str(q["id"]).encode()).hexdigest())[:n]
+    ids = {str(q["id"]) for q in chosen}
+    passages = {str(p) for q in chosen for p in q["relevant"]}
+    return ids, passages
+
+
+class Command(BaseCommand):
+    help = "Load a corpus into a KB (or reuse it) and measure retrieval: recall, MRR, nDCG, not-found rates, latency."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--corpus", required=True, help='JSONL of {"id","title","text"}; one document each')
+        parser.add_argument("--queries", required=True, help='JSONL of {"id","text","relevant":[ids]}')
+        parser.add_argument("--mode", choices=MODES, default="hybrid")
+        parser.add_argument("--top-k", type=int, default=10)
+        parser.add_argument("--kb", help="KB name: reused if it exists (loaded before), else created and loaded")
+        parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
+        parser.add_argument("--drop-relevant", type=int, default=0,
+                            help="make N queries unanswerable by leaving their passages out of the corpus (not-found test)")
+        parser.add_argument("--owner", help="owner of a new KB (default: a 'bench' user)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--per-query", action="store_true", help="include per-query outcomes in --json output")
+
+    def handle(self, *args, **opts):
+        corpus = read_jsonl(Path(opts["corpus"]))
+        queries = read_jsonl(Path(opts["queries"]))
+        dropped_queries, dropped_passages = drop_plan(queries, opts["drop_relevant"]) if opts["drop_relevant"] else (set(), set())
+        corpus = [p for p in corpus if str(p["id"]) not in dropped_passages]
+        if opts["limit"]:
+            queries = queries[: opts["limit"]]
+        User = get_user_model()
+        if opts["owner"]:
+            user = User.objects.filter(username=opts["owner"]).first()
+            if user is None:
+                raise CommandError(f"No user {opts['owner']!r}.")
+        else:
+            user, _ = User.objects.get_or_create(username="bench", defaults={"is_active": False})
+        name = opts["kb"] or f"eval-{Path(opts['corpus']).parent.name}-{hashlib.sha256(json.dumps(sorted(dropped_passages)).encode()).hexdigest()[:8]}-{int(time.time())}"
+        kb = KnowledgeBase.objects.filter(name=name, owner=user).first()
+        if kb is None:
+            kb = kb_create(owner=user, name=name)
+        self._load(kb, corpus, user, quiet=opts["json"])
+        labelled = [
+            LabelledQuery(id=str(q["id"]), text=q["text"], relevant=[] if str(q["id"]) in dropped_queries else [str(r) for r in q.get("relevant", [])])
+            for q in queries
+        ]
+        started = time.perf_counter()
+        metrics = evaluate(user=user, kb_ids=[kb.pk], queries=labelled, mode=opts["mode"], top_k=opts["top_k"],
+                           progress=None if opts["json"] else self._progress(len(labelled)))
+        metrics["seconds"] = round(time.perf_counter() - started, 1)
+        metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model}
+        if not opts["per_query"]:
+            metrics.pop("per_query")
+        if opts["json"]:
+            self.stdout.write(json.dumps(metrics, ensure_ascii=False))
+            return
+        self.stdout.write("")
+        self.stdout.write(f"KB {kb.name!r} (id {kb.pk}, {metrics['kb']['chunks']} chunks, {kb.embedding_model}); mode {opts['mode']}; "
+                          f"{metrics['answerable']} answerable + {metrics['unanswerable']} unanswerable queries")
+        for key in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "abstain_rate", "false_abstain_rate"):
+            value = metrics[key]
+            self.stdout.write(f"  {key:<20} {'—' if value is None else f'{value:.4f}'}")
+        self.stdout.write("  latency ms (p50 / p95): " + ", ".join(
+            f"{k} {v['p50']}/{v['p95']}" for k, v in metrics["latency_ms"].items()))
+
+    def _progress(self, total: int):
+        def show(n: int) -> None:
+            if n % 100 == 0 or n == total:
+                sys.stderr.write(f"\r  {n}/{total} queries")
+        return show
+
+    def _load(self, kb: KnowledgeBase, corpus: list[dict], user, *, quiet: bool) -> None:
+        """Ingest passages not yet in the KB (by external id), in this process."""
+        have = set(Document.objects.filter(kb=kb, status=DocumentStatus.READY).values_list("external_id", flat=True))
+        todo = [p for p in corpus if str(p["id"]) not in have]
+        if not todo:
+            return
+        settings.ZHIKU_INGEST_MODE = "sync"
+        started = time.perf_counter()
+        for i in range(0, len(todo), 20):
+            batch = todo[i:i + 20]
+            items = [UploadedItem(name=f"{p['id']}.md", data=f"# {p.get('title', '')}\n\n{p['text']}\n".encode(), external_id=str(p["id"]))
+                     for p in batch]
+            for outcome in document_upload(kb=kb, items=items, user=user):
+                document_ingest(document_id=outcome.document.pk)
+            if not quiet:
+                sys.stderr.write(f"\r  loaded {min(i + 20, len(todo))}/{len(todo)} passages ({time.perf_counter() - started:.0f} s)")
+        if not quiet:
+            sys.stderr.write("\n")

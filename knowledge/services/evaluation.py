@@ -1,0 +1,79 @@
+"""Retrieval evaluation: recall, MRR, nDCG, "not found" rates and per-stage latency, through the search service."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from knowledge.retrieval.protocols import SearchFilters
+from knowledge.services.search import search_run
+
+
+@dataclass
+class LabelledQuery:
+    """A question and the documents that answer it, named by external id or source name (empty: unanswerable)."""
+
+    id: str
+    text: str
+    relevant: list[str] = field(default_factory=list)
+
+
+def _doc_key(candidate) -> str:
+    return candidate.metadata.get("external_id") or candidate.source_name or str(candidate.document_id)
+
+
+def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,
+             progress: Callable[[int], None] | None = None, search_kwargs: dict | None = None) -> dict:
+    """Run every query through ``search_run`` and aggregate the metrics (a document counts once, at its best chunk).
+
+    Ranking metrics use the candidates in their returned order whether or not
+    the result is a hit; "not found" rates use the hit flag.
+    """
+    depth = max(10, top_k)
+    recalls = {1: [], 5: [], 10: []}
+    mrr, ndcg = [], []
+    abstain, false_abstain = [], []
+    stage_ms: dict[str, list[float]] = {}
+    per_query = []
+    for n, q in enumerate(queries, 1):
+        result = search_run(user=user, query=q.text, kb_ids=kb_ids, top_k=depth, mode=mode, filters=SearchFilters(),
+                            **(search_kwargs or {}))
+        for t in result.timings:
+            stage_ms.setdefault(t.name, []).append(t.ms)
+        ranked: list[str] = []
+        for c in result.candidates:
+            key = _doc_key(c)
+            if key not in ranked:
+                ranked.append(key)
+        relevant = set(q.relevant)
+        if not relevant:
+            abstain.append(0.0 if result.hit else 1.0)
+        else:
+            false_abstain.append(0.0 if result.hit else 1.0)
+            first = next((i for i, key in enumerate(ranked[:10], 1) if key in relevant), None)
+            for k in recalls:
+                recalls[k].append(len(relevant & set(ranked[:k])) / len(relevant))
+            mrr.append(1.0 / first if first else 0.0)
+            dcg = sum(1.0 / math.log2(i + 1) for i, key in enumerate(ranked[:10], 1) if key in relevant)
+            ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
+            ndcg.append(dcg / ideal if ideal else 0.0)
+        per_query.append({"id": q.id, "hit": result.hit, "relevance": result.relevance, "top": ranked[:3]})
+        if progress:
+            progress(n)
+
+    def mean(values: list[float]) -> float | None:
+        return round(float(np.mean(values)), 4) if values else None
+
+    latency = {
+        name: {"p50": round(float(np.percentile(v, 50)), 2), "p95": round(float(np.percentile(v, 95)), 2)}
+        for name, v in stage_ms.items()
+    }
+    return {
+        "queries": len(queries), "answerable": len(mrr), "unanswerable": len(abstain), "mode": mode,
+        "recall@1": mean(recalls[1]), "recall@5": mean(recalls[5]), "recall@10": mean(recalls[10]),
+        "mrr@10": mean(mrr), "ndcg@10": mean(ndcg),
+        "abstain_rate": mean(abstain), "false_abstain_rate": mean(false_abstain),
+        "latency_ms": latency, "per_query": per_query,
+    }

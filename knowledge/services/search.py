@@ -1,0 +1,270 @@
+"""Search one or more KBs as a user: permissions, settings, caches, the hybrid retriever."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import asdict
+from typing import Any, Sequence
+
+import numpy as np
+from django.conf import settings
+
+from knowledge.embeddings import get_embedder
+from knowledge.errors import ValidationFailed
+from knowledge.models import ROLE_RANK, KnowledgeBase, Role
+from knowledge.retrieval.analysis import AnalyzerConfig
+from knowledge.retrieval.pipeline import MODES, HybridRetriever
+from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
+from knowledge.retrieval.rerank import CrossEncoderReranker
+from knowledge.retrieval.types import RetrievalResult
+from knowledge.selectors import kb_get_for_user, kb_role
+from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store
+
+logger = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 1000
+MAX_KBS = 20
+MAX_TOP_K = 50
+
+
+def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
+    return KBSearchConfig(
+        kb_id=kb.pk, name=kb.name, embedding_model=kb.embedding_model,
+        analyzer=AnalyzerConfig(user_words=tuple(kb.user_words or ()), synonyms=tuple(tuple(g) for g in (kb.synonyms or ()))),
+        top_k=kb.top_k, candidates=kb.candidate_count, fusion=kb.fusion, rrf_k=kb.rrf_k,
+        vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
+        threshold=kb.score_threshold, not_found_text=kb.not_found_text, version=kb.version,
+    )
+
+
+# --- query-embedding cache: in-process LRU in front of Redis (raw float32 bytes, never pickled) ---
+
+class CachingEmbedder:
+    """Wraps an embedder; query vectors are cached by model and text (they don't depend on KB content)."""
+
+    def __init__(self, inner, *, size: int = 2048) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        key = "zhiku:qemb:" + hashlib.sha256(f"{self.model_id}\x00{text}".encode()).hexdigest()
+        with self._lock:
+            if key in self._lru:
+                self._lru.move_to_end(key)
+                return self._lru[key]
+        client = redis_client()
+        vec = None
+        if client is not None:
+            try:
+                blob = client.get(key)
+                if blob and len(blob) == 4 * self.dim:
+                    vec = np.frombuffer(blob, dtype=np.float32).copy()
+            except Exception:  # noqa: BLE001 - a cache miss, not an error
+                vec = None
+        if vec is None:
+            vec = np.asarray(self.inner.embed_query(text), dtype=np.float32)
+            if client is not None:
+                try:
+                    client.set(key, vec.tobytes(), ex=7 * 24 * 3600)
+                except Exception:  # noqa: BLE001
+                    pass
+        with self._lock:
+            self._lru[key] = vec
+            while len(self._lru) > self._size:
+                self._lru.popitem(last=False)
+        return vec
+
+    def embed_passages(self, texts):
+        return self.inner.embed_passages(texts)
+
+
+def redis_client():
+    if not settings.REDIS_URL:
+        return None
+    try:
+        from django_redis import get_redis_connection
+
+        return get_redis_connection("default")
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_embedders: dict[str, CachingEmbedder] = {}
+_rerankers: dict[str, CrossEncoderReranker] = {}
+_retriever: HybridRetriever | None = None
+_lock = threading.Lock()
+
+
+def _embedder_for(model_id: str) -> CachingEmbedder:
+    with _lock:
+        if model_id not in _embedders:
+            _embedders[model_id] = CachingEmbedder(get_embedder(model_id))
+        return _embedders[model_id]
+
+
+def _reranker_for(kb: KBSearchConfig):
+    """The configured CrossEncoder (ZHIKU_RERANK_MODEL), or None: the pipeline's cosine fallback."""
+    name = settings.ZHIKU_RERANK_MODEL
+    if not name:
+        return None
+    with _lock:
+        if name not in _rerankers:
+            _rerankers[name] = CrossEncoderReranker(name)
+        return _rerankers[name]
+
+
+def get_retriever() -> HybridRetriever:
+    global _retriever
+    with _lock:
+        if _retriever is None:
+            _retriever = HybridRetriever(
+                vectors=PgVectorStore(), keywords=keyword_store(), chunks=DjangoChunkStore(),
+                embedder_for=_embedder_for, reranker_for=_reranker_for, max_workers=settings.ZHIKU_SEARCH_WORKERS,
+            )
+        return _retriever
+
+
+def access_scope(*, user, kbs: Sequence[KnowledgeBase]) -> AccessScope:
+    full = frozenset(
+        kb.pk for kb in kbs
+        if (role := kb_role(user=user, kb=kb)) is not None and ROLE_RANK[role] >= ROLE_RANK[Role.EDITOR]
+    )
+    return AccessScope(user_id=user.pk, group_ids=tuple(user.groups.values_list("id", flat=True)), full_access_kb_ids=full)
+
+
+def parse_filters(raw: dict | None) -> SearchFilters:
+    if not raw:
+        return SearchFilters()
+    if not isinstance(raw, dict):
+        raise ValidationFailed("filters must be an object.", code="invalid_filters")
+    unknown = set(raw) - {"document_ids", "source_names", "chunk_types", "metadata"}
+    if unknown:
+        raise ValidationFailed(f"Unknown filters: {', '.join(sorted(unknown))}.", code="invalid_filters")
+
+    def str_list(name: str) -> tuple[str, ...]:
+        value = raw.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValidationFailed(f"filters.{name} must be a list of strings.", code="invalid_filters")
+        return tuple(value)
+
+    ids = raw.get("document_ids") or []
+    if not isinstance(ids, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
+        raise ValidationFailed("filters.document_ids must be a list of integers.", code="invalid_filters")
+    meta = raw.get("metadata") or {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in meta.items()):
+        raise ValidationFailed("filters.metadata must map keys to scalar values.", code="invalid_filters")
+    if any(not k.replace("_", "").isalnum() for k in meta):
+        raise ValidationFailed("filters.metadata keys may hold letters, digits and underscores only.", code="invalid_filters")
+    return SearchFilters(
+        document_ids=tuple(ids), source_names=str_list("source_names"), chunk_types=str_list("chunk_types"),
+        metadata=tuple(sorted((k, json.dumps(v) if isinstance(v, bool) else str(v)) for k, v in meta.items())),
+    )
+
+
+def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
+               filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
+               min_role: Role = Role.VIEWER) -> RetrievalResult:
+    """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped."""
+    query = (query or "").strip()
+    if not query:
+        raise ValidationFailed("The query is empty.", code="empty_query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationFailed(f"The query is over {MAX_QUERY_CHARS} characters.", code="query_too_long")
+    if mode not in MODES:
+        raise ValidationFailed(f"mode must be one of {', '.join(MODES)}.", code="invalid_mode")
+    if not kb_ids:
+        raise ValidationFailed("Give at least one knowledge base in kb_ids.", code="no_kbs")
+    if len(kb_ids) > MAX_KBS:
+        raise ValidationFailed(f"At most {MAX_KBS} knowledge bases per search.", code="too_many_kbs")
+    if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
+        raise ValidationFailed(f"top_k must be between 1 and {MAX_TOP_K}.", code="invalid_top_k")
+    unique_ids = list(dict.fromkeys(kb_ids))
+    kbs = [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in unique_ids]
+    configs = [kb_search_config(kb) for kb in kbs]
+    scope = access_scope(user=user, kbs=kbs)
+    try:
+        return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
+                                      rerank=rerank, debug=debug)
+    except ValueError as exc:
+        raise ValidationFailed(str(exc), code="invalid_search") from exc
+
+
+def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:
+    """The API/websocket shape of a result; every score under its own name."""
+    results = []
+    for c in result.candidates:
+        results.append({
+            "chunk_id": c.chunk_id, "kb_id": c.kb_id,
+            "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name,
+                         "external_id": c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""},
+            "content": c.content, "section_path": list(c.section_path), "chunk_type": c.chunk_type,
+            "pages": {"start": c.page_start, "end": c.page_end}, "ordinal": c.ordinal,
+            "scores": {
+                "relevance": c.relevance, "vector_similarity": c.vector_similarity, "vector_rank": c.vector_rank,
+                "bm25_score": c.bm25_score, "bm25_rank": c.bm25_rank, "fused_score": c.fused_score,
+                "fused_rank": c.fused_rank, "rerank_score": c.rerank_score,
+            },
+            "metadata": c.metadata,
+        })
+    out: dict[str, Any] = {
+        "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
+        "not_found_text": result.not_found_text if not result.hit else "",
+        "mode": result.mode, "reranker": result.reranker, "keyword_available": result.keyword_available,
+        "notes": list(result.notes), "results": results,
+        "timings": {t.name: round(t.ms, 2) for t in result.timings},
+    }
+    if debug and getattr(result, "debug", None) is not None:
+        out["debug"] = _jsonable(result.debug)
+    return out
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if hasattr(value, "__dataclass_fields__"):
+        return _jsonable(asdict(value))
+    return value
+
+
+def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
+                          filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False) -> dict:
+    """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached)."""
+    client = None if debug else redis_client()
+    key = None
+    if client is not None:
+        versions = dict(KnowledgeBase.objects.filter(pk__in=[int(k) for k in kb_ids if str(k).isdigit()]).values_list("id", "version"))
+        groups = sorted(user.groups.values_list("id", flat=True))
+        raw = json.dumps([user.pk, user.is_superuser, groups, sorted(versions.items()), list(kb_ids), query.strip(), top_k,
+                          mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL], default=str, ensure_ascii=False)
+        key = "zhiku:search:" + hashlib.sha256(raw.encode()).hexdigest()
+        try:
+            blob = client.get(key)
+            if blob:
+                payload = json.loads(blob)
+                payload["cached"] = True
+                return payload
+        except Exception:  # noqa: BLE001
+            pass
+    result = search_run(user=user, query=query, kb_ids=kb_ids, top_k=top_k, mode=mode, filters=filters,
+                        rerank=rerank, debug=debug)
+    payload = result_payload(result, debug=debug)
+    payload["cached"] = False
+    if client is not None and key is not None:
+        try:
+            client.set(key, json.dumps(payload, ensure_ascii=False, default=str), ex=settings.ZHIKU_SEARCH_CACHE_TTL)
+        except Exception:  # noqa: BLE001
+            pass
+    return payload

@@ -1,0 +1,96 @@
+// Hit-testing page: POST /api/search/ with debug, render every stage. Text is set with
+// textContent only, so nothing from documents or queries is ever parsed as HTML.
+(function () {
+  "use strict";
+  const form = document.getElementById("hit-form");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  function el(tag, text, attrs) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (attrs) for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    return node;
+  }
+  function fmt(v) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(4);
+    if (Array.isArray(v)) return v.map(fmt).join(" > ");
+    if (typeof v === "object") return JSON.stringify(v);
+    return String(v);
+  }
+  function table(rows, columns) {
+    const t = el("table");
+    const head = el("tr");
+    columns.forEach((c) => head.appendChild(el("th", c)));
+    t.appendChild(head);
+    rows.forEach((row) => {
+      const tr = el("tr");
+      columns.forEach((c) => {
+        let v = row;
+        for (const part of c.split(".")) v = v == null ? undefined : v[part];
+        const td = el("td", fmt(v));
+        if (c === "content") td.style.maxWidth = "28rem";
+        tr.appendChild(td);
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+  function renderStages(debug, container) {
+    // debug is {key: value}; lists of objects become tables, nested objects recurse.
+    Object.entries(debug || {}).forEach(([key, value]) => {
+      if (Array.isArray(value) && value.length && typeof value[0] === "object") {
+        container.appendChild(el("h3", key));
+        const cols = Array.from(new Set(value.flatMap((r) => Object.keys(r))));
+        container.appendChild(table(value, cols));
+      } else if (value && typeof value === "object" && !Array.isArray(value)) {
+        const box = el("div", null, { class: "card" });
+        box.appendChild(el("h3", key));
+        renderStages(value, box);
+        container.appendChild(box);
+      } else {
+        container.appendChild(el("p", key + ": " + fmt(value)));
+      }
+    });
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const verdict = document.getElementById("verdict");
+    const results = document.getElementById("results");
+    const stages = document.getElementById("stages");
+    results.replaceChildren(); stages.replaceChildren();
+    verdict.hidden = false; verdict.textContent = "检索中… searching";
+    const body = {
+      query: document.getElementById("query").value,
+      kb_ids: [parseInt(document.getElementById("kb-id").value, 10)],
+      top_k: parseInt(document.getElementById("top-k").value, 10),
+      mode: document.getElementById("mode").value,
+      rerank: document.getElementById("rerank").checked,
+      debug: true,
+    };
+    const response = await fetch("/api/search/", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      body: JSON.stringify(body),
+    });
+    const data = await response.json();
+    if (!response.ok) {
+      verdict.textContent = "错误 error: " + (data.error ? data.error.code + " — " + data.error.message : response.status);
+      return;
+    }
+    verdict.replaceChildren(
+      el("strong", data.hit ? "命中 hit" : "未找到 not found"),
+      el("span", `  relevance ${fmt(data.relevance)} / threshold ${fmt(data.threshold)} · mode ${data.mode} · reranker ${data.reranker}` +
+        (data.keyword_available ? "" : " · keyword path unavailable")),
+    );
+    if (!data.hit) verdict.appendChild(el("p", data.not_found_text));
+    (data.notes || []).forEach((n) => verdict.appendChild(el("p", n, { class: "muted" })));
+    verdict.appendChild(el("p", "timings (ms): " + Object.entries(data.timings).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted" }));
+    results.appendChild(el("h2", "结果 Results"));
+    results.appendChild(table(data.results, ["scores.fused_rank", "document.source_name", "section_path", "content",
+      "scores.vector_similarity", "scores.vector_rank", "scores.bm25_score", "scores.bm25_rank", "scores.fused_score",
+      "scores.rerank_score", "scores.relevance"]));
+    if (data.debug) { stages.appendChild(el("h2", "各阶段 Stages")); renderStages(data.debug, stages); }
+  });
+})();
