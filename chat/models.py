@@ -1,1 +1,96 @@
-"""Conversations, messages and feedback (see the chat issue)."""
+"""Conversations, messages and feedback."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Conversation(models.Model):
+    """A user's chat over one or more knowledge bases; only its owner may read it."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    title = models.CharField(max_length=200, blank=True, default="")
+    kb_ids = models.JSONField(default=list, blank=True, help_text="The KBs the last question searched")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["user", "-updated_at"], name="conversation_user_recent")]
+
+    def __str__(self) -> str:
+        return self.title or f"conversation {self.pk}"
+
+
+class Role(models.TextChoices):
+    USER = "user", "user"
+    ASSISTANT = "assistant", "assistant"
+
+
+class MessageStatus(models.TextChoices):
+    COMPLETE = "complete", "complete"
+    INCOMPLETE = "incomplete", "incomplete"
+    """Still streaming, or the stream broke: the content is the partial answer."""
+    CANCELLED = "cancelled", "cancelled"
+    ERROR = "error", "error"
+
+
+class Message(models.Model):
+    """One turn. An assistant message is created ``incomplete`` when its answer starts and settled when it ends."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    content = models.TextField(blank=True, default="")
+    rewritten_query = models.TextField(blank=True, default="", help_text="The standalone query retrieval used")
+    sources = models.JSONField(default=list, blank=True, help_text="The chunks given to the answer, numbered as cited")
+    citations = models.JSONField(default=list, blank=True, help_text="The sources the answer cites with [n]")
+    hit = models.BooleanField(null=True, blank=True, help_text="Whether retrieval found relevant content")
+    confidence = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
+    error_code = models.CharField(max_length=50, blank=True, default="")
+    answer_mode = models.CharField(max_length=12, blank=True, default="", help_text="llm, extractive or not_found")
+    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per stage")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="message_role_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["complete", "incomplete", "cancelled", "error"]), name="message_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | (Q(confidence__gte=0) & Q(confidence__lte=1)),
+                name="message_confidence_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"
+
+
+class Rating(models.TextChoices):
+    UP = "up", "up"
+    DOWN = "down", "down"
+
+
+class Feedback(models.Model):
+    """A user's rating of an assistant message; one per user and message (a second replaces the first)."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_feedback")
+    rating = models.CharField(max_length=4, choices=Rating.choices)
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "user"], name="feedback_one_per_user"),
+            models.CheckConstraint(condition=Q(rating__in=["up", "down"]), name="feedback_rating_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on message {self.message_id}"

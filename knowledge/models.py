@@ -211,3 +211,20 @@ class BM25Index(models.Model):
 
     def __str__(self) -> str:
         return f"BM25 of {self.kb_id} @v{self.kb_version}"
+
+
+class EvalQuestion(models.Model):
+    """A labelled question of a KB: the documents (external ids or source names) that answer it; none = unanswerable."""
+
+    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="eval_questions")
+    text = models.TextField()
+    relevant = ArrayField(models.CharField(max_length=500), default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.CheckConstraint(condition=~Q(text=""), name="evalquestion_text_nonempty")]
+
+    def __str__(self) -> str:
+        return self.text[:60]

@@ -12,6 +12,12 @@ os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 def _media_and_mode(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ZHIKU_INGEST_MODE = "sync"
+    # Search paths run in the calling thread, which sees the test's transaction.
+    settings.ZHIKU_SEARCH_WORKERS = 1
+    import knowledge.services.search as search_service
+
+    search_service._retriever = None
+    search_service._embedders.clear()
     # Full-strength hashing costs ~0.2 s a user and buys nothing in tests.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": str(tmp_path)}}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -20,8 +21,13 @@ class LabelledQuery:
     relevant: list[str] = field(default_factory=list)
 
 
-def _doc_key(candidate) -> str:
-    return candidate.metadata.get("external_id") or candidate.source_name or str(candidate.document_id)
+def _doc_names(candidate) -> set[str]:
+    """The names a labelled query may use for a candidate's document: external id, source name, its stem, id."""
+    names = {str(candidate.document_id), candidate.source_name, os.path.splitext(candidate.source_name)[0]}
+    external = (candidate.metadata or {}).get("external_id")
+    if external:
+        names.add(str(external))
+    return {n for n in names if n}
 
 
 def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,
@@ -42,12 +48,16 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
                             **(search_kwargs or {}))
         for t in result.timings:
             stage_ms.setdefault(t.name, []).append(t.ms)
-        ranked: list[str] = []
-        for c in result.candidates:
-            key = _doc_key(c)
-            if key not in ranked:
-                ranked.append(key)
         relevant = set(q.relevant)
+        # One entry per document, at its best chunk; a relevant document is named by its label.
+        ranked: list[str] = []
+        seen_docs: set[int] = set()
+        for c in result.candidates:
+            if c.document_id in seen_docs:
+                continue
+            seen_docs.add(c.document_id)
+            names = _doc_names(c)
+            ranked.append(next(iter(sorted(names & relevant)), f"doc:{c.document_id}"))
         if not relevant:
             abstain.append(0.0 if result.hit else 1.0)
         else:

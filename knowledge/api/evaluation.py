@@ -1,0 +1,78 @@
+"""A KB's labelled questions and the evaluation run over them (seed 002's POST /api/v1/evaluation/run)."""
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from knowledge import selectors
+from knowledge.api.serializers import StrictInput
+from knowledge.errors import NotFound, ValidationFailed
+from knowledge.models import EvalQuestion, Role
+from knowledge.retrieval.pipeline import MODES
+from knowledge.services.evaluation import LabelledQuery, evaluate
+
+MAX_QUESTIONS_PER_RUN = 500
+
+
+class EvalQuestionInput(StrictInput):
+    text = serializers.CharField(max_length=1000)
+    relevant = serializers.ListField(child=serializers.CharField(max_length=500), default=list, max_length=50)
+
+
+class EvalQuestionOutput(serializers.ModelSerializer):
+    class Meta:
+        model = EvalQuestion
+        fields = ["id", "text", "relevant", "created_at"]
+
+
+class EvaluateInput(StrictInput):
+    mode = serializers.ChoiceField(choices=MODES, default="hybrid")
+    top_k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+
+
+class EvalQuestionListView(APIView):
+    @extend_schema(responses=EvalQuestionOutput(many=True))
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        return Response(EvalQuestionOutput(kb.eval_questions.all()[:MAX_QUESTIONS_PER_RUN], many=True).data)
+
+    @extend_schema(request=EvalQuestionInput(many=True), responses={201: EvalQuestionOutput(many=True)})
+    def post(self, request, kb_id: int):
+        """Add one question ({text, relevant}) or a list of them."""
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        many = isinstance(request.data, list)
+        data = EvalQuestionInput(data=request.data, many=many)
+        data.is_valid(raise_exception=True)
+        rows = data.validated_data if many else [data.validated_data]
+        if kb.eval_questions.count() + len(rows) > MAX_QUESTIONS_PER_RUN:
+            raise ValidationFailed(f"A KB holds at most {MAX_QUESTIONS_PER_RUN} labelled questions.", code="too_many_questions")
+        with transaction.atomic():
+            created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
+        return Response(EvalQuestionOutput(created, many=True).data, status=status.HTTP_201_CREATED)
+
+
+class EvalQuestionDetailView(APIView):
+    def delete(self, request, kb_id: int, question_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
+        if not deleted:
+            raise NotFound("Question not found.", code="question_not_found")
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EvaluateView(APIView):
+    @extend_schema(request=EvaluateInput, responses={200: dict})
+    def post(self, request, kb_id: int):
+        """Run the KB's labelled questions through search as the caller: recall, MRR, nDCG, not-found rates, latency."""
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        data = EvaluateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant)) for q in kb.eval_questions.all()]
+        if not questions:
+            raise ValidationFailed("Add labelled questions first (POST .../eval-questions/).", code="no_questions")
+        metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
+                           top_k=data.validated_data["top_k"])
+        return Response(metrics)
