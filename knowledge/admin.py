@@ -19,7 +19,7 @@ from django.utils.text import Truncator
 
 from knowledge.api.views import documents_upload_restricted, uploaded_files_to_items
 from knowledge.errors import ApplicationError
-from knowledge.models import ROLE_RANK, BM25Index, Chunk, Document, KnowledgeBase, Membership, Role
+from knowledge.models import ROLE_RANK, BM25Index, Chunk, Document, EvalQuestion, KnowledgeBase, Membership, Role
 from knowledge.selectors import kb_get_for_user, kb_list_readable, kb_role
 from knowledge.services.documents import chunk_update, document_delete, document_reindex, document_retry
 from knowledge.services.kbs import (
@@ -153,6 +153,20 @@ class MembershipInline(admin.TabularInline):
         return self._is_owner(request, obj)
 
 
+class EvalQuestionInline(MembershipInline):
+    """Labelled questions for the KB's evaluation (POST /api/kbs/{id}/evaluate/); editors manage them."""
+
+    model = EvalQuestion
+    fields = ("text", "relevant", "created_at")
+    verbose_name = "评测问题 evaluation question"
+    verbose_name_plural = "评测问题 Evaluation questions (relevant: source names or external ids; empty = should be not found)"
+
+    def _is_owner(self, request, obj) -> bool:
+        if not (request.user.is_active and request.user.is_staff):
+            return False
+        return obj is None or _has_role(request.user, obj, Role.EDITOR)
+
+
 class KnowledgeBaseForm(forms.ModelForm):
     class Meta:
         model = KnowledgeBase
@@ -179,7 +193,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
 
     change_role = Role.OWNER
     form = KnowledgeBaseForm
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, EvalQuestionInline]
     list_display = ("name", "owner", "embedding_model", "version", "document_count", "updated_at")
     list_select_related = ("owner",)
     search_fields = ("name", "description")

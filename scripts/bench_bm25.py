@@ -86,6 +86,15 @@ def main() -> None:
             np.argsort(reference.get_scores(q))[::-1][:30]
         theirs = (time.perf_counter() - start) / len(sample)
         print(f"BM25Okapi.get_scores + sort: {theirs * 1000:.2f} ms/query ({theirs / ours:,.0f}x slower)")
+        same = 0
+        for q in sample:
+            ref = reference.get_scores(q)
+            top = np.argsort(-ref, kind="stable")[:10]
+            ours_top = index.search(q, top_k=10)
+            # Same top 10: the same scores in the same order (ties may list equal-scored ids differently).
+            same += np.allclose([s for _, s in ours_top], ref[top][: len(ours_top)], rtol=1e-9) and (
+                len(ours_top) == 10 or ref[top][len(ours_top):].max(initial=0) <= 0)
+        print(f"same top 10 as BM25Okapi on {same}/{len(sample)} queries")
 
 
 if __name__ == "__main__":

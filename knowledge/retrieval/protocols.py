@@ -22,11 +22,11 @@ class KBSearchConfig:
     embedding_model: str
     analyzer: AnalyzerConfig = AnalyzerConfig()
     top_k: int = 5
-    candidates: int = 15
+    candidates: int = 30  # depth of each path; scripts/tune_retrieval.py: 15 ≈ 30 ≈ 100 on the bench, 30 for headroom
     fusion: str = "score"  # "score" (min-max weighted sum) or "rrf"
     rrf_k: int = 60
-    vector_weight: float = 0.6
-    keyword_weight: float = 0.4
+    vector_weight: float = 0.5  # equal weights: robust across keyword- and meaning-heavy questions
+    keyword_weight: float = 0.5
     rerank: bool = True
     threshold: float = 0.5
     not_found_text: str = "抱歉，知识库中未找到相关内容。"

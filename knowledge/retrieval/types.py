@@ -18,7 +18,9 @@ class Candidate:
     kb_id: int
     document_id: int
     vector_similarity: float | None = None
-    """Cosine similarity in [-1, 1] from the vector path."""
+    """Cosine similarity in [-1, 1] of the query and chunk vectors: from the vector path (then
+    ``vector_rank`` is set), or, for a chunk only the keyword path found, computed from its stored
+    vector when the pool is loaded (``vector_rank`` stays None). None when no vector was compared."""
     vector_rank: int | None = None
     """1-based rank in the vector path."""
     bm25_score: float | None = None

@@ -6,11 +6,13 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any, Sequence
 
 import numpy as np
 from django.conf import settings
+from django.db import close_old_connections, connection
 
 from knowledge.embeddings import get_embedder
 from knowledge.errors import ValidationFailed
@@ -120,6 +122,28 @@ def _reranker_for(kb: KBSearchConfig):
         return _rerankers[name]
 
 
+_pool: ThreadPoolExecutor | None = None
+
+
+def _in_worker(fn, arg):
+    # Worker threads get no request cycle to manage their DB connection: open
+    # a fresh one per task and close it after, like a request would.
+    close_old_connections()
+    try:
+        return fn(arg)
+    finally:
+        connection.close()
+
+
+def _parallel_map(fn, items) -> list:
+    """Run the per-KB retrieval paths on a persistent pool (one connection per task)."""
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=settings.ZHIKU_SEARCH_WORKERS, thread_name_prefix="zhiku-search")
+    return list(_pool.map(lambda item: _in_worker(fn, item), items))
+
+
 def get_retriever() -> HybridRetriever:
     global _retriever
     with _lock:
@@ -127,6 +151,7 @@ def get_retriever() -> HybridRetriever:
             _retriever = HybridRetriever(
                 vectors=PgVectorStore(), keywords=keyword_store(), chunks=DjangoChunkStore(),
                 embedder_for=_embedder_for, reranker_for=_reranker_for, max_workers=settings.ZHIKU_SEARCH_WORKERS,
+                parallel_map=_parallel_map,
             )
         return _retriever
 
@@ -209,7 +234,7 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
             "scores": {
                 "relevance": c.relevance, "vector_similarity": c.vector_similarity, "vector_rank": c.vector_rank,
                 "bm25_score": c.bm25_score, "bm25_rank": c.bm25_rank, "fused_score": c.fused_score,
-                "fused_rank": c.fused_rank, "rerank_score": c.rerank_score,
+                "fused_rank": c.fused_rank, "rerank_score": c.rerank_score, "final_score": c.final_score,
             },
             "metadata": c.metadata,
         })

@@ -62,7 +62,7 @@ class TestSearchApi:
         top = body["results"][0]
         assert top["document"]["source_name"] == "price.md" and top["section_path"] == ["价格"]
         assert set(top["scores"]) == {"relevance", "vector_similarity", "vector_rank", "bm25_score", "bm25_rank",
-                                      "fused_score", "fused_rank", "rerank_score"}
+                                      "fused_score", "fused_rank", "rerank_score", "final_score"}
         assert 0 <= top["scores"]["relevance"] <= 1 and -1 <= top["scores"]["vector_similarity"] <= 1
         assert {"embed", "vector", "keyword", "fuse", "total"} <= set(body["timings"])
         assert body["reranker"] == "cosine-fallback" and body["mode"] == "hybrid"
@@ -285,3 +285,17 @@ def test_evaluation_api_runs_a_kbs_labelled_questions(loaded, alice, bob, client
     metrics = c.post(f"/api/kbs/{loaded.pk}/evaluate/", {"mode": "hybrid"}, format="json").json()
     assert metrics["queries"] == 2 and metrics["recall@1"] == 1.0 and metrics["mrr@10"] == 1.0
     assert "total" in metrics["latency_ms"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_several_kbs_are_searched_in_parallel_worker_threads(alice, make_kb, ingest, client_for, settings):
+    settings.ZHIKU_SEARCH_WORKERS = 4
+    import knowledge.services.search as search_service
+
+    search_service._retriever = None
+    kbs = [make_kb(alice, f"kb{i}") for i in range(3)]
+    for kb_, name in zip(kbs, ["price.md", "refund.md", "install.md"]):
+        ingest(kb_, {name: DOCS[name]})
+    body = search(client_for(alice), [k.pk for k in kbs], "价格 退款 安装", top_k=6).json()
+    assert {r["kb_id"] for r in body["results"]} == {k.pk for k in kbs}
+    search_service._retriever = None

