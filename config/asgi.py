@@ -12,9 +12,11 @@ django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi_app,
-    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    # Origin checked first; then the session cookie, then a ?token= API token.
+    "websocket": AllowedHostsOriginValidator(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })

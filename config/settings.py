@@ -121,7 +121,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 LANGUAGE_CODE = "zh-hans"
 TIME_ZONE = os.environ.get("TZ_NAME", "Asia/Shanghai")
 USE_I18N = True
@@ -176,6 +178,12 @@ ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL el
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
 ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
+# Any OpenAI-compatible chat endpoint (DeepSeek, Qwen, vLLM, Ollama). Unset: extractive answers.
+ZHIKU_LLM_BASE_URL = os.environ.get("ZHIKU_LLM_BASE_URL", "")
+ZHIKU_LLM_API_KEY = os.environ.get("ZHIKU_LLM_API_KEY", "")
+ZHIKU_LLM_MODEL = os.environ.get("ZHIKU_LLM_MODEL", "")
+ZHIKU_LLM_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TIMEOUT", "60"))
+ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

@@ -1,14 +1,20 @@
 """URL routes: admin, REST API (with OpenAPI schema and docs), pages."""
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Sign-in for everyone (the admin's login admits staff only).
+    path("accounts/login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("knowledge.api.urls")),
+    path("api/", include("chat.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("knowledge.urls")),
+    path("", include("chat.urls")),
 ]
 
 

@@ -1,2 +1,8 @@
-"""Websocket routes (the chat consumer is added by the chat app)."""
-websocket_urlpatterns: list = []
+"""Websocket routes."""
+from django.urls import path
+
+from chat.consumers import ChatConsumer
+
+websocket_urlpatterns: list = [
+    path("ws/chat/", ChatConsumer.as_asgi()),
+]

@@ -166,7 +166,7 @@ class Chunk(models.Model):
     chunk_type = models.CharField(max_length=10, choices=ChunkType.choices, default=ChunkType.TEXT)
     content = models.TextField()
     enriched = models.TextField(help_text="The text that was embedded: title, section path, body")
-    content_hash = models.CharField(max_length=64, help_text="sha256 of the enriched text and the embedding model")
+    content_hash = models.CharField(max_length=64, db_index=True, help_text="sha256 of the enriched text and the embedding model")
     section_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
     page_start = models.PositiveIntegerField(null=True, blank=True)
     page_end = models.PositiveIntegerField(null=True, blank=True)

@@ -19,7 +19,6 @@ import asyncio
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -83,9 +82,9 @@ def cleanup() -> None:
 def start_daphne(port: int, log_path: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_")}
     env["LOG_LEVEL"] = "WARNING"
-    log = open(log_path, "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 60
     while time.time() < deadline and proc.poll() is None:
         try:

@@ -19,6 +19,8 @@ class SearchInput(StrictInput):
     filters = serializers.DictField(required=False)
     rerank = serializers.BooleanField(required=False, allow_null=True, default=None)
     debug = serializers.BooleanField(default=False)
+    expand_neighbours = serializers.IntegerField(min_value=0, max_value=3, default=0)
+    merge_adjacent = serializers.BooleanField(default=False)
 
 
 class SearchView(APIView):
@@ -32,5 +34,6 @@ class SearchView(APIView):
         payload = search_cached_payload(
             user=request.user, query=v["query"], kb_ids=v["kb_ids"], top_k=v.get("top_k"), mode=v["mode"],
             filters=parse_filters(v.get("filters")), rerank=v.get("rerank"), debug=v["debug"],
+            expand_neighbours=v["expand_neighbours"], merge_adjacent=v["merge_adjacent"],
         )
         return Response(payload)

@@ -210,7 +210,7 @@ def document_ingest(*, document_id: int, force_reembed: bool = False) -> Documen
         def progress(done: int) -> None:
             Document.objects.filter(pk=document_id).update(chunks_done=done)
 
-        reuse = {} if force_reembed else _reusable_vectors(kb=kb, source_name=document.source_name)
+        reuse = {} if force_reembed else _reusable_vectors(model_id=kb.embedding_model, texts=[d.enriched for d in drafts])
         vectors = _embed_in_batches([d.enriched for d in drafts], model_id=kb.embedding_model, on_progress=progress, reuse=reuse)
         t4 = time.perf_counter()
         _commit_version(document=document, drafts=drafts, tokens=tokens, vectors=vectors,
@@ -241,11 +241,10 @@ def _jsonable(meta: dict) -> dict:
     return out
 
 
-def _reusable_vectors(*, kb: KnowledgeBase, source_name: str) -> dict[str, list[float]]:
-    """Vectors of the serving version's chunks, by content hash, so unchanged chunks are not re-embedded."""
-    rows = Chunk.objects.filter(
-        kb=kb, document__source_name=source_name, document__status=DocumentStatus.READY, embedding__isnull=False
-    ).values_list("content_hash", "embedding")
+def _reusable_vectors(*, model_id: str, texts: list[str]) -> dict[str, list[float]]:
+    """Stored vectors for texts already embedded with ``model_id`` (any KB), by content hash: not embedded twice."""
+    hashes = {content_hash(t, model_id) for t in texts}
+    rows = Chunk.objects.filter(content_hash__in=hashes, embedding__isnull=False).values_list("content_hash", "embedding")
     return {h: e for h, e in rows}
 
 

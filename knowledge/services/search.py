@@ -195,7 +195,7 @@ def parse_filters(raw: dict | None) -> SearchFilters:
 
 def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
                filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
-               min_role: Role = Role.VIEWER) -> RetrievalResult:
+               min_role: Role = Role.VIEWER, expand_neighbours: int = 0, merge_adjacent: bool = False) -> RetrievalResult:
     """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped."""
     query = (query or "").strip()
     if not query:
@@ -216,7 +216,8 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     scope = access_scope(user=user, kbs=kbs)
     try:
         return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
-                                      rerank=rerank, debug=debug)
+                                      rerank=rerank, debug=debug, expand_neighbours=expand_neighbours,
+                                      merge_adjacent=merge_adjacent)
     except ValueError as exc:
         raise ValidationFailed(str(exc), code="invalid_search") from exc
 
@@ -265,7 +266,8 @@ def _jsonable(value):
 
 
 def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
-                          filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False) -> dict:
+                          filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
+                          expand_neighbours: int = 0, merge_adjacent: bool = False) -> dict:
     """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached)."""
     client = None if debug else redis_client()
     key = None
@@ -273,7 +275,7 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
         versions = dict(KnowledgeBase.objects.filter(pk__in=[int(k) for k in kb_ids if str(k).isdigit()]).values_list("id", "version"))
         groups = sorted(user.groups.values_list("id", flat=True))
         raw = json.dumps([user.pk, user.is_superuser, groups, sorted(versions.items()), list(kb_ids), query.strip(), top_k,
-                          mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL], default=str, ensure_ascii=False)
+                          mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL, expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
         key = "zhiku:search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:
             blob = client.get(key)
@@ -284,7 +286,7 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
         except Exception:  # noqa: BLE001
             pass
     result = search_run(user=user, query=query, kb_ids=kb_ids, top_k=top_k, mode=mode, filters=filters,
-                        rerank=rerank, debug=debug)
+                        rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent)
     payload = result_payload(result, debug=debug)
     payload["cached"] = False
     if client is not None and key is not None:

@@ -438,7 +438,7 @@ def test_non_staff_user_cannot_enter_the_admin(client, alice, kb):
 def test_home_page_for_anonymous_links_to_login(client, db):
     response = client.get("/")
     assert response.status_code == 200
-    assert "/admin/login/" in response.content.decode()
+    assert "/accounts/login/" in response.content.decode()
 
 
 def test_home_page_lists_the_users_kbs_escaped(client, alice, make_kb, make_user):

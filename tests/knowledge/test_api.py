@@ -811,3 +811,12 @@ def test_malformed_api_path_is_a_json_404(client_for, alice):
     response = client_for(alice).get("/api/kbs/abc/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_non_staff_users_sign_in_on_the_site_login_page(client, make_user):
+    make_user("li")
+    page = client.get("/accounts/login/?next=/chat/")
+    assert page.status_code == 200
+    response = client.post("/accounts/login/", {"username": "li", "password": "pw-li", "next": "/chat/"})
+    assert response.status_code == 302 and response["Location"] == "/chat/"
+    assert client.get("/chat/").status_code == 200

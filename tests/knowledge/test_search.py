@@ -299,3 +299,14 @@ def test_several_kbs_are_searched_in_parallel_worker_threads(alice, make_kb, ing
     body = search(client_for(alice), [k.pk for k in kbs], "价格 退款 安装", top_k=6).json()
     assert {r["kb_id"] for r in body["results"]} == {k.pk for k in kbs}
     search_service._retriever = None
+
+
+@pytest.mark.django_db
+def test_neighbour_expansion_adds_the_adjacent_chunks_text(kb, ingest, alice, client_for, settings):
+    settings.ZHIKU_CHUNK_MIN_CHARS = 10
+    text = "# 手册\n\n## 第一节\n\n" + "甲" * 30 + "。\n\n## 第二节\n\n独角兽驱动程序需要单独下载。\n\n## 第三节\n\n" + "乙" * 30 + "。\n"
+    ingest(kb, {"m.md": text})
+    keyword_store().invalidate_local()
+    plain = search(client_for(alice), [kb.pk], "独角兽驱动程序", top_k=1).json()["results"][0]["content"]
+    wide = search(client_for(alice), [kb.pk], "独角兽驱动程序", top_k=1, expand_neighbours=1).json()["results"][0]["content"]
+    assert "甲" not in plain and "甲" in wide and "乙" in wide

@@ -25,12 +25,22 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def drop_plan(queries: list[dict], n: int) -> tuple[set[str], set[str]]:
-    """Deterministically pick ``n`` answerable queries; return (their ids, the passage ids to drop)."""
+    """Drop passages until about ``n`` queries have lost every relevant passage; return (those queries, the passages).
+
+    Queries are taken in a fixed hashed order; each one's passages are dropped,
+    and every query whose relevant passages are then all gone is unanswerable
+    (a passage usually answers several questions, so they go together).
+    """
     answerable = [q for q in queries if q.get("relevant")]
-    chosen = sorted(answerable, key=lambda q: hashlib.sha256(str(q["id"]).encode()).hexdigest())[:n]
-    ids = {str(q["id"]) for q in chosen}
-    passages = {str(p) for q in chosen for p in q["relevant"]}
-    return ids, passages
+    ordered = sorted(answerable, key=lambda q: hashlib.sha256(str(q["id"]).encode()).hexdigest())
+    passages: set[str] = set()
+    lost: set[str] = set()
+    for q in ordered:
+        if len(lost) >= n:
+            break
+        passages |= {str(p) for p in q["relevant"]}
+        lost = {str(x["id"]) for x in answerable if {str(p) for p in x["relevant"]} <= passages}
+    return lost, passages
 
 
 class Command(BaseCommand):

@@ -1,0 +1,107 @@
+"""Chat REST endpoints: one's own conversations, feedback on answers, and retrieval as an agent tool."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chat import selectors, services
+from chat.models import Conversation, Feedback, Message, Rating
+from chat.tools import TOOL_SCHEMA, format_for_tool_output
+from knowledge.api.serializers import StrictInput
+from knowledge.api.views import Pagination
+from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, search_run
+
+
+class ConversationOutput(serializers.ModelSerializer):
+    message_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Conversation
+        fields = ["id", "title", "kb_ids", "created_at", "updated_at", "message_count"]
+
+
+class MessageOutput(serializers.ModelSerializer):
+    feedback = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "hit", "confidence", "status",
+                  "error_code", "answer_mode", "timings", "created_at", "feedback"]
+
+    def get_feedback(self, message: Message) -> dict | None:
+        mine = getattr(message, "my_feedback", None) or []
+        return {"rating": mine[0].rating, "reason": mine[0].reason} if mine else None
+
+
+class FeedbackInput(StrictInput):
+    rating = serializers.ChoiceField(choices=Rating.choices)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class FeedbackOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Feedback
+        fields = ["id", "message", "rating", "reason", "created_at", "updated_at"]
+
+
+class ConversationListView(APIView):
+    """The caller's conversations, most recent first (paginated)."""
+
+    @extend_schema(responses={200: ConversationOutput(many=True)})
+    def get(self, request):
+        paginator = Pagination()
+        page = paginator.paginate_queryset(selectors.conversation_list(user=request.user), request, view=self)
+        return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
+
+
+class ConversationDetailView(APIView):
+    """One of the caller's conversations with its messages; anyone else's is a 404."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, conversation_id: int):
+        conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
+        messages = selectors.conversation_messages(user=request.user, conversation=conversation)
+        data = ConversationOutput(conversation).data
+        data["message_count"] = len(messages)
+        data["messages"] = MessageOutput(messages, many=True).data
+        return Response(data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, conversation_id: int):
+        services.conversation_delete(user=request.user, conversation_id=conversation_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FeedbackView(APIView):
+    """Rate an answer up or down, with an optional reason; rating again replaces the earlier rating."""
+
+    @extend_schema(request=FeedbackInput, responses={200: FeedbackOutput})
+    def post(self, request, message_id: int):
+        data = FeedbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        feedback = services.feedback_give(user=request.user, message_id=message_id, **data.validated_data)
+        return Response(FeedbackOutput(feedback).data)
+
+
+class ToolSearchInput(StrictInput):
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
+    kb_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=MAX_KBS)
+    top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, required=False)
+
+
+class ToolSearchView(APIView):
+    """Retrieval as an agent tool: GET gives the tool's JSON schema, POST runs it."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        return Response(TOOL_SCHEMA)
+
+    @extend_schema(request=ToolSearchInput, responses={200: dict})
+    def post(self, request):
+        data = ToolSearchInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        result = search_run(user=request.user, query=v["query"], kb_ids=v["kb_ids"], top_k=v.get("top_k"))
+        return Response({"tool": TOOL_SCHEMA["function"]["name"], **format_for_tool_output(result, max_chunks=v.get("top_k"))})

@@ -1,0 +1,119 @@
+"""The chat websocket: parse, authorise, stream the service's events — nothing else (protocol: docs/chat.md)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from contextlib import aclosing
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from chat.services import turn_abandon, turn_prepare, turn_stream
+from knowledge.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+MAX_FRAME_CHARS = 64 * 1024
+CLOSE_UNAUTHENTICATED = 4401
+# How long a disconnect waits for the cancelled answer to be settled in the database.
+SETTLE_WAIT_S = 5.0
+
+
+class ChatConsumer(AsyncJsonWebsocketConsumer):
+    """One question at a time per connection; ``cancel`` (or closing the socket) stops the answer."""
+
+    task: asyncio.Task | None = None
+    message_id: int | None = None
+    stopping: str = ""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        await self.accept()
+        if user is None or not user.is_authenticated:
+            await self.send_error("not_authenticated", "Sign in, or connect with ?token=<API token>.")
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.user = user
+
+    async def disconnect(self, code: int) -> None:
+        if self.task is not None and not self.task.done():
+            self.stopping = "disconnect"
+            self.task.cancel()
+            await asyncio.wait([self.task], timeout=SETTLE_WAIT_S)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if text_data is None or len(text_data) > MAX_FRAME_CHARS:
+            await self.send_error("invalid_message", f"Send JSON text frames of at most {MAX_FRAME_CHARS} characters.")
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            await self.send_error("invalid_json", "The message is not valid JSON.")
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not hasattr(self, "user"):
+            return
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "ask":
+            await self.ask(content)
+        elif kind == "cancel":
+            await self.cancel()
+        else:
+            await self.send_error("unknown_type", 'The message type must be "ask" or "cancel".')
+
+    async def ask(self, content: dict[str, Any]) -> None:
+        if self.task is not None and not self.task.done():
+            await self.send_error("busy", "An answer is still streaming; cancel it or wait for it to finish.")
+            return
+        self.stopping = ""
+        self.message_id = None
+        self.task = asyncio.create_task(self.answer(content))
+
+    async def cancel(self) -> None:
+        if self.task is None or self.task.done():
+            await self.send_error("nothing_to_cancel", "No answer is streaming.")
+            return
+        self.stopping = "cancel"
+        self.task.cancel()
+
+    async def answer(self, content: dict[str, Any]) -> None:
+        """Run one turn, sending each event as it comes; a cancel ends it with an ``error`` ``cancelled``."""
+        try:
+            prepare = asyncio.ensure_future(turn_prepare(
+                user=self.user, conversation_id=content.get("conversation"), kb_ids=content.get("kb_ids"),
+                question=content.get("question"),
+            ))
+            try:
+                turn = await asyncio.shield(prepare)
+            except ApplicationError as exc:
+                await self.send_error(exc.code, exc.message)
+                return
+            except asyncio.CancelledError:
+                # The question's rows are written in their thread whatever happens; mark its answer cancelled.
+                try:
+                    turn = await prepare
+                except ApplicationError:
+                    raise asyncio.CancelledError from None
+                self.message_id = turn.message_id
+                await turn_abandon(turn)
+                raise
+            self.message_id = turn.message_id
+            events = turn_stream(turn)
+            async with aclosing(events):
+                async for event in events:
+                    await self.send_json(event)
+        except asyncio.CancelledError:
+            if self.stopping == "cancel":
+                await self.send_json({"type": "error", "code": "cancelled", "message": "The answer was cancelled.",
+                                      "message_id": self.message_id, "status": "cancelled"})
+            else:
+                raise
+        except Exception:  # noqa: BLE001 - the socket stays usable; the service already settled the message
+            logger.exception("chat consumer failed")
+            await self.send_error("internal_error", "The answer could not be produced.")
+
+    async def send_error(self, code: str, message: str) -> None:
+        await self.send_json({"type": "error", "code": code, "message": message})

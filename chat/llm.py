@@ -1,0 +1,200 @@
+"""Answer generators: an OpenAI-compatible streaming client, and the extractive answerer used without an LLM."""
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from chat.prompts import Source
+from knowledge.retrieval.analysis import get_analyzer
+
+# --- configuration ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to reach an OpenAI-compatible chat-completions endpoint."""
+
+    base_url: str
+    model: str
+    api_key: str = ""
+    timeout: float = 60.0
+    """Seconds for connecting and for each read: a stream that stalls this long fails."""
+    max_retries: int = 1
+    """Retries of a request that failed before any answer streamed (the SDK's backoff)."""
+    temperature: float = 0.2
+    max_tokens: int = 1024
+    rewrite_timeout: float = 15.0
+
+
+def _setting(name: str, default: str = "") -> str:
+    value = getattr(settings, name, default)
+    return str(value if value is not None else default).strip()
+
+
+def llm_config() -> LLMConfig | None:
+    """The configured LLM (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL both set), or None: extractive answers."""
+    base_url, model = _setting("ZHIKU_LLM_BASE_URL"), _setting("ZHIKU_LLM_MODEL")
+    if not base_url or not model:
+        return None
+    return LLMConfig(
+        base_url=base_url, model=model, api_key=_setting("ZHIKU_LLM_API_KEY"),
+        timeout=float(_setting("ZHIKU_LLM_TIMEOUT", "60") or 60),
+        max_retries=int(_setting("ZHIKU_LLM_MAX_RETRIES", "1") or 1),
+    )
+
+
+class LLMError(Exception):
+    """The LLM call failed; ``code`` is ``llm_timeout`` or ``llm_failed``."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _classify(exc: BaseException) -> LLMError:
+    import openai
+
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(exc, openai.APITimeoutError) or "TimeoutException" in names or isinstance(exc, TimeoutError):
+        return LLMError("llm_timeout", "The language model did not answer in time.")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError("llm_failed", f"The language model returned HTTP {exc.status_code}.")
+    return LLMError("llm_failed", f"The language model connection failed ({type(exc).__name__}).")
+
+
+def _client(config: LLMConfig, *, timeout: float | None = None):
+    from openai import AsyncOpenAI
+
+    # A client per answer: its connection pool belongs to the running event loop.
+    return AsyncOpenAI(
+        base_url=config.base_url, api_key=config.api_key or "not-needed",
+        timeout=timeout or config.timeout, max_retries=config.max_retries,
+    )
+
+
+async def llm_stream(config: LLMConfig, messages: list[dict[str, str]]) -> AsyncIterator[str]:
+    """Yield the answer's text deltas as they arrive.
+
+    Raises ``LLMError`` on a failure before or during the stream. Closing the
+    generator (cancel, disconnect) closes the HTTP response, so the server sees
+    the connection go and stops generating.
+    """
+    try:
+        async with _client(config) as client:
+            stream = await client.chat.completions.create(
+                model=config.model, messages=messages, stream=True,
+                temperature=config.temperature, max_tokens=config.max_tokens,
+            )
+            try:
+                async for chunk in stream:
+                    if not chunk.choices:
+                        continue
+                    delta = chunk.choices[0].delta.content
+                    if delta:
+                        yield delta
+            finally:
+                await stream.close()
+    except LLMError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every SDK and transport failure becomes one of two codes
+        raise _classify(exc) from exc
+
+
+async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max_tokens: int = 128) -> str:
+    """A short non-streamed completion (the follow-up rewrite)."""
+    try:
+        async with _client(config, timeout=min(config.timeout, config.rewrite_timeout)) as client:
+            response = await client.chat.completions.create(
+                model=config.model, messages=messages, stream=False, temperature=0, max_tokens=max_tokens,
+            )
+    except Exception as exc:  # noqa: BLE001
+        raise _classify(exc) from exc
+    if not response.choices:
+        return ""
+    return response.choices[0].message.content or ""
+
+
+# --- extractive answers (no LLM) ------------------------------------------------
+
+_SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*")
+_MD_PREFIX_RE = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)、]\s+|>\s*)")
+MAX_EXTRACT_SENTENCES = 4
+MAX_EXTRACT_CHARS = 400
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if re.match(r"^\s*#{1,6}\s", line):
+            continue  # headings are shown as the section path
+        line = _MD_PREFIX_RE.sub("", line).strip()
+        for m in _SENTENCE_RE.finditer(line):
+            s = m.group().strip()
+            if len(re.sub(r"\W", "", s)) >= 2:
+                out.append(s)
+    return out
+
+
+def extractive_answer(query: str, sources: Sequence[Source], *, max_sentences: int = MAX_EXTRACT_SENTENCES,
+                      max_chars: int = MAX_EXTRACT_CHARS) -> str:
+    """The sentences of the sources that best match ``query``, in source order, each group cited ``[n]``.
+
+    A sentence scores the share of the query's distinct tokens it contains,
+    discounted by its source's rank; those within 70% of the best are kept,
+    each followed by the next sentence of its chunk while room is left (an
+    answer often runs on: 「价格为每年 9800 元。超出的席位每个 300 元。」).
+    When no sentence shares a token, the top source's opening sentences are used.
+    """
+    analyzer = get_analyzer()
+    q_tokens = set(analyzer.tokenize(query))
+    by_source = {s.n: _sentences(s.text) for s in sources}
+    scored: list[tuple[float, int, int]] = []
+    for rank, source in enumerate(sources):
+        for pos, sentence in enumerate(by_source[source.n]):
+            overlap = len(q_tokens & set(analyzer.tokenize(sentence))) / len(q_tokens) if q_tokens else 0.0
+            if overlap > 0:
+                scored.append((overlap / (1 + 0.25 * rank) - 0.001 * pos, source.n, pos))
+    if scored:
+        scored.sort(key=lambda item: -item[0])
+        best = scored[0][0]
+        picked = [(n, pos) for score, n, pos in scored if score >= 0.7 * best][:max_sentences]
+        for n, pos in list(picked):
+            if len(picked) < max_sentences and pos + 1 < len(by_source[n]) and (n, pos + 1) not in picked:
+                picked.append((n, pos + 1))
+    elif sources:
+        picked = [(sources[0].n, pos) for pos in range(min(2, len(by_source[sources[0].n])))]
+    else:
+        return ""
+    order = {s.n: i for i, s in enumerate(sources)}
+    picked.sort(key=lambda item: (order[item[0]], item[1]))
+    groups: list[tuple[int, list[str]]] = []
+    used = 0
+    for n, pos in picked:
+        sentence = by_source[n][pos]
+        if used and used + len(sentence) > max_chars:
+            break
+        used += len(sentence)
+        if groups and groups[-1][0] == n:
+            groups[-1][1].append(sentence)
+        else:
+            groups.append((n, [sentence]))
+    return "\n\n".join("".join(sentences) + f"[{n}]" for n, sentences in groups)
+
+
+_PIECE_RE = re.compile(r"\[\d+\]|\n+|[^\[\n]{1,4}|\[", re.DOTALL)
+
+
+def pieces(text: str) -> list[str]:
+    """Small pieces of ``text`` for streaming (a few characters each; a ``[n]`` marker is never split)."""
+    return _PIECE_RE.findall(text)
+
+
+async def text_stream(text: str) -> AsyncIterator[str]:
+    """Stream a ready text (extractive answer, not-found text) in small pieces, yielding to the loop between them."""
+    for piece in pieces(text):
+        yield piece
+        await asyncio.sleep(0)

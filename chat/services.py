@@ -1,0 +1,301 @@
+"""Chat services: start a turn, stream its answer (rewrite → retrieve → not found | generate → persist), feedback.
+
+``turn_start`` does every check and write that must happen before anything is
+searched; ``turn_stream`` yields the protocol's events (docs/chat.md) and
+settles the assistant message however the stream ends. The websocket consumer
+and the SSE view only move those events.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from chat import selectors
+from chat.llm import LLMConfig, LLMError, extractive_answer, llm_complete, llm_config, llm_stream, text_stream
+from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
+from chat.prompts import (
+    Context,
+    answer_messages,
+    citations_map,
+    confidence_of,
+    context_build,
+    number,
+    rewrite_messages,
+)
+from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
+from knowledge.errors import ApplicationError, ValidationFailed
+from knowledge.selectors import kb_get_for_user
+from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, search_run
+
+logger = logging.getLogger(__name__)
+
+TITLE_CHARS = 40
+USE_SETTINGS: Any = object()
+"""``turn_stream(llm=USE_SETTINGS)``: read the LLM configuration from settings at call time."""
+
+
+def in_thread(func):
+    """``func`` for async code: run in a worker thread, closing that thread's connection afterwards.
+
+    Like channels' ``database_sync_to_async``, on the loop's executor rather than
+    the one thread-sensitive thread, so concurrent chats don't queue behind each
+    other's searches. The connection is closed here too because channels' test
+    communicator disables its own clean-up.
+    """
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return database_sync_to_async(run, thread_sensitive=False)
+
+
+@dataclass
+class Turn:
+    """One question in a conversation, checked and recorded, ready to be answered."""
+
+    user: AbstractBaseUser
+    conversation_id: int
+    title: str
+    user_message_id: int
+    message_id: int
+    """The assistant message the answer is written to."""
+    kb_ids: list[int]
+    question: str
+    history: list[tuple[str, str]] = field(default_factory=list)
+    """Earlier (role, content) pairs, oldest first."""
+    previous_queries: list[str] = field(default_factory=list)
+    """Earlier standalone queries (each question as retrieval saw it), oldest first."""
+
+
+def _clean_kb_ids(kb_ids: Any) -> list[int]:
+    if kb_ids is None:
+        return []
+    if not isinstance(kb_ids, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
+        raise ValidationFailed("kb_ids must be a list of knowledge base ids.", code="invalid_kb_ids")
+    ids = list(dict.fromkeys(kb_ids))
+    if len(ids) > MAX_KBS:
+        raise ValidationFailed(f"At most {MAX_KBS} knowledge bases per question.", code="too_many_kbs")
+    return ids
+
+
+def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Turn:
+    """Check the question, the conversation and every KB, then record the question and an empty answer.
+
+    Raises ValidationFailed, or NotFound (``conversation_not_found`` for a
+    conversation that is not the user's, ``kb_not_found`` for a KB they cannot
+    read) before anything is written or searched. Without ``kb_ids`` the
+    conversation's KBs are used.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise ValidationFailed("The question is empty.", code="empty_question")
+    question = question.strip()
+    if len(question) > MAX_QUERY_CHARS:
+        raise ValidationFailed(f"The question is over {MAX_QUERY_CHARS} characters.", code="question_too_long")
+    if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
+        raise ValidationFailed("conversation must be an id or null.", code="invalid_conversation")
+    ids = _clean_kb_ids(kb_ids)
+    with transaction.atomic():
+        conversation = None
+        if conversation_id is not None:
+            conversation = selectors.conversation_get(user=user, conversation_id=conversation_id)
+            conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+            ids = ids or list(conversation.kb_ids or [])
+        if not ids:
+            raise ValidationFailed("Choose at least one knowledge base.", code="no_kbs")
+        for kb_id in ids:
+            kb_get_for_user(user=user, kb_id=kb_id)
+        history: list[Message] = []
+        if conversation is None:
+            conversation = Conversation.objects.create(user=user, title=question[:TITLE_CHARS], kb_ids=ids)
+        else:
+            history = selectors.conversation_history(conversation=conversation)
+            conversation.kb_ids = ids
+            conversation.save(update_fields=["kb_ids", "updated_at"])
+        asked = Message.objects.create(conversation=conversation, role=Role.USER, content=question)
+        answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
+    return Turn(
+        user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
+        message_id=answer.pk, kb_ids=ids, question=question,
+        history=[(m.role, m.content) for m in history if m.content],
+        previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
+    )
+
+
+def turn_settle(*, turn: Turn, rewritten_query: str, fields: dict[str, Any]) -> None:
+    """Write the answer's final state and the question's standalone query, in one transaction."""
+    with transaction.atomic():
+        Message.objects.filter(pk=turn.message_id).update(**fields)
+        if rewritten_query:
+            Message.objects.filter(pk=turn.user_message_id).update(rewritten_query=rewritten_query)
+        Conversation.objects.filter(pk=turn.conversation_id).update(updated_at=timezone.now())
+
+
+async def turn_prepare(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Turn:
+    """``turn_start`` from async code."""
+    return await in_thread(turn_start)(
+        user=user, conversation_id=conversation_id, kb_ids=kb_ids, question=question,
+    )
+
+
+async def turn_abandon(turn: Turn) -> None:
+    """Settle a turn cancelled before its answer started streaming."""
+    await in_thread(turn_settle)(
+        turn=turn, rewritten_query="", fields={"status": MessageStatus.CANCELLED, "error_code": "cancelled"},
+    )
+
+
+async def question_rewrite(turn: Turn, config: LLMConfig | None) -> tuple[Rewrite, str]:
+    """The standalone query for ``turn`` and a note ("" or why the LLM rewrite was not used)."""
+    if not turn.history:
+        return Rewrite(turn.question, "none"), ""
+    if config is not None:
+        try:
+            text = await llm_complete(config, rewrite_messages(question=turn.question, history=turn.history))
+        except LLMError as exc:
+            return rewrite_fallback(turn.question, turn.previous_queries), exc.code
+        cleaned = rewrite_clean(text, question=turn.question)
+        if cleaned:
+            return Rewrite(cleaned, "llm"), ""
+        return rewrite_fallback(turn.question, turn.previous_queries), "llm_rewrite_unusable"
+    return rewrite_fallback(turn.question, turn.previous_queries), ""
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
+
+
+async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> AsyncIterator[dict[str, Any]]:
+    """Yield ``start``, ``rewrite``, ``sources``, ``token``… and ``finish`` — or ``error`` — for ``turn``.
+
+    Whatever ends the stream (finish, an error, cancellation or the consumer
+    closing the generator) the assistant message is settled: complete,
+    incomplete (partial answer kept), cancelled or error. When retrieval finds
+    nothing relevant the answer is the KB's not-found text and no LLM is called.
+    """
+    config = llm_config() if llm is USE_SETTINGS else llm
+    started = time.perf_counter()
+    timings: dict[str, Any] = {}
+    parts: list[str] = []
+    standalone = ""
+    settled = False
+
+    async def settle(**fields: Any) -> None:
+        nonlocal settled
+        settled = True
+        timings["total_ms"] = _ms(started)
+        fields.setdefault("timings", timings)
+        await in_thread(turn_settle)(
+            turn=turn, rewritten_query=standalone, fields=fields,
+        )
+
+    async def fail(code: str, message: str, *, status: str = MessageStatus.ERROR) -> dict[str, Any]:
+        partial = "".join(parts)
+        if status == MessageStatus.INCOMPLETE and not partial:
+            status = MessageStatus.ERROR
+        await settle(content=partial, status=status, error_code=code)
+        return {"type": "error", "code": code, "message": message, "conversation": turn.conversation_id,
+                "message_id": turn.message_id, "status": status, "partial": partial}
+
+    try:
+        yield {"type": "start", "conversation": turn.conversation_id, "message": turn.message_id,
+               "user_message": turn.user_message_id, "title": turn.title}
+
+        t = time.perf_counter()
+        rewrite, note = await question_rewrite(turn, config)
+        standalone = rewrite.query
+        timings["rewrite_ms"] = _ms(t)
+        event: dict[str, Any] = {"type": "rewrite", "query": rewrite.query, "original": turn.question, "method": rewrite.method}
+        if note:
+            event["note"] = note
+        yield event
+
+        t = time.perf_counter()
+        try:
+            result = await in_thread(search_run)(
+                user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids,
+            )
+        except ApplicationError as exc:
+            yield await fail(exc.code, exc.message)
+            return
+        timings["retrieval_ms"] = _ms(t)
+        timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
+        hit = bool(result.hit)
+
+        context = context_build(result.candidates) if hit else Context()
+        yield {"type": "sources", "hit": hit, "relevance": number(result.relevance),
+               "threshold": number(result.threshold),
+               "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
+               "sources": [s.payload() for s in context.sources]}
+
+        if not hit:
+            mode, generator = "not_found", text_stream(result.not_found_text)
+        elif config is None:
+            mode, generator = "extractive", text_stream(extractive_answer(rewrite.query, context.sources))
+        else:
+            messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
+                                       history=turn.history)
+            mode, generator = "llm", llm_stream(config, messages)
+
+        t = time.perf_counter()
+        try:
+            async with aclosing(generator):
+                async for text in generator:
+                    if not parts:
+                        timings["first_token_ms"] = _ms(started)
+                    parts.append(text)
+                    yield {"type": "token", "text": text}
+        except LLMError as exc:
+            timings["generation_ms"] = _ms(t)
+            yield await fail(exc.code, exc.message, status=MessageStatus.INCOMPLETE)
+            return
+        timings["generation_ms"] = _ms(t)
+
+        answer = "".join(parts)
+        citations = citations_map(answer, context.sources) if hit else []
+        confidence = confidence_of(context.sources, citations) if hit else 0.0
+        sources = [s.payload() for s in context.sources]
+        await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=sources,
+                     citations=citations, hit=hit, confidence=confidence, answer_mode=mode)
+        yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
+               "answer": answer, "citations": citations, "hit": hit, "confidence": confidence,
+               "relevance": number(result.relevance), "mode": mode, "status": MessageStatus.COMPLETE, "timings": timings}
+    except (asyncio.CancelledError, GeneratorExit):
+        if not settled:
+            # Shielded: the answer is settled even though the task around it is being cancelled.
+            await asyncio.shield(settle(content="".join(parts), status=MessageStatus.CANCELLED, error_code="cancelled"))
+        raise
+    except Exception:
+        logger.exception("chat turn %s failed", turn.message_id)
+        if not settled:
+            yield await fail("internal_error", "The answer could not be produced.")
+
+
+# --- conversations and feedback --------------------------------------------------
+
+def conversation_delete(*, user, conversation_id: Any) -> None:
+    """Delete the user's conversation with its messages and feedback (NotFound for anyone else's)."""
+    conversation = selectors.conversation_get(user=user, conversation_id=conversation_id)
+    conversation.delete()
+
+
+def feedback_give(*, user, message_id: Any, rating: str, reason: str = "") -> Feedback:
+    """Rate an answer in one of the user's conversations; a second rating replaces the first."""
+    if rating not in Rating.values:
+        raise ValidationFailed("rating must be up or down.", code="invalid_rating")
+    message = selectors.answer_get(user=user, message_id=message_id)
+    feedback, _ = Feedback.objects.update_or_create(
+        message=message, user=user, defaults={"rating": rating, "reason": (reason or "").strip()[:2000]},
+    )
+    return feedback

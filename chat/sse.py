@@ -1,0 +1,99 @@
+"""The chat event stream over HTTP (Server-Sent Events) for clients without websockets: ``POST /api/chat/stream/``."""
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+
+from chat.auth import user_for_token
+from chat.services import turn_prepare, turn_stream
+from knowledge.errors import ApplicationError
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+def sse_encode(event: dict[str, Any]) -> bytes:
+    """One SSE frame: ``event: <type>`` and the JSON on one ``data:`` line."""
+    return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+
+
+async def sse_frames(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    async with aclosing(events):
+        async for event in events:
+            yield sse_encode(event)
+
+
+def _error(code: str, message: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+class _CSRFCheck(CsrfViewMiddleware):
+    def _reject(self, request, reason):
+        return reason
+
+
+def _csrf_failure(request: HttpRequest) -> str | None:
+    """The CSRF failure reason for a session-authenticated request, or None (as DRF's SessionAuthentication)."""
+    check = _CSRFCheck(lambda req: HttpResponse())
+    check.process_request(request)
+    return check.process_view(request, None, (), {})
+
+
+async def _authenticate(request: HttpRequest):
+    """(user, error response): ``Authorization: Token <key>`` first, else the session with its CSRF check."""
+    header = request.headers.get("Authorization", "")
+    if header:
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() != "token" or not key.strip():
+            return None, _error("not_authenticated", "Use Authorization: Token <API token>.", 401)
+        user = await user_for_token(key.strip()[:100])
+        if not user.is_authenticated:
+            return None, _error("authentication_failed", "Invalid token.", 401)
+        return user, None
+    user = await request.auser()
+    if not user.is_authenticated:
+        return None, _error("not_authenticated", "Sign in, or send Authorization: Token <API token>.", 401)
+    reason = _csrf_failure(request)
+    if reason:
+        return None, _error("permission_denied", f"CSRF failed: {reason}", 403)
+    return user, None
+
+
+@csrf_exempt  # checked in _authenticate for session users; token clients need none
+async def chat_stream(request: HttpRequest) -> HttpResponse:
+    """Ask a question and receive the websocket protocol's events as ``text/event-stream``.
+
+    The body is the websocket's ``ask`` message (``type`` may be left out).
+    Errors found before streaming (authentication, input, a conversation or KB
+    the caller cannot read) are ordinary JSON error responses with their status;
+    later ones arrive as an ``error`` event.
+    """
+    if request.method != "POST":
+        response = _error("method_not_allowed", "Use POST.", 405)
+        response["Allow"] = "POST"
+        return response
+    user, failure = await _authenticate(request)
+    if failure is not None:
+        return failure
+    if len(request.body) > MAX_BODY_BYTES:
+        return _error("invalid", f"The body is over {MAX_BODY_BYTES} bytes.", 400)
+    try:
+        body = json.loads(request.body or b"null")
+    except ValueError:
+        return _error("invalid_json", "The body is not valid JSON.", 400)
+    if not isinstance(body, dict) or body.get("type", "ask") != "ask":
+        return _error("invalid", 'The body must be an "ask" message: {"conversation", "kb_ids", "question"}.', 400)
+    try:
+        turn = await turn_prepare(user=user, conversation_id=body.get("conversation"), kb_ids=body.get("kb_ids"),
+                                  question=body.get("question"))
+    except ApplicationError as exc:
+        return _error(exc.code, exc.message, exc.status_code)
+    response = StreamingHttpResponse(sse_frames(turn_stream(turn)), content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
+    return response

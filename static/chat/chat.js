@@ -1,0 +1,389 @@
+// Chat page: websocket (SSE fallback) streaming, sources, feedback, past conversations.
+// Every node is built with DOM APIs and textContent; nothing from documents, answers or
+// titles is ever parsed as HTML. Markdown is a tiny subset rendered the same way.
+(function () {
+  "use strict";
+
+  const $ = (id) => document.getElementById(id);
+  const messagesBox = $("messages");
+  const form = $("ask-form");
+  const questionInput = $("question");
+  const sendButton = $("send");
+  const stopButton = $("stop");
+  const statusLine = $("status");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  const state = { conversation: null, ws: null, wsFailures: 0, useSSE: !window.WebSocket, current: null, abort: null, queued: null };
+
+  // --- DOM helpers -----------------------------------------------------------
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+  function pagesLabel(p) {
+    if (!p || p.start === null || p.start === undefined) return "";
+    return p.end && p.end !== p.start ? "第 " + p.start + "–" + p.end + " 页" : "第 " + p.start + " 页";
+  }
+  function setStatus(text) { statusLine.textContent = text || ""; }
+  function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
+
+  // --- a safe Markdown subset: paragraphs, headings, lists, code, bold, [n] citations ---
+  const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\[\d{1,3}\]|【\d{1,3}】)/;
+  function renderInline(text, parent, view) {
+    text.split(INLINE).forEach((part) => {
+      if (!part) return;
+      let m;
+      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") {
+        parent.appendChild(el("code", part.slice(1, -1)));
+      } else if (part.startsWith("**") && part.endsWith("**") && part.length > 4) {
+        parent.appendChild(el("strong", part.slice(2, -2)));
+      } else if ((m = /^[\[【](\d{1,3})[\]】]$/.exec(part))) {
+        const n = Number(m[1]);
+        const cite = el("span", "[" + n + "]", "cite");
+        cite.dataset.n = String(n);
+        cite.title = "来源 " + n;
+        cite.addEventListener("click", () => flashSource(view, n));
+        parent.appendChild(cite);
+      } else {
+        parent.appendChild(document.createTextNode(part));
+      }
+    });
+  }
+  function renderMarkdown(text, container, view) {
+    container.replaceChildren();
+    const lines = String(text).split("\n");
+    let para = null, list = null, code = null;
+    const closeBlocks = () => { para = null; list = null; };
+    for (const line of lines) {
+      if (code) {
+        if (/^```/.test(line)) { code = null; continue; }
+        code.textContent += (code.textContent ? "\n" : "") + line;
+        continue;
+      }
+      let m;
+      if (/^```/.test(line)) {
+        closeBlocks();
+        const pre = el("pre"); code = el("code"); pre.appendChild(code); container.appendChild(pre);
+      } else if (!line.trim()) {
+        closeBlocks();
+      } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
+        closeBlocks();
+        const h = el("h" + Math.min(6, m[1].length + 3)); renderInline(m[2], h, view); container.appendChild(h);
+      } else if ((m = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line))) {
+        para = null;
+        const tag = m[1] ? "ul" : "ol";
+        if (!list || list.tagName.toLowerCase() !== tag) { list = el(tag); container.appendChild(list); }
+        const li = el("li"); renderInline(m[3], li, view); list.appendChild(li);
+      } else {
+        list = null;
+        if (!para) { para = el("p"); container.appendChild(para); } else { para.appendChild(el("br")); }
+        renderInline(line, para, view);
+      }
+    }
+  }
+
+  // --- one assistant message on screen -----------------------------------------
+  function userBubble(text) {
+    const node = el("div", text, "msg user");
+    messagesBox.appendChild(node);
+    return node;
+  }
+  function assistantView() {
+    const root = el("div", null, "msg assistant");
+    const view = {
+      root, id: null, text: "", sources: [], cited: new Set(), rendered: false,
+      rewrite: el("div", null, "rewrite"), answer: el("div", null, "answer"), error: el("div", null, "error"),
+      sourcesBox: el("div", null, "sources"), meta: el("div", null, "meta"), feedback: el("div", null, "feedback"),
+    };
+    view.rewrite.hidden = true; view.error.hidden = true; view.sourcesBox.hidden = true;
+    [view.rewrite, view.answer, view.error, view.sourcesBox, view.meta, view.feedback].forEach((n) => root.appendChild(n));
+    messagesBox.appendChild(root);
+    return view;
+  }
+  function renderAnswer(view) {
+    view.rendered = false;
+    renderMarkdown(view.text, view.answer, view);
+  }
+  function scheduleRender(view) {
+    if (view.pending) return;
+    view.pending = true;
+    requestAnimationFrame(() => { view.pending = false; renderAnswer(view); scrollDown(); });
+  }
+  function renderSources(view) {
+    const box = view.sourcesBox;
+    box.replaceChildren();
+    if (!view.sources.length) { box.hidden = true; return; }
+    box.hidden = false;
+    box.appendChild(el("div", "来源 Sources", "muted"));
+    const ol = el("ol");
+    view.sources.forEach((s) => {
+      const li = el("li");
+      li.dataset.n = String(s.n);
+      li.value = s.n;
+      if (view.cited.has(s.n)) li.classList.add("cited");
+      const doc = s.document || {};
+      li.appendChild(el("span", doc.title || doc.source_name || "文档 " + doc.id, "src-title"));
+      const where = [];
+      const path = (s.section_path || []).filter((p) => p && p !== doc.title);
+      if (path.length) where.push(path.join(" › "));
+      const pages = pagesLabel(s.pages);
+      if (pages) where.push(pages);
+      if (doc.source_name && doc.source_name !== doc.title) where.push(doc.source_name);
+      if (where.length) li.appendChild(el("span", " · " + where.join(" · "), "muted src-where"));
+      const rel = s.scores && typeof s.scores.relevance === "number" ? s.scores.relevance : null;
+      if (rel !== null) li.appendChild(el("span", " · 相关度 " + rel.toFixed(2), "muted"));
+      li.appendChild(el("div", s.content || "", "snippet"));
+      ol.appendChild(li);
+    });
+    box.appendChild(ol);
+  }
+  function flashSource(view, n) {
+    const li = view.sourcesBox.querySelector('li[data-n="' + n + '"]');
+    if (!li) return;
+    li.classList.add("flash");
+    li.scrollIntoView({ block: "nearest" });
+    setTimeout(() => li.classList.remove("flash"), 1200);
+  }
+  function renderMeta(view, info) {
+    const parts = [];
+    if (info.mode === "extractive") parts.push("摘录答案（未配置大模型）");
+    if (info.mode === "not_found" || info.hit === false) parts.push("未命中知识库");
+    if (typeof info.confidence === "number" && info.hit) parts.push("置信度 " + info.confidence.toFixed(2));
+    const t = info.timings || {};
+    if (typeof t.first_token_ms === "number") parts.push("首字 " + Math.round(t.first_token_ms) + " ms");
+    if (typeof t.total_ms === "number") parts.push("总计 " + Math.round(t.total_ms) + " ms");
+    if (info.status && info.status !== "complete") parts.push("状态 " + info.status);
+    view.meta.textContent = parts.join(" · ");
+  }
+  function renderFeedback(view, current) {
+    const box = view.feedback;
+    box.replaceChildren();
+    if (!view.id) return;
+    const up = el("button", "👍 有用"), down = el("button", "👎 没用");
+    up.type = down.type = "button";
+    up.dataset.rating = "up"; down.dataset.rating = "down";
+    if (current && current.rating === "up") up.classList.add("chosen");
+    if (current && current.rating === "down") down.classList.add("chosen");
+    up.addEventListener("click", () => sendFeedback(view, "up", ""));
+    down.addEventListener("click", () => {
+      if (box.querySelector("input")) return;
+      const reason = el("input"); reason.type = "text"; reason.maxLength = 2000; reason.placeholder = "哪里不对？（可选）";
+      const submit = el("button", "提交"); submit.type = "button";
+      submit.addEventListener("click", () => sendFeedback(view, "down", reason.value));
+      box.appendChild(reason); box.appendChild(submit); reason.focus();
+    });
+    box.appendChild(up); box.appendChild(down);
+  }
+  async function sendFeedback(view, rating, reason) {
+    const res = await api("/api/messages/" + view.id + "/feedback/", { method: "POST", body: JSON.stringify({ rating, reason }) });
+    if (res.ok) { renderFeedback(view, await res.json()); view.feedback.appendChild(el("span", "已记录，谢谢", "muted")); }
+    else setStatus("反馈失败 Feedback failed");
+  }
+  function showError(view, text) { view.error.hidden = false; view.error.textContent = text; }
+
+  // --- protocol events -------------------------------------------------------------
+  function handleEvent(ev) {
+    const view = state.current;
+    if (!ev || !ev.type) return;
+    if (!view) { if (ev.type === "error") setStatus(ev.message || ev.code); return; }
+    switch (ev.type) {
+      case "start":
+        state.conversation = ev.conversation;
+        view.id = ev.message;
+        setStatus("检索中… Searching");
+        loadConversations();
+        break;
+      case "rewrite":
+        if (ev.method && ev.method !== "none") { view.rewrite.hidden = false; view.rewrite.textContent = "检索问题：" + ev.query; }
+        break;
+      case "sources":
+        view.sources = ev.sources || [];
+        renderSources(view);
+        setStatus(ev.hit ? "生成中… Answering" : "未找到相关内容 Not found");
+        break;
+      case "token":
+        view.text += ev.text;
+        scheduleRender(view);
+        break;
+      case "finish":
+        view.text = ev.answer;
+        view.cited = new Set((ev.citations || []).map((c) => c.n));
+        renderAnswer(view); renderSources(view); renderMeta(view, ev); renderFeedback(view, null);
+        done("");
+        break;
+      case "error":
+        if (typeof ev.partial === "string" && ev.partial) { view.text = ev.partial; renderAnswer(view); }
+        showError(view, (ev.code === "cancelled" ? "已停止。" : "出错了：") + (ev.message || ev.code) + " (" + ev.code + ")");
+        renderMeta(view, { status: ev.status });
+        done("");
+        break;
+    }
+  }
+  function done(text) {
+    state.current = null; state.abort = null;
+    sendButton.disabled = false; stopButton.hidden = true;
+    setStatus(text);
+  }
+
+  // --- transports: websocket, else SSE over fetch -----------------------------------
+  function connect() {
+    if (state.useSSE) return;
+    const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/chat/");
+    state.ws = ws;
+    let opened = false;
+    ws.onopen = () => { opened = true; state.wsFailures = 0; if (state.queued) { ws.send(state.queued); state.queued = null; } };
+    ws.onmessage = (m) => { try { handleEvent(JSON.parse(m.data)); } catch (e) { console.error(e); } };
+    ws.onclose = () => {
+      state.ws = null;
+      if (state.current) { showError(state.current, "连接已断开 Connection lost"); done(""); }
+      if (!opened && ++state.wsFailures >= 2) { state.useSSE = true; return; } // websockets blocked: use SSE
+      setTimeout(connect, Math.min(5000, 500 * (state.wsFailures + 1)));
+    };
+  }
+  function sendAsk(payload) {
+    if (!state.useSSE) {
+      const text = JSON.stringify(Object.assign({ type: "ask" }, payload));
+      if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(text);
+      else { state.queued = text; if (!state.ws) connect(); }
+      return;
+    }
+    streamSSE(payload);
+  }
+  async function streamSSE(payload) {
+    const controller = new AbortController();
+    state.abort = controller;
+    let res;
+    try {
+      res = await fetch("/api/chat/stream/", {
+        method: "POST", signal: controller.signal, credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "text/event-stream" },
+        body: JSON.stringify(payload),
+      });
+    } catch (e) { if (state.current) { showError(state.current, "请求失败 Request failed"); done(""); } return; }
+    if (!res.ok) {
+      let body = {}; try { body = await res.json(); } catch (e) { /* not JSON */ }
+      handleEvent(Object.assign({ type: "error" }, body.error || { code: "http_" + res.status, message: res.statusText }));
+      return;
+    }
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for (;;) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+          const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+          if (data) handleEvent(JSON.parse(data));
+        }
+      }
+    } catch (e) {
+      if (state.current) { showError(state.current, controller.signal.aborted ? "已停止。" : "连接已断开"); done(""); }
+    }
+  }
+  function cancel() {
+    if (!state.current) return;
+    if (state.abort) state.abort.abort();
+    else if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(JSON.stringify({ type: "cancel" }));
+  }
+
+  // --- REST: conversations -----------------------------------------------------------
+  function api(url, options) {
+    const opts = Object.assign({ credentials: "same-origin" }, options || {});
+    opts.headers = Object.assign({ "Content-Type": "application/json", "X-CSRFToken": csrf }, opts.headers || {});
+    return fetch(url, opts);
+  }
+  async function loadConversations() {
+    const res = await api("/api/conversations/?page_size=100");
+    if (!res.ok) return;
+    const data = await res.json();
+    const list = $("conversations");
+    list.replaceChildren();
+    $("conversations-empty").hidden = data.results.length > 0;
+    data.results.forEach((c) => {
+      const li = el("li");
+      if (c.id === state.conversation) li.classList.add("active");
+      const open = el("button", c.title || "对话 " + c.id, "open");
+      open.type = "button"; open.title = c.title || "";
+      open.addEventListener("click", () => openConversation(c.id));
+      const del = el("button", "×", "delete");
+      del.type = "button"; del.title = "删除 Delete";
+      del.addEventListener("click", async () => {
+        if (!window.confirm("删除这个对话？ Delete this conversation?")) return;
+        const r = await api("/api/conversations/" + c.id + "/", { method: "DELETE" });
+        if (r.ok && state.conversation === c.id) newChat();
+        loadConversations();
+      });
+      li.appendChild(open); li.appendChild(del);
+      list.appendChild(li);
+    });
+  }
+  async function openConversation(id) {
+    if (state.current) return;
+    const res = await api("/api/conversations/" + id + "/");
+    if (!res.ok) { setStatus("无法打开对话 Cannot open"); return; }
+    const data = await res.json();
+    state.conversation = data.id;
+    messagesBox.replaceChildren();
+    setKbs(data.kb_ids || []);
+    let rewritten = "";
+    data.messages.forEach((m) => {
+      if (m.role === "user") {
+        userBubble(m.content);
+        rewritten = m.rewritten_query && m.rewritten_query !== m.content ? m.rewritten_query : "";
+        return;
+      }
+      const view = assistantView();
+      if (rewritten) { view.rewrite.hidden = false; view.rewrite.textContent = "检索问题：" + rewritten; }
+      view.id = m.id;
+      view.text = m.content;
+      view.sources = m.sources || [];
+      view.cited = new Set((m.citations || []).map((c) => c.n));
+      renderAnswer(view); renderSources(view);
+      renderMeta(view, { mode: m.answer_mode, hit: m.hit, confidence: m.confidence, timings: m.timings, status: m.status });
+      if (m.error_code && m.status !== "complete") showError(view, "未完成：" + m.error_code);
+      renderFeedback(view, m.feedback);
+    });
+    loadConversations();
+  }
+  function setKbs(ids) {
+    if (!ids.length) return;
+    document.querySelectorAll('#kb-list input[name="kb"]').forEach((box) => { box.checked = ids.includes(Number(box.value)); });
+  }
+  function newChat() {
+    if (state.current) return;
+    state.conversation = null;
+    messagesBox.replaceChildren();
+    loadConversations();
+    questionInput.focus();
+  }
+
+  // --- asking ------------------------------------------------------------------------
+  function ask() {
+    const question = questionInput.value.trim();
+    if (!question || state.current) return;
+    const kbIds = Array.from(document.querySelectorAll('#kb-list input[name="kb"]:checked')).map((b) => Number(b.value));
+    if (!kbIds.length) { setStatus("请至少选择一个知识库 Choose a knowledge base"); return; }
+    userBubble(question);
+    state.current = assistantView();
+    questionInput.value = "";
+    sendButton.disabled = true; stopButton.hidden = false;
+    setStatus("发送中… Sending");
+    scrollDown();
+    sendAsk({ conversation: state.conversation, kb_ids: kbIds, question });
+  }
+
+  form.addEventListener("submit", (e) => { e.preventDefault(); ask(); });
+  questionInput.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask(); }
+  });
+  stopButton.addEventListener("click", cancel);
+  $("new-chat").addEventListener("click", newChat);
+  connect();
+  loadConversations();
+})();

@@ -1,0 +1,192 @@
+"""End to end: the chat page in headless Chromium against daphne (websockets) on the test database."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from chat_helpers import DOCS
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+CHROMEDRIVER = shutil.which("chromedriver")
+try:
+    import selenium  # noqa: F401
+except ImportError:  # pragma: no cover
+    selenium = None
+
+pytestmark = [
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
+    pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),
+    pytest.mark.django_db(transaction=True),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+# Plain text keeps the markup literally, so it reaches the answer and the sources as text.
+XSS_DOC = {"security.txt": "安全须知第一条：<img src=x onerror=\"window.__xss=1\"> 不要在文档里写脚本。\n"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_database_url() -> str:
+    """The running test database, as a DATABASE_URL for a server in another process."""
+    from django.conf import settings
+    from django.db import connection
+
+    parts = urlsplit(settings.DATABASE_URL)
+    return urlunsplit(parts._replace(path="/" + connection.settings_dict["NAME"]))
+
+
+test_database_url.__test__ = False  # a helper, not a test
+
+
+@pytest.fixture
+def server(tmp_path, settings):
+    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_")}
+    env.update({
+        "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "ZHIKU_INGEST_MODE": "sync", "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+    })
+    env.pop("REDIS_URL", None)
+    with open(tmp_path / "daphne.log", "wb") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+    if proc.poll() is not None:
+        pytest.fail("daphne did not start:\n" + (tmp_path / "daphne.log").read_text(errors="replace"))
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, alice, kb, ingest):
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from chat.models import Feedback, Message
+
+    ingest(kb, {**DOCS, **XSS_DOC})
+    kb.score_threshold = 0.0
+    kb.save(update_fields=["score_threshold"])
+    client = Client()
+    client.force_login(alice)
+
+    browser.get(server + "/static/chat/chat.js")  # any page of the site, to set its cookie
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    # Log the type of every websocket event the page receives, from before its script runs.
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__events = [];
+        const Native = window.WebSocket;
+        window.WebSocket = function (url, protocols) {
+          const ws = new Native(url, protocols);
+          ws.addEventListener("message", (m) => window.__events.push(JSON.parse(m.data).type));
+          return ws;
+        };
+        window.WebSocket.prototype = Native.prototype;
+        window.WebSocket.OPEN = Native.OPEN;
+    """})
+    browser.get(server + "/chat/")
+    wait = WebDriverWait(browser, 20)
+    assert kb.name in browser.find_element(By.ID, "kb-list").text
+
+    def ask(question: str):
+        box = browser.find_element(By.ID, "question")
+        box.clear()
+        box.send_keys(question)
+        browser.find_element(By.ID, "send").click()
+        # Finished when the meta line (timings) of the newest answer is filled in.
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant")
+                   and d.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1].find_element(By.CSS_SELECTOR, ".meta").text)
+        return browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1]
+
+    answer = ask("知库专业版的价格是多少？")
+    assert "9800" in answer.find_element(By.CSS_SELECTOR, ".answer").text
+    assert answer.find_elements(By.CSS_SELECTOR, ".answer .cite")  # [n] rendered as citation markers
+    sources = answer.find_element(By.CSS_SELECTOR, ".sources").text
+    assert "知库专业版" in sources and "价格" in sources
+    assert "首字" in answer.find_element(By.CSS_SELECTOR, ".meta").text
+
+    # Streamed: the page got start, rewrite, sources, many tokens, then finish.
+    events = browser.execute_script("return window.__events")
+    assert events[:3] == ["start", "rewrite", "sources"] and events[-1] == "finish"
+    assert events.count("token") > 3
+    message = Message.objects.filter(role="assistant").latest("id")
+    assert message.status == "complete" and "9800" in message.content
+    assert message.timings["first_token_ms"] <= message.timings["total_ms"]
+
+    # Feedback from the page reaches the database.
+    answer.find_element(By.CSS_SELECTOR, '.feedback button[data-rating="up"]').click()
+    wait.until(lambda d: Feedback.objects.filter(message=message, rating="up").exists())
+
+    # The conversation shows up in the sidebar.
+    wait.until(lambda d: "知库专业版的价格是多少" in d.find_element(By.ID, "conversations").text)
+
+    # Text from documents is never parsed as HTML.
+    answer = ask("安全须知第一条是什么？<b onclick=\"window.__xss=2\">粗体</b>")
+    assert '<img src=x onerror="window.__xss=1">' in answer.find_element(By.CSS_SELECTOR, ".answer").text
+    assert '<b onclick="window.__xss=2">' in browser.find_elements(By.CSS_SELECTOR, ".msg.user")[-1].text
+    assert browser.find_elements(By.CSS_SELECTOR, "#messages b") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#messages img") == []
+    assert browser.execute_script("return window.__xss === undefined")
+
+
+def test_without_websockets_the_page_streams_over_sse(server, browser, alice, chat_kb):
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/chat/chat.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.WebSocket;"})
+    browser.get(server + "/chat/")
+    browser.find_element(By.ID, "question").send_keys("知库专业版的价格是多少？")
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant .meta")
+                                     and d.find_element(By.CSS_SELECTOR, ".msg.assistant .meta").text)
+    answer = browser.find_element(By.CSS_SELECTOR, ".msg.assistant")
+    assert "9800" in answer.find_element(By.CSS_SELECTOR, ".answer").text
+    assert "价格" in answer.find_element(By.CSS_SELECTOR, ".sources").text

@@ -1,0 +1,256 @@
+"""The chat websocket over the real Redis channel layer: auth, origin, permissions, events, LLM failures, cancel."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from chat_helpers import ORIGIN, connect, receive_until_end, session_cookie
+
+from chat.models import Conversation, Message
+from chat.services import in_thread
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("redis_layer")]
+
+QUESTION = "知库专业版的价格是多少？"
+
+
+def types(events: list[dict]) -> list[str]:
+    """Event types with runs of ``token`` collapsed to one."""
+    out: list[str] = []
+    for e in events:
+        if not (e["type"] == "token" and out and out[-1] == "token"):
+            out.append(e["type"])
+    return out
+
+
+@in_thread
+def answer_row(message_id: int) -> Message:
+    return Message.objects.get(pk=message_id)
+
+
+async def ask(communicator, kb_ids, question=QUESTION, conversation=None) -> list[dict]:
+    await communicator.send_json_to({"type": "ask", "conversation": conversation, "kb_ids": kb_ids, "question": question})
+    return await receive_until_end(communicator)
+
+
+# --- authentication and origin -------------------------------------------------------
+
+async def test_token_in_query_string_authenticates_and_streams_every_event(chat_kb, alice_token):
+    communicator, connected = await connect(f"/ws/chat/?token={alice_token}")
+    assert connected
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+
+    assert types(events) == ["start", "rewrite", "sources", "token", "finish"]
+    start, rewrite, sources, finish = events[0], events[1], events[2], events[-1]
+    assert rewrite == {"type": "rewrite", "query": QUESTION, "original": QUESTION, "method": "none"}
+    assert sources["hit"] is True and sources["sources"]
+    first = sources["sources"][0]
+    assert first["n"] == 1 and first["document"]["source_name"] == "pro.md"
+    assert first["section_path"] == ["知库专业版", "价格"] and "pages" in first and "relevance" in first["scores"]
+    assert finish["answer"] == "".join(e["text"] for e in events if e["type"] == "token")
+    assert "9800" in finish["answer"] and finish["mode"] == "extractive" and finish["hit"] is True
+    assert finish["citations"][0]["chunk_id"] == first["chunk_id"]
+    assert 0 <= finish["confidence"] <= 1
+    assert {"rewrite_ms", "retrieval_ms", "first_token_ms", "generation_ms", "total_ms"} <= set(finish["timings"])
+
+    row = await answer_row(start["message"])
+    assert (row.status, row.content, row.hit, row.answer_mode) == ("complete", finish["answer"], True, "extractive")
+    assert row.citations == finish["citations"] and row.sources[0]["chunk_id"] == first["chunk_id"]
+
+
+async def test_session_cookie_authenticates(chat_kb, alice):
+    communicator, connected = await connect(headers=[ORIGIN, (b"cookie", await session_cookie(alice))])
+    assert connected
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+    assert events[-1]["type"] == "finish"
+
+
+async def test_wrong_origin_is_rejected(alice_token):
+    _, connected = await connect(f"/ws/chat/?token={alice_token}", headers=[(b"origin", b"http://evil.example")])
+    assert not connected
+
+
+@pytest.mark.parametrize("path", ["/ws/chat/", "/ws/chat/?token=not-a-token"])
+async def test_without_valid_credentials_the_socket_closes_with_an_error(path):
+    communicator, connected = await connect(path)
+    assert connected
+    assert (await communicator.receive_json_from())["code"] == "not_authenticated"
+    assert (await communicator.receive_output())["code"] == 4401
+
+
+async def test_a_wrong_token_does_not_fall_back_to_the_session(alice):
+    communicator, _ = await connect("/ws/chat/?token=wrong", headers=[ORIGIN, (b"cookie", await session_cookie(alice))])
+    assert (await communicator.receive_json_from())["code"] == "not_authenticated"
+
+
+# --- permissions ---------------------------------------------------------------------
+
+async def test_another_users_kb_is_an_error_and_nothing_is_searched(chat_kb, bob_kb, alice_token, monkeypatch):
+    searched = []
+    monkeypatch.setattr("chat.services.search_run", lambda **kw: searched.append(kw))
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk, bob_kb.pk])
+    await communicator.disconnect()
+    assert [e["type"] for e in events] == ["error"]
+    assert events[0]["code"] == "kb_not_found"
+    assert searched == []
+    assert await in_thread(Message.objects.count)() == 0
+
+
+async def test_another_users_conversation_is_not_found(chat_kb, alice, bob_token):
+    alices = await in_thread(Conversation.objects.create)(user=alice, title="mine", kb_ids=[chat_kb.pk])
+    communicator, _ = await connect(f"/ws/chat/?token={bob_token}")
+    events = await ask(communicator, [], conversation=alices.pk)
+    await communicator.disconnect()
+    assert [(e["type"], e["code"]) for e in events] == [("error", "conversation_not_found")]
+
+
+# --- conversation and follow-ups ---------------------------------------------------------
+
+async def test_follow_up_is_rewritten_from_the_conversation_without_an_llm(chat_kb, alice_token):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    first = await ask(communicator, [chat_kb.pk], "知库专业版有哪些功能？")
+    conversation = first[0]["conversation"]
+    second = await ask(communicator, [], "那它的价格呢？", conversation=conversation)
+    await communicator.disconnect()
+
+    assert second[0]["conversation"] == conversation
+    assert second[1] == {"type": "rewrite", "query": "知库专业版 价格", "original": "那它的价格呢？", "method": "rules"}
+    assert second[2]["sources"][0]["section_path"] == ["知库专业版", "价格"]
+    assert "9800" in second[-1]["answer"]
+    question = await in_thread(Message.objects.get)(pk=second[0]["user_message"])
+    assert question.rewritten_query == "知库专业版 价格"
+
+
+async def test_not_found_streams_the_kb_text_and_calls_no_llm(judged_kb, alice_token, llm_on):
+    kb = judged_kb
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [kb.pk], "火星的首都是哪座城市？")
+    await communicator.disconnect()
+
+    assert types(events) == ["start", "rewrite", "sources", "token", "finish"]
+    assert events[2]["hit"] is False and events[2]["sources"] == []
+    finish = events[-1]
+    assert finish["answer"] == kb.not_found_text and finish["hit"] is False
+    assert finish["mode"] == "not_found" and finish["confidence"] == 0.0 and finish["citations"] == []
+    assert llm_on.requests == []
+
+
+# --- the LLM path -----------------------------------------------------------------------
+
+async def test_llm_answer_streams_and_its_citations_map_to_chunks(chat_kb, alice_token, llm_on):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+
+    tokens = [e["text"] for e in events if e["type"] == "token"]
+    assert tokens == llm_on.chunks
+    finish = events[-1]
+    assert finish["mode"] == "llm" and finish["answer"] == "".join(llm_on.chunks)
+    assert finish["citations"][0]["n"] == 1
+    assert finish["citations"][0]["chunk_id"] == events[2]["sources"][0]["chunk_id"]
+    sent = llm_on.stream_requests[0]["messages"]
+    assert sent[0]["role"] == "system" and "知识片段" in sent[-1]["content"] and "[1] 来源：" in sent[-1]["content"]
+
+
+async def test_llm_rewrites_a_follow_up_with_a_short_completion(chat_kb, alice_token, llm_on):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    first = await ask(communicator, [chat_kb.pk], "知库专业版有哪些功能？")
+    second = await ask(communicator, [chat_kb.pk], "那它的价格呢？", conversation=first[0]["conversation"])
+    await communicator.disconnect()
+
+    assert second[1]["method"] == "llm" and second[1]["query"] == llm_on.rewrite
+    rewrite_request = llm_on.completion_requests[0]
+    assert "知库专业版有哪些功能？" in rewrite_request["messages"][-1]["content"]
+    assert "那它的价格呢？" in rewrite_request["messages"][-1]["content"]
+
+
+async def test_llm_failure_mid_stream_keeps_the_partial_answer(chat_kb, alice_token, llm_on):
+    llm_on.break_after = 2
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+
+    error = events[-1]
+    partial = "".join(llm_on.chunks[:2])
+    assert error["type"] == "error" and error["code"] == "llm_failed"
+    assert error["status"] == "incomplete" and error["partial"] == partial
+    row = await answer_row(events[0]["message"])
+    assert (row.status, row.content, row.error_code) == ("incomplete", partial, "llm_failed")
+
+
+async def test_llm_stall_times_out_as_an_error_event(chat_kb, alice_token, llm_on, settings):
+    settings.ZHIKU_LLM_TIMEOUT = "0.5"
+    llm_on.stall_after = 1
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+    assert (events[-1]["type"], events[-1]["code"], events[-1]["partial"]) == ("error", "llm_timeout", llm_on.chunks[0])
+
+
+async def until_tokens(communicator, n: int) -> list[dict]:
+    events = []
+    while sum(e["type"] == "token" for e in events) < n:
+        events.append(await communicator.receive_json_from(timeout=10))
+    return events
+
+
+async def test_cancel_stops_the_llm_stream(chat_kb, alice_token, llm_on):
+    llm_on.chunks = [f"字{i}" for i in range(200)]
+    llm_on.delay = 0.02
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    await communicator.send_json_to({"type": "ask", "conversation": None, "kb_ids": [chat_kb.pk], "question": QUESTION})
+    events = await until_tokens(communicator, 3)
+    await communicator.send_json_to({"type": "cancel"})
+    rest = await receive_until_end(communicator)
+    assert rest[-1]["type"] == "error" and rest[-1]["code"] == "cancelled"
+    assert await asyncio.to_thread(llm_on.client_gone.wait, 3)
+    assert llm_on.streams[0].sent < 200 and not llm_on.streams[0].finished
+    row = await answer_row(events[0]["message"])
+    assert row.status == "cancelled" and row.content.startswith("字0字1字2")
+
+    # The socket stays usable after a cancel.
+    llm_on.chunks, llm_on.delay = ["好[1]"], 0
+    assert (await ask(communicator, [chat_kb.pk]))[-1]["type"] == "finish"
+    await communicator.disconnect()
+
+
+async def test_disconnect_stops_the_llm_stream_and_settles_the_answer(chat_kb, alice_token, llm_on):
+    llm_on.chunks = [f"字{i}" for i in range(200)]
+    llm_on.delay = 0.02
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    await communicator.send_json_to({"type": "ask", "conversation": None, "kb_ids": [chat_kb.pk], "question": QUESTION})
+    events = await until_tokens(communicator, 2)
+    await communicator.disconnect()
+    assert await asyncio.to_thread(llm_on.client_gone.wait, 3)
+    assert (await answer_row(events[0]["message"])).status == "cancelled"
+
+
+# --- protocol errors ---------------------------------------------------------------------
+
+async def test_a_second_ask_while_streaming_is_refused(chat_kb, alice_token, llm_on):
+    llm_on.chunks, llm_on.delay = [f"字{i}" for i in range(50)], 0.02
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    await communicator.send_json_to({"type": "ask", "conversation": None, "kb_ids": [chat_kb.pk], "question": QUESTION})
+    await until_tokens(communicator, 1)
+    await communicator.send_json_to({"type": "ask", "conversation": None, "kb_ids": [chat_kb.pk], "question": QUESTION})
+    events = await receive_until_end(communicator)
+    assert events[-1]["code"] == "busy"
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("frame, code", [
+    ("not json", "invalid_json"),
+    ('{"type": "hello"}', "unknown_type"),
+    ('{"type": "cancel"}', "nothing_to_cancel"),
+    ('{"type": "ask", "kb_ids": [1], "question": "  "}', "empty_question"),
+    ('{"type": "ask", "kb_ids": "1", "question": "价格"}', "invalid_kb_ids"),
+    ('{"type": "ask", "kb_ids": [], "question": "价格"}', "no_kbs"),
+])
+async def test_malformed_messages_get_error_codes(alice_token, frame, code):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    await communicator.send_to(text_data=frame)
+    assert (await communicator.receive_json_from(timeout=5))["code"] == code
+    await communicator.disconnect()

@@ -1,0 +1,136 @@
+"""POST /api/chat/stream/: the websocket's events as Server-Sent Events, through the real ASGI application."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.testing import ApplicationCommunicator
+from chat_helpers import session_cookie
+
+from chat.models import Message
+from chat.services import in_thread
+from chat.sse import sse_encode
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = "知库专业版的价格是多少？"
+
+
+def scope(headers: list[tuple[bytes, bytes]]) -> dict:
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/api/chat/stream/", "raw_path": b"/api/chat/stream/", "query_string": b"", "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"), *headers],
+        "client": ("127.0.0.1", 5000), "server": ("testserver", 80),
+    }
+
+
+async def start(body: dict, headers: list[tuple[bytes, bytes]]) -> tuple[ApplicationCommunicator, dict]:
+    from config.asgi import application
+
+    communicator = ApplicationCommunicator(application, scope(headers))
+    await communicator.send_input({"type": "http.request", "body": json.dumps(body).encode(), "more_body": False})
+    head = await communicator.receive_output(timeout=15)
+    return communicator, head
+
+
+async def read_body(communicator) -> bytes:
+    """The rest of the body; then the application is let finish (it closes its connections as the request ends)."""
+    chunks = []
+    while True:
+        message = await communicator.receive_output(timeout=15)
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            await communicator.wait(timeout=5)
+            return b"".join(chunks)
+
+
+def parse(body: bytes) -> list[tuple[str, dict]]:
+    frames = []
+    for frame in body.decode().split("\n\n"):
+        if not frame.strip():
+            continue
+        lines = dict(line.split(": ", 1) for line in frame.split("\n"))
+        frames.append((lines["event"], json.loads(lines["data"])))
+    return frames
+
+
+def auth(token: str) -> list[tuple[bytes, bytes]]:
+    return [(b"authorization", f"Token {token}".encode())]
+
+
+def test_frames_carry_the_event_type_and_json():
+    assert sse_encode({"type": "token", "text": "价格"}) == 'event: token\ndata: {"type": "token", "text": "价格"}\n\n'.encode()
+
+
+async def test_token_client_receives_the_same_events_as_the_websocket(chat_kb, alice_token):
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, auth(alice_token))
+    assert head["status"] == 200
+    headers = {k.lower(): v for k, v in head["headers"]}
+    assert headers[b"content-type"] == b"text/event-stream; charset=utf-8"
+    assert headers[b"cache-control"] == b"no-cache"
+    frames = parse(await read_body(communicator))
+    names = [name for name, _ in frames]
+    assert names[:3] == ["start", "rewrite", "sources"] and names[-1] == "finish"
+    assert set(names[3:-1]) == {"token"}
+    assert all(name == data["type"] for name, data in frames)
+    finish = frames[-1][1]
+    assert finish["answer"] == "".join(d["text"] for n, d in frames if n == "token") and "9800" in finish["answer"]
+
+
+async def test_not_found_over_sse_calls_no_llm(judged_kb, alice_token, llm_on):
+    communicator, _ = await start({"kb_ids": [judged_kb.pk], "question": "火星的首都是哪座城市？"}, auth(alice_token))
+    frames = parse(await read_body(communicator))
+    assert frames[-1][1]["hit"] is False and frames[-1][1]["answer"] == judged_kb.not_found_text
+    assert llm_on.requests == []
+
+
+async def test_errors_before_streaming_are_json_with_their_status(chat_kb, bob_kb, alice_token, monkeypatch):
+    searched = []
+    monkeypatch.setattr("chat.services.search_run", lambda **kw: searched.append(kw))
+    communicator, head = await start({"kb_ids": [bob_kb.pk], "question": QUESTION}, auth(alice_token))
+    assert head["status"] == 404
+    assert json.loads(await read_body(communicator)) == {"error": {"code": "kb_not_found", "message": "Knowledge base not found."}}
+    assert searched == []
+
+
+async def test_anonymous_and_bad_tokens_are_401():
+    for headers in ([], auth("nope")):
+        communicator, head = await start({"kb_ids": [1], "question": QUESTION}, headers)
+        assert head["status"] == 401
+        await read_body(communicator)
+
+
+async def test_session_clients_need_the_csrf_token(chat_kb, alice):
+    cookie = await session_cookie(alice)
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, [(b"cookie", cookie)])
+    assert head["status"] == 403
+    await read_body(communicator)
+
+    from django.middleware.csrf import _get_new_csrf_string, _mask_cipher_secret
+
+    secret = _get_new_csrf_string()
+    headers = [(b"cookie", cookie + f"; csrftoken={secret}".encode()), (b"x-csrftoken", _mask_cipher_secret(secret).encode())]
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, headers)
+    assert head["status"] == 200
+    assert parse(await read_body(communicator))[-1][0] == "finish"
+
+
+async def test_client_disconnect_stops_the_llm_and_settles_the_answer(chat_kb, alice_token, llm_on):
+    llm_on.chunks, llm_on.delay = [f"字{i}" for i in range(200)], 0.02
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, auth(alice_token))
+    assert head["status"] == 200
+    seen = b""
+    while seen.count(b"event: token") < 3:
+        seen += (await communicator.receive_output(timeout=10))["body"]
+    message_id = parse(seen.split(b"event: token")[0])[0][1]["message"]
+    await communicator.send_input({"type": "http.disconnect"})
+    assert await asyncio.to_thread(llm_on.client_gone.wait, 3)
+    for _ in range(50):
+        status = await in_thread(lambda: Message.objects.get(pk=message_id).status)()
+        if status != "incomplete":
+            break
+        await asyncio.sleep(0.05)
+    assert status == "cancelled"
+    await communicator.wait(timeout=5)
