@@ -1,6 +1,6 @@
 """Print analysis and BM25 speed figures: tokenize chars/s, build, query latency against rank_bm25.
 
-Usage: python scripts/bench_bm25.py [--bench /work/shared/bench] [--docs 10000] [--queries 200]
+Usage: python scripts/bench_bm25.py [--bench ../shared/bench] [--docs 10000] [--queries 200]
 
 Corpus: the cmrc2018/dev passages plus passages from the scale corpus up to
 --docs; queries: cmrc2018/dev questions. Nothing is asserted; figures only.
@@ -32,7 +32,7 @@ def _jsonl(path: Path, limit: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bench", type=Path, default=Path(os.environ.get("ZHIKU_BENCH_DIR", "/work/shared/bench")))
+    parser.add_argument("--bench", type=Path, default=Path(os.environ.get("ZHIKU_BENCH_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "bench")))
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-reference", action="store_true", help="skip rank_bm25 (slow at 100k docs)")

@@ -49,6 +49,19 @@ def analyzer_for(kb: KnowledgeBase):
     ))
 
 
+def keyword_text(*, title: str, section_path: Sequence[str], content: str) -> str:
+    """What BM25 indexes for a chunk: the document title and section headings, then the body.
+
+    Headings carry the words people ask with (a FAQ's question is its heading);
+    indexing only the body would miss them. The embedding's enriched text also
+    holds them, with labels ("主题：") that would only add noise here.
+    """
+    parts = [title] if title else []
+    parts += [h for h in section_path if h and h != title]
+    parts.append(content)
+    return "\n".join(parts)
+
+
 def _extension(name: str) -> str:
     return os.path.splitext(name)[1].lower()
 
@@ -203,7 +216,8 @@ def document_ingest(*, document_id: int, force_reembed: bool = False) -> Documen
             raise ParseError("empty_file", "No text could be extracted from the file.")
         t2 = time.perf_counter()
         analyzer = analyzer_for(kb)
-        tokens = [analyzer.tokenize(d.content if d.chunk_type != "table" else d.enriched) for d in drafts]
+        title = (parsed.title or document.title)[:500]
+        tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
         t3 = time.perf_counter()
         Document.objects.filter(pk=document_id).update(chunks_total=len(drafts), title=(parsed.title or document.title)[:500])
 
@@ -340,7 +354,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
                 chunk.enriched = prefix + content
                 chunk.content = content
                 analyzer = analyzer_for(kb)
-                chunk.tokens = analyzer.tokenize(content)
+                chunk.tokens = analyzer.tokenize(keyword_text(title=chunk.document.title, section_path=chunk.section_path, content=content))
                 chunk.tokens_fingerprint = analyzer.fingerprint
                 chunk.embedding = get_embedder(kb.embedding_model).embed_passages([chunk.enriched])[0]
                 chunk.content_hash = content_hash(chunk.enriched, kb.embedding_model)
@@ -356,13 +370,15 @@ def kb_retokenize(*, kb: KnowledgeBase) -> int:
     """Re-tokenize every chunk of ``kb`` after its dictionary or synonyms changed; returns the count."""
     analyzer = analyzer_for(kb)
     changed = 0
+    now = timezone.now()
     with transaction.atomic():
-        chunks = list(Chunk.objects.filter(kb=kb).only("id", "content", "enriched", "chunk_type"))
+        chunks = list(Chunk.objects.filter(kb=kb).select_related("document").only("id", "content", "section_path", "document__title"))
         for c in chunks:
-            c.tokens = analyzer.tokenize(c.content if c.chunk_type != "table" else c.enriched)
+            c.tokens = analyzer.tokenize(keyword_text(title=c.document.title, section_path=c.section_path, content=c.content))
             c.tokens_fingerprint = analyzer.fingerprint
+            c.updated_at = now  # bulk_update skips auto_now; the BM25 store diffs on it
             changed += 1
-        Chunk.objects.bulk_update(chunks, ["tokens", "tokens_fingerprint"], batch_size=500)
+        Chunk.objects.bulk_update(chunks, ["tokens", "tokens_fingerprint", "updated_at"], batch_size=500)
         kb_bump_version(kb_id=kb.pk)
     return changed
 

@@ -272,3 +272,28 @@ def test_a_model_outside_the_allowed_list_is_refused(alice, settings):
     with pytest.raises(EmbeddingError) as err:
         kb_create(owner=alice, name="x", embedding_model="st:/etc")
     assert err.value.code == "unknown_embedding_model"
+
+
+@pytest.mark.django_db
+def test_headings_are_indexed_for_keywords(kb, ingest):
+    faq = "# 常见问题\n\n## 权限是怎么划分的？\n\n每个知识库有三种角色：查看者、编辑者和所有者。\n"
+    (doc,) = ingest(kb, {"faq.md": faq})
+    chunk = doc.chunks.get()
+    assert chunk.section_path == ["常见问题", "权限是怎么划分的？"]
+    assert {"权限", "划分", "角色"} <= set(chunk.tokens)
+
+
+@pytest.mark.django_db
+def test_dictionary_change_retokenizes_and_the_keyword_index_follows(kb, ingest, alice):
+    from knowledge.services.kbs import kb_update
+    from knowledge.services.search import kb_search_config
+    from knowledge.stores import BM25IndexStore
+
+    ingest(kb, {"a.md": "# 产品\n\n知库专业版支持混合检索。\n"})
+    store = BM25IndexStore()
+    store.get_index(kb_search_config(kb))
+    kb = kb_update(kb=kb, user_words=["知库专业版"])
+    chunk = Chunk.objects.get(kb=kb)
+    assert "知库专业版" in chunk.tokens
+    index = store.get_index(kb_search_config(kb))
+    assert index.search(["知库专业版"], 1)[0][0] == chunk.pk

@@ -19,7 +19,7 @@ from knowledge.retrieval.analysis import (
 )
 from knowledge.retrieval.stopwords import STOPWORDS
 
-BENCH = Path(os.environ.get("ZHIKU_BENCH_DIR", "/work/shared/bench"))
+BENCH = Path(os.environ.get("ZHIKU_BENCH_DIR", Path(__file__).resolve().parents[2].parent / "shared" / "bench"))
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from knowledge.retrieval import bm25 as bm25_module
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
 from knowledge.retrieval.bm25 import FORMAT_VERSION, MAGIC, BM25Index, IndexFormatError
 
-BENCH = Path(os.environ.get("ZHIKU_BENCH_DIR", "/work/shared/bench"))
+BENCH = Path(os.environ.get("ZHIKU_BENCH_DIR", Path(__file__).resolve().parents[2].parent / "shared" / "bench"))
 
 
 def _read_jsonl(path: Path, limit: int) -> list[dict]:
