@@ -134,11 +134,12 @@ class MembershipInline(admin.TabularInline):
     readonly_fields = ("created_at",)
     verbose_name = "成员 member"
     verbose_name_plural = "成员 Members (a user or a group)"
+    manage_role = Role.OWNER  # the KB role needed to add, change or delete rows
 
     def _is_owner(self, request, obj) -> bool:
         if not (request.user.is_active and request.user.is_staff):
             return False
-        return obj is None or _has_role(request.user, obj, Role.OWNER)
+        return obj is None or _has_role(request.user, obj, self.manage_role)
 
     def has_view_permission(self, request, obj=None):
         return request.user.is_active and request.user.is_staff
@@ -160,11 +161,7 @@ class EvalQuestionInline(MembershipInline):
     fields = ("text", "relevant", "created_at")
     verbose_name = "评测问题 evaluation question"
     verbose_name_plural = "评测问题 Evaluation questions (relevant: source names or external ids; empty = should be not found)"
-
-    def _is_owner(self, request, obj) -> bool:
-        if not (request.user.is_active and request.user.is_staff):
-            return False
-        return obj is None or _has_role(request.user, obj, Role.EDITOR)
+    manage_role = Role.EDITOR
 
 
 class KnowledgeBaseForm(forms.ModelForm):

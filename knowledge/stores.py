@@ -24,6 +24,18 @@ logger = logging.getLogger(__name__)
 RestrictionThrough = Document.restricted_to_groups.through
 
 
+def redis_client():
+    """The raw Redis client of the default cache (bytes in, bytes out: nothing pickled), or None without Redis."""
+    if not settings.REDIS_URL:
+        return None
+    try:
+        from django_redis import get_redis_connection
+
+        return get_redis_connection("default")
+    except Exception:  # noqa: BLE001 - Redis tiers are optimisations; their absence is not an error
+        return None
+
+
 # --- permission and filter conditions -------------------------------------------------
 
 def _visibility_sql(scope: AccessScope, kb_id: int, params: list) -> str:
@@ -194,14 +206,7 @@ class BM25IndexStore:
 
     # tiers ---------------------------------------------------------------
     def _redis(self):
-        if not settings.REDIS_URL:
-            return None
-        try:
-            from django_redis import get_redis_connection
-
-            return get_redis_connection("default")
-        except Exception:  # noqa: BLE001 - L2 is an optimisation; its absence is not an error
-            return None
+        return redis_client()
 
     @staticmethod
     def _l2_key(kb_id: int, version: int, fingerprint: str) -> str:

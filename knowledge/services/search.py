@@ -23,7 +23,7 @@ from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFil
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user, kb_role
-from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store
+from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -85,17 +85,6 @@ class CachingEmbedder:
 
     def embed_passages(self, texts):
         return self.inner.embed_passages(texts)
-
-
-def redis_client():
-    if not settings.REDIS_URL:
-        return None
-    try:
-        from django_redis import get_redis_connection
-
-        return get_redis_connection("default")
-    except Exception:  # noqa: BLE001
-        return None
 
 
 _embedders: dict[str, CachingEmbedder] = {}

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.models import Chunk, Document, DocumentStatus
-from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.services.corpus import corpus_ingest
 from knowledge.services.kbs import kb_create, kb_delete
 
 STAGES = ("parse", "chunk", "tokenize", "embed", "write")
@@ -42,14 +42,7 @@ class Command(BaseCommand):
 
         get_embedder(kb.embedding_model)  # load the model outside the timed section
         started = time.perf_counter()
-        for start in range(0, len(rows), opts["batch"]):
-            items = [
-                UploadedItem(name=f"{r['id']}.md", data=f"# {r.get('title', '')}\n\n{r['text']}\n".encode(), external_id=str(r["id"]))
-                for r in rows[start:start + opts["batch"]]
-            ]
-            for outcome in document_upload(kb=kb, items=items, user=None):
-                # Normally ingested when the upload commits; inside an outer transaction, do it now.
-                document_ingest(document_id=outcome.document.pk)
+        corpus_ingest(kb=kb, passages=rows, batch=opts["batch"])
         total = time.perf_counter() - started
         docs = list(Document.objects.filter(kb=kb))
         failed = [d for d in docs if d.status != DocumentStatus.READY]

@@ -13,15 +13,17 @@ from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.pipeline import MODES
-from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.services.corpus import corpus_ingest
 from knowledge.services.evaluation import LabelledQuery, evaluate
 from knowledge.services.kbs import kb_create
 
+from .bench_search import read_jsonl
 
-def read_jsonl(path: Path) -> list[dict]:
+
+def read_corpus(path: Path) -> list[dict]:
     if not path.is_file():
         raise CommandError(f"No file at {path}.")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_jsonl(path)
 
 
 def drop_plan(queries: list[dict], n: int) -> tuple[set[str], set[str]]:
@@ -60,8 +62,8 @@ class Command(BaseCommand):
         parser.add_argument("--per-query", action="store_true", help="include per-query outcomes in --json output")
 
     def handle(self, *args, **opts):
-        corpus = read_jsonl(Path(opts["corpus"]))
-        queries = read_jsonl(Path(opts["queries"]))
+        corpus = read_corpus(Path(opts["corpus"]))
+        queries = read_corpus(Path(opts["queries"]))
         dropped_queries, dropped_passages = drop_plan(queries, opts["drop_relevant"]) if opts["drop_relevant"] else (set(), set())
         corpus = [p for p in corpus if str(p["id"]) not in dropped_passages]
         if opts["limit"]:
@@ -115,13 +117,11 @@ class Command(BaseCommand):
             return
         settings.ZHIKU_INGEST_MODE = "sync"
         started = time.perf_counter()
-        for i in range(0, len(todo), 20):
-            batch = todo[i:i + 20]
-            items = [UploadedItem(name=f"{p['id']}.md", data=f"# {p.get('title', '')}\n\n{p['text']}\n".encode(), external_id=str(p["id"]))
-                     for p in batch]
-            for outcome in document_upload(kb=kb, items=items, user=user):
-                document_ingest(document_id=outcome.document.pk)
+
+        def progress(n: int) -> None:
             if not quiet:
-                sys.stderr.write(f"\r  loaded {min(i + 20, len(todo))}/{len(todo)} passages ({time.perf_counter() - started:.0f} s)")
+                sys.stderr.write(f"\r  loaded {n}/{len(todo)} passages ({time.perf_counter() - started:.0f} s)")
+
+        corpus_ingest(kb=kb, passages=todo, user=user, progress=progress)
         if not quiet:
             sys.stderr.write("\n")
