@@ -310,3 +310,27 @@ def test_neighbour_expansion_adds_the_adjacent_chunks_text(kb, ingest, alice, cl
     plain = search(client_for(alice), [kb.pk], "独角兽驱动程序", top_k=1).json()["results"][0]["content"]
     wide = search(client_for(alice), [kb.pk], "独角兽驱动程序", top_k=1, expand_neighbours=1).json()["results"][0]["content"]
     assert "甲" not in plain and "甲" in wide and "乙" in wide
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_another_process_builds_the_index_the_previous_version_serves(alice, make_kb, ingest):
+    import psycopg
+    from django.db import connection
+
+    kb = make_kb(alice, "locked")
+    ingest(kb, {"price.md": DOCS["price.md"], "refund.md": DOCS["refund.md"]})
+    store = BM25IndexStore()
+    old = store.get_index(kb_search_config(kb))
+    ingest(kb, {"install.md": DOCS["install.md"]})
+    kb.refresh_from_db()
+    params = connection.get_connection_params()
+    other = psycopg.connect(**{k: v for k, v in params.items() if k in ("host", "port", "dbname", "user", "password")}, autocommit=True)
+    try:
+        other.execute("SELECT pg_advisory_lock(%s, %s)", [BM25IndexStore.LOCK_NAMESPACE, kb.pk])
+        served = store.get_index(kb_search_config(kb))
+        assert served is old and store.last_source[kb.pk] == "stale" and served.n_docs == 2
+    finally:
+        other.execute("SELECT pg_advisory_unlock(%s, %s)", [BM25IndexStore.LOCK_NAMESPACE, kb.pk])
+        other.close()
+    fresh = store.get_index(kb_search_config(kb))
+    assert fresh.n_docs == 3 and store.last_source[kb.pk] == "incremental"
