@@ -13,6 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
+from knowledge.warmup import warm_up_in_background  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
@@ -20,3 +21,7 @@ application = ProtocolTypeRouter({
     # Origin checked first; then the session cookie, then a ?token= API token.
     "websocket": AllowedHostsOriginValidator(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })
+
+# The first search of a process would otherwise pay jieba's dictionary load and
+# the embedding model's start-up (~0.6 s); do it while the server starts.
+warm_up_in_background()

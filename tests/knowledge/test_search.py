@@ -334,3 +334,14 @@ def test_while_another_process_builds_the_index_the_previous_version_serves(alic
         other.close()
     fresh = store.get_index(kb_search_config(kb))
     assert fresh.n_docs == 3 and store.last_source[kb.pk] == "incremental"
+
+
+def test_warm_up_loads_the_tokenizer_and_the_model():
+    import jieba
+
+    from knowledge.embeddings import get_embedder
+    from knowledge.warmup import warm_up_in_background
+
+    warm_up_in_background().join(timeout=60)
+    assert jieba.dt.initialized
+    assert get_embedder.cache_info().currsize >= 1
