@@ -69,6 +69,10 @@ class Source:
         }
 
 
+# A citation is its source's payload without the text and scores.
+CITATION_FIELDS = ("n", "chunk_id", "kb_id", "document", "section_path", "pages")
+
+
 @dataclass
 class Context:
     """The sources that fit the budget and the text block built from them."""
@@ -173,12 +177,8 @@ def citations_map(answer: str, sources: Sequence[Source]) -> list[dict[str, Any]
         s = by_n.get(n)
         if s is None:
             continue
-        c = s.candidate
-        out.append({
-            "n": n, "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-            "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name},
-            "section_path": list(c.section_path), "pages": {"start": c.page_start, "end": c.page_end},
-        })
+        payload = s.payload()
+        out.append({key: payload[key] for key in CITATION_FIELDS})
     return out
 
 

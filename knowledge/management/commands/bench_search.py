@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -15,13 +14,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from knowledge.embeddings import StandInEmbedder, standin_vectors
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
 from knowledge.services.kbs import kb_bump_version
 from knowledge.services.search import kb_search_config, search_run
-from knowledge.stores import index_load_timings, keyword_store
+from knowledge.stores import index_load_timings
 
-STAND_IN = "hash-standin"
+STAND_IN = StandInEmbedder.model_id
 
 
 def bench_dir() -> Path:
@@ -121,13 +121,3 @@ class Command(BaseCommand):
         self.stdout.write(f"\nloaded in {t1 - t0:.0f} s; HNSW index built in {time.perf_counter() - t1:.0f} s")
         return kb
 
-
-def standin_vectors(texts: list[str], dim: int) -> np.ndarray:
-    """Hashed character-bigram vectors: a fast stand-in for the embedding model, for speed benchmarks only."""
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for a, b in zip(text, text[1:]):
-            out[i, zlib.crc32((a + b).encode()) % dim] += 1.0  # stable across processes, unlike hash()
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1
-    return out / norms
