@@ -197,7 +197,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "description", "owner", "embedding_model", "embedding_dim", "version")}),
         ("检索设置 Retrieval settings", {"fields": (
-            "top_k", "candidate_multiplier", "rrf_k", "fusion", "vector_weight", "keyword_weight",
+            "top_k", "candidates", "rrf_k", "fusion", "vector_weight", "keyword_weight",
             "rerank_enabled", "score_threshold", "not_found_text",
         )}),
         ("分词 Analysis (jieba)", {"fields": ("user_words", "synonyms")}),

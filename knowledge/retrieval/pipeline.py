@@ -73,15 +73,16 @@ import logging
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import fusion
+from . import evidence, fusion
 from .analysis import AnalyzerConfig, get_analyzer, single_char_filtered
 from .bm25 import BM25Index
-from .judge import Judge, JudgeSignals, bm25_ratio, idf_share, token_share
+from .judge import JUDGE_DEPTH, Judge, JudgeSignals
 from .protocols import (
     AccessScope,
     ChunkRecord,
@@ -135,7 +136,8 @@ class _KBRun:
     keyword_tokens: list[str] = field(default_factory=list)
     retried: bool = False
     keyword_error: str | None = None
-    query_signals: tuple[JudgeSignals, float | None] | None = None
+    signals: dict[int, JudgeSignals] = field(default_factory=dict)
+    relevance: float | None = None  # the best candidate relevance within the judged head
     weights: tuple[float, float] = (0.0, 0.0)
     candidates: dict[int, Candidate] = field(default_factory=dict)
     fused_all: list[int] = field(default_factory=list)
@@ -165,6 +167,72 @@ def _norm_text(text: str) -> str:
     return "".join(text.split())
 
 
+def _validated(query: str, kbs: Sequence[KBSearchConfig], mode: str, top_k: int | None) -> tuple[str, int]:
+    if not query or not query.strip():
+        raise ValueError("the query is empty")
+    if not kbs:
+        raise ValueError("no knowledge base to search")
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+    if len({kb.kb_id for kb in kbs}) != len(kbs):
+        raise ValueError("a knowledge base is listed twice")
+    top_k = top_k if top_k is not None else max(kb.top_k for kb in kbs)
+    if top_k <= 0:
+        raise ValueError("top_k must be positive")
+    return query.strip(), top_k
+
+
+class _Trace:
+    """What a search records besides its results: stage timings, notes for the caller, and (debug) every number."""
+
+    def __init__(self, query: str, mode: str, debug: bool) -> None:
+        self.started = time.perf_counter()
+        self.mode = mode
+        self.timings: list[StageTiming] = []
+        self.notes: list[str] = []
+        self.debug: dict[str, Any] | None = {"query": query, "mode": mode, "kbs": {}} if debug else None
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add_time(name, (time.perf_counter() - start) * 1000.0)
+
+    def add_time(self, name: str, ms: float) -> None:
+        for existing in self.timings:
+            if existing.name == name:  # a stage that ran in two parts (load: pool, then neighbours)
+                existing.ms += ms
+                return
+        self.timings.append(StageTiming(name, ms))
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def record(self, key: str, value: Callable[[], Any]) -> None:
+        """Keep ``value()`` under ``key`` when debugging (computed only then)."""
+        if self.debug is not None:
+            self.debug[key] = value()
+
+    def paths(self, runs: list["_KBRun"]) -> None:
+        if self.debug is None:
+            return
+        for run in runs:
+            self.debug["kbs"][run.kb.kb_id] = {
+                "tokens": run.tokens,
+                "keyword_tokens": run.keyword_tokens,
+                "low_score_retry": run.retried,
+                "weights": {"vector": run.weights[0], "keyword": run.weights[1]},
+                "fusion": run.kb.fusion,
+                "vector": [{"chunk_id": c, "similarity": s, "rank": i + 1} for i, (c, s) in enumerate(run.vector_hits)],
+                "keyword": [{"chunk_id": c, "bm25": s, "rank": i + 1} for i, (c, s) in enumerate(run.keyword_hits)],
+                "fused": [_snapshot(run.candidates[c]) for c in run.fused_all],
+                "pool": list(run.fused_order),
+            }
+
+
 class HybridRetriever:
     """Hybrid (vector + BM25) search over one or more knowledge bases; see the module docstring."""
 
@@ -184,6 +252,7 @@ class HybridRetriever:
         rescue_top: int = RESCUE_TOP,
         duplicate_cosine: float = DUPLICATE_COSINE,
         complete_cosines: bool = True,
+        judge_depth: int = JUDGE_DEPTH,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -200,6 +269,7 @@ class HybridRetriever:
         self.rescue_top = rescue_top
         self.duplicate_cosine = duplicate_cosine
         self.complete_cosines = complete_cosines
+        self.judge_depth = max(1, judge_depth)
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -227,185 +297,65 @@ class HybridRetriever:
         document into the higher-ranked one. Raises ``ValueError`` for an
         empty query, no KBs or an unknown mode.
         """
-        t_total = time.perf_counter()
-        if not query or not query.strip():
-            raise ValueError("the query is empty")
-        if not kbs:
-            raise ValueError("no knowledge base to search")
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if len({kb.kb_id for kb in kbs}) != len(kbs):
-            raise ValueError("a knowledge base is listed twice")
-        query = query.strip()
-        top_k = top_k if top_k is not None else max(kb.top_k for kb in kbs)
-        if top_k <= 0:
-            raise ValueError("top_k must be positive")
+        query, top_k = _validated(query, kbs, mode, top_k)
+        trace = _Trace(query, mode, debug)
+        with trace.stage("analyze"):
+            runs = self._analyze(query, kbs)
+        with trace.stage("embed"):
+            self._embed(query, runs, mode, trace)
+        self._retrieve(runs, mode=mode, filters=filters, scope=scope, trace=trace)
+        with trace.stage("load"):
+            records = self._load(runs, scope=scope, trace=trace)
+        with trace.stage("fuse"):
+            for run in runs:
+                self._fuse(run, query)
+        trace.paths(runs)
+        with trace.stage("rerank"):
+            for run in runs:
+                self._rerank(run, query, records, enabled=run.kb.rerank if rerank is None else rerank, trace=trace)
+        with trace.stage("judge"):
+            for run in runs:
+                self._judge_candidates(run, records, trace)
+        with trace.stage("merge"):
+            merged = self._merge(runs)
+            selected = self._cut(merged, records, runs, top_k, trace)
+        if expand_neighbours > 0 or merge_adjacent:
+            with trace.stage("load"):
+                selected = self._expand(selected, records, scope=scope, neighbours=expand_neighbours,
+                                        merge_adjacent=merge_adjacent)
+        return self._result(selected, runs, kbs, records, trace)
 
-        timings: list[StageTiming] = []
-        notes: list[str] = []
-        dbg: dict[str, Any] | None = {"query": query, "mode": mode, "kbs": {}} if debug else None
+    # --- stages ----------------------------------------------------------------------------
 
-        def timed(name: str, start: float) -> None:
-            ms = (time.perf_counter() - start) * 1000.0
-            for existing in timings:
-                if existing.name == name:  # a stage that ran in two parts (load: pool, then neighbours)
-                    existing.ms += ms
-                    return
-            timings.append(StageTiming(name, ms))
-
-        # 1. analyse
-        t = time.perf_counter()
+    def _analyze(self, query: str, kbs: Sequence[KBSearchConfig]) -> list[_KBRun]:
+        """Analyzer tokens once per distinct analyzer configuration, and one run per KB."""
         tokens_by_config: dict[AnalyzerConfig, list[str]] = {}
         for kb in kbs:
             if kb.analyzer not in tokens_by_config:
                 tokens_by_config[kb.analyzer] = get_analyzer(kb.analyzer).query_tokens(query)
-        runs = [_KBRun(kb=kb, order=i, tokens=tokens_by_config[kb.analyzer]) for i, kb in enumerate(kbs)]
-        timed("analyze", t)
+        return [_KBRun(kb=kb, order=i, tokens=tokens_by_config[kb.analyzer]) for i, kb in enumerate(kbs)]
 
-        # 2. embed, once per model
-        t = time.perf_counter()
-        vector_wanted = mode in ("hybrid", "vector")
-        vectors_by_model: dict[str, np.ndarray | None] = {}
-        if vector_wanted:
-            for kb in kbs:
-                if kb.embedding_model in vectors_by_model:
-                    continue
+    def _embed(self, query: str, runs: list[_KBRun], mode: str, trace: _Trace) -> None:
+        """The query vector once per embedding model; a failing model degrades its KBs to keyword search."""
+        if mode not in ("hybrid", "vector"):
+            return
+        by_model: dict[str, np.ndarray | None] = {}
+        for run in runs:
+            model = run.kb.embedding_model
+            if model not in by_model:
                 try:
-                    vectors_by_model[kb.embedding_model] = np.asarray(
-                        self.embedder_for(kb.embedding_model).embed_query(query), dtype=np.float32)
+                    by_model[model] = np.asarray(self.embedder_for(model).embed_query(query), dtype=np.float32)
                 except Exception as exc:  # noqa: BLE001 - a broken model degrades to keyword search
                     if mode == "vector":
                         raise
-                    logger.warning("embedding with %r failed: %s", kb.embedding_model, exc)
-                    vectors_by_model[kb.embedding_model] = None
-                    notes.append(f"embedding model {kb.embedding_model} failed ({type(exc).__name__}); "
-                                 f"its knowledge bases were searched by keywords only")
-        for run in runs:
-            run.query_vector = vectors_by_model.get(run.kb.embedding_model)
-        timed("embed", t)
-
-        # 3. both paths of every KB, concurrently
-        self._retrieve(runs, mode=mode, filters=filters, scope=scope, timings=timings, notes=notes)
-        keyword_available = not any(run.keyword_error for run in runs)
-        ran_vector = any(run.vector_ran for run in runs)
-        ran_keyword = any(run.keyword_ran for run in runs)
-        mode_run = "hybrid" if ran_vector and ran_keyword else "vector" if ran_vector else "keyword" if ran_keyword else mode
-
-        # 4. load every candidate (scope re-checked), with vectors: cosines for BM25-only
-        #    candidates, rerank, de-duplication and the judge all need them
-        t = time.perf_counter()
-        for run in runs:
-            self._collect(run)
-        records = self._load(runs, scope=scope, dbg=dbg)
-        timed("load", t)
-
-        # 5. fuse per KB
-        t = time.perf_counter()
-        for run in runs:
-            self._fuse(run, query)
-        timed("fuse", t)
-        if dbg is not None:
-            for run in runs:
-                dbg["kbs"][run.kb.kb_id] = {
-                    "tokens": run.tokens,
-                    "keyword_tokens": run.keyword_tokens,
-                    "low_score_retry": run.retried,
-                    "weights": {"vector": run.weights[0], "keyword": run.weights[1]},
-                    "fusion": run.kb.fusion,
-                    "vector": [{"chunk_id": c, "similarity": s, "rank": i + 1} for i, (c, s) in enumerate(run.vector_hits)],
-                    "keyword": [{"chunk_id": c, "bm25": s, "rank": i + 1} for i, (c, s) in enumerate(run.keyword_hits)],
-                    "fused": [_snapshot(run.candidates[c]) for c in run.fused_all],
-                    "pool": list(run.fused_order),
-                }
-
-        # 6. rerank per KB, then merge
-        t = time.perf_counter()
-        reranker_names = []
-        for run in runs:
-            want = run.kb.rerank if rerank is None else rerank
-            self._rerank(run, query, records, enabled=want, notes=notes)
-            if run.reranker != "none":
-                reranker_names.append(run.reranker)
-        merged = self._merge(runs)
-        selected, duplicates = self._dedup_and_cut(merged, records, runs, top_k)
-        rescued = self._rescue(selected, merged, runs, top_k, duplicates)
-        timed("rerank", t)
-        if dbg is not None:
-            dbg["merged"] = [_snapshot(c) for c in merged]
-            dbg["duplicates"] = duplicates
-            dbg["rescued"] = rescued
-
-        # optional context expansion (timed with loading)
-        if expand_neighbours > 0 or merge_adjacent:
-            t = time.perf_counter()
-            selected = self._expand(selected, records, scope=scope, neighbours=expand_neighbours,
-                                    merge_adjacent=merge_adjacent)
-            timed("load", t)
-
-        # 7. judge
-        t = time.perf_counter()
-        by_kb = {run.kb.kb_id: run for run in runs}
-        relevance: float | None = None
-        threshold: float | None = None
-        hit = False
-        if selected:
-            top = selected[0]
-            top_run = by_kb[top.kb_id]
-            top_signals = self._signals(top_run, top.chunk_id)
-            if top.rerank_score is not None and top_run.reranker.startswith(CROSS_ENCODER_PREFIX):
-                top_signals = replace(top_signals, rerank=top.rerank_score)  # recorded; no default model uses it yet
-            model_id = top_run.kb.embedding_model
-            relevance = self.judge.probability(top_signals, model_id)
-            if self.judge.usable(top_signals, model_id) != top_signals:
-                notes.append(f"relevance of {model_id} cosines is not calibrated; judged on keyword signals"
-                             if self.judge.model_for(top_signals, model_id) else
-                             f"relevance of {model_id} cosines is not calibrated; no keyword signal to judge on")
-            threshold = top_run.kb.threshold
-            hit = self.judge.decide(relevance, threshold)
-            top.relevance = relevance
-            for cand in selected[1:]:
-                run = by_kb[cand.kb_id]
-                own = self._signals(run, cand.chunk_id, own_evidence=True, records=records)
-                cand.relevance = min(relevance, self.judge.probability(own, run.kb.embedding_model))
-            if dbg is not None:
-                model = self.judge.model_for(top_signals, model_id)
-                dbg["judge"] = {"signals": top_signals.as_dict(), "model": model.name if model else None,
-                                "relevance": relevance, "threshold": threshold, "hit": hit}
-        elif dbg is not None:
-            dbg["judge"] = {"signals": None, "model": None, "relevance": None, "threshold": None, "hit": False}
-        timed("judge", t)
-
-        for cand in selected:
-            record = records.get(cand.chunk_id)
-            if record is not None and not cand.content:
-                self._fill_payload(cand, record)
-        if dbg is not None:
-            dbg["final"] = [_snapshot(c) for c in selected]
-        if not reranker_names:
-            reranker = "none"
-        elif len(set(reranker_names)) == 1:
-            reranker = reranker_names[0]
-        else:
-            reranker = ",".join(dict.fromkeys(reranker_names))
-        timed("total", t_total)
-        return RetrievalResult(
-            hit=hit,
-            candidates=selected,
-            not_found_text="" if hit else kbs[0].not_found_text,
-            timings=timings,
-            mode=mode_run,
-            reranker=reranker,
-            keyword_available=keyword_available,
-            notes=notes,
-            relevance=relevance,
-            threshold=threshold,
-            debug=dbg,
-        )
-
-    # --- stages ----------------------------------------------------------------------------
+                    logger.warning("embedding with %r failed: %s", model, exc)
+                    by_model[model] = None
+                    trace.note(f"embedding model {model} failed ({type(exc).__name__}); "
+                               f"its knowledge bases were searched by keywords only")
+            run.query_vector = by_model[model]
 
     def _retrieve(self, runs: list[_KBRun], *, mode: str, filters: SearchFilters, scope: AccessScope,
-                  timings: list[StageTiming], notes: list[str]) -> None:
+                  trace: _Trace) -> None:
         tasks: list[tuple[str, _KBRun]] = []
         for run in runs:
             if mode in ("hybrid", "vector") and run.query_vector is not None:
@@ -438,11 +388,10 @@ class HybridRetriever:
             if err is not None:
                 run.keyword_error = str(err)
                 label = run.kb.name or f"#{run.kb.kb_id}"
-                notes.append(f"keyword index of knowledge base {label} unavailable ({err}); searched by vectors only")
-        if any(kind == "vector" for kind, _ in tasks):
-            timings.append(StageTiming("vector", slowest["vector"]))
-        if any(kind == "keyword" for kind, _ in tasks):
-            timings.append(StageTiming("keyword", slowest["keyword"]))
+                trace.note(f"keyword index of knowledge base {label} unavailable ({err}); searched by vectors only")
+        for kind in ("vector", "keyword"):
+            if any(k == kind for k, _ in tasks):
+                trace.add_time(kind, slowest[kind])
 
     def _vector_path(self, run: _KBRun, *, filters: SearchFilters, scope: AccessScope) -> None:
         assert run.query_vector is not None
@@ -482,8 +431,10 @@ class HybridRetriever:
             cands[cid] = cand
         run.candidates = cands
 
-    def _load(self, runs: list[_KBRun], *, scope: AccessScope, dbg: dict[str, Any] | None) -> dict[int, ChunkRecord]:
+    def _load(self, runs: list[_KBRun], *, scope: AccessScope, trace: _Trace) -> dict[int, ChunkRecord]:
         """Fetch every candidate; drop what the store withholds; complete cosines for BM25-only ones."""
+        for run in runs:
+            self._collect(run)
         wanted = [cid for run in runs for cid in run.candidates]
         records = self.chunks.fetch(wanted, scope=scope, with_vectors=True) if wanted else {}
         dropped = [c for c in wanted if c not in records]
@@ -499,8 +450,7 @@ class HybridRetriever:
                     if v.shape == run.query_vector.shape:
                         n = float(np.linalg.norm(v)) * float(np.linalg.norm(run.query_vector))
                         cand.vector_similarity = float(v @ run.query_vector) / n if n else 0.0
-        if dbg is not None:
-            dbg["dropped_at_load"] = dropped
+        trace.record("dropped_at_load", lambda: dropped)
         return records
 
     def _fuse(self, run: _KBRun, query: str) -> None:
@@ -539,7 +489,7 @@ class HybridRetriever:
         return float(self.rerank_weights.get(kind, self.rerank_weights.get("cross-encoder", 0.0)))
 
     def _rerank(self, run: _KBRun, query: str, records: Mapping[int, ChunkRecord], *, enabled: bool,
-                notes: list[str]) -> None:
+                trace: _Trace) -> None:
         order = run.fused_order
         fused_norm = _minmax({c: run.candidates[c].fused_score or 0.0 for c in order})
         weight = 0.0
@@ -554,14 +504,13 @@ class HybridRetriever:
                     scores = reranker.scores(query, run.query_vector, [records[c] for c in order])
                 except Exception as exc:  # noqa: BLE001 - a failed rerank keeps the fused order
                     logger.warning("rerank failed for KB %s: %s", run.kb.kb_id, exc)
-                    notes.append(f"rerank skipped for knowledge base {run.kb.name or run.kb.kb_id} ({exc})")
+                    trace.note(f"rerank skipped for knowledge base {run.kb.name or run.kb.kb_id} ({exc})")
             if scores is not None:
                 run.reranker = reranker.name
                 error = getattr(reranker, "load_error", None)
                 if error:
-                    note = f"cross-encoder {getattr(reranker, 'model_name', '')} unavailable ({error}); used the cosine fallback"
-                    if note not in notes:
-                        notes.append(note)
+                    trace.note(f"cross-encoder {getattr(reranker, 'model_name', '')} unavailable ({error}); "
+                               f"used the cosine fallback")
                 raw = {}
                 for cid, s in zip(order, scores):
                     if s is not None and not math.isnan(s):
@@ -574,21 +523,124 @@ class HybridRetriever:
             cand.final_score = (1.0 - weight) * fused_norm[cid] + weight * rerank_norm.get(cid, 0.0)
         run.final_order = sorted(order, key=lambda c: (-(run.candidates[c].final_score or 0.0), run.candidates[c].fused_rank or 0))
 
+    def _judge_candidates(self, run: _KBRun, records: Mapping[int, ChunkRecord], trace: _Trace) -> None:
+        """Every pooled candidate's own relevance, and the KB's: the best over the head of its list."""
+        order = run.final_order
+        if not order:
+            return
+        background = self._background(run)
+        for cid in order:
+            cand = run.candidates[cid]
+            lex = evidence.lexical(run.tokens, self._present_tokens(run, cid, records))
+            cosine = cand.vector_similarity if run.vector_ran else None
+            signals = JudgeSignals(
+                coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
+                cosine=cosine, cosine_z=background.z(cosine) if background is not None else None,
+                rerank=cand.rerank_score if run.reranker.startswith(CROSS_ENCODER_PREFIX) else None,
+            )
+            run.signals[cid] = signals
+            cand.relevance = self.judge.probability(signals, run.kb.embedding_model, calibration=run.kb.calibration)
+        run.relevance = max(run.candidates[c].relevance or 0.0 for c in order[: self.judge_depth])
+        if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
+            trace.note(f"relevance of {run.kb.embedding_model} cosines is not calibrated; judged on keyword signals")
+
+    def _background(self, run: _KBRun) -> evidence.QueryBackground | None:
+        """The query's cosines to the background bank, for ``cosine_z`` (None without a passage encoder)."""
+        if run.query_vector is None or not evidence.enabled():
+            return None
+        embedder = self.embedder_for(run.kb.embedding_model)
+        bank = evidence.BACKGROUND.vectors(run.kb.embedding_model, getattr(embedder, "embed_passages", None))
+        if bank is None or bank.shape[1] != run.query_vector.shape[0]:
+            return None
+        return evidence.query_background(run.query_vector, bank)
+
+    @staticmethod
+    def _present_tokens(run: _KBRun, chunk_id: int, records: Mapping[int, ChunkRecord]) -> set[str]:
+        """The query tokens a candidate holds: from the BM25 index, else by analysing its text."""
+        if run.index is not None and chunk_id in run.index:
+            return set(run.index.matched_tokens(chunk_id, run.tokens))
+        record = records.get(chunk_id)
+        if record is None:
+            return set()
+        text = "\n".join([record.title, *record.section_path, record.content])
+        return set(get_analyzer(run.kb.analyzer).tokenize(text)) & set(run.tokens)
+
     def _merge(self, runs: list[_KBRun]) -> list[Candidate]:
-        if len(runs) == 1:
-            return [runs[0].candidates[c] for c in runs[0].final_order]
-        names = {run.reranker for run in runs}
-        by_rerank = len(names) == 1 and next(iter(names)).startswith(CROSS_ENCODER_PREFIX)
-        merged: list[Candidate] = []
-        depth = max((len(run.final_order) for run in runs), default=0)
-        for r in range(depth):
-            round_ = [(run.order, run.candidates[run.final_order[r]]) for run in runs if r < len(run.final_order)]
-            if by_rerank:
-                round_.sort(key=lambda oc: (-(oc[1].rerank_score if oc[1].rerank_score is not None else -math.inf), oc[0]))
-            else:
-                round_.sort(key=lambda oc: (-(oc[1].fused_score or 0.0), oc[0]))
-            merged.extend(c for _, c in round_)
-        return merged
+        """One ranking across KBs by calibrated relevance, each KB's own order kept.
+
+        A KB's list is keyed by the best relevance at or below each position
+        within its judged head (and never more than the position above), so
+        the KB holding the best evidence comes first, a KB's internal order
+        (fusion, rerank) is untouched, and adding a KB that holds nothing
+        better changes neither the first result nor the hit.
+        """
+        keyed: list[tuple[float, int, int, Candidate]] = []
+        for run in runs:
+            rel = [run.candidates[c].relevance or 0.0 for c in run.final_order]
+            head = min(self.judge_depth, len(rel))
+            keys = rel[:]
+            for i in range(head - 2, -1, -1):
+                keys[i] = max(keys[i], keys[i + 1])
+            for i in range(head, len(keys)):
+                keys[i] = min(keys[i], keys[i - 1]) if i else keys[i]
+            keyed += [(keys[i], i, run.order, run.candidates[c]) for i, c in enumerate(run.final_order)]
+        keyed.sort(key=lambda k: (-k[0], k[1], k[2]))
+        return [c for *_, c in keyed]
+
+    def _cut(self, merged: list[Candidate], records: Mapping[int, ChunkRecord], runs: list[_KBRun], top_k: int,
+             trace: _Trace) -> list[Candidate]:
+        """Near-duplicates skipped, the list cut to ``top_k``, BM25's top 3 rescued into it."""
+        selected, duplicates = self._dedup_and_cut(merged, records, runs, top_k)
+        rescued = self._rescue(selected, merged, runs, top_k, duplicates)
+        trace.record("merged", lambda: [_snapshot(c) for c in merged])
+        trace.record("duplicates", lambda: duplicates)
+        trace.record("rescued", lambda: rescued)
+        return selected
+
+    def _result(self, selected: list[Candidate], runs: list[_KBRun], kbs: Sequence[KBSearchConfig],
+                records: Mapping[int, ChunkRecord], trace: _Trace) -> RetrievalResult:
+        """The hit decided on the best evidence over all KBs, each compared with its own KB's threshold."""
+        for cand in selected:
+            record = records.get(cand.chunk_id)
+            if record is not None and not cand.content:
+                self._fill_payload(cand, record)
+        judged = [run for run in runs if run.relevance is not None] if selected else []
+        passing = [run for run in judged if self.judge.decide(run.relevance or 0.0, run.kb.threshold)]
+        deciding = max(passing or judged, key=lambda r: ((r.relevance or 0.0) - r.kb.threshold, -r.order),
+                       default=None)
+        hit = bool(passing)
+
+        def judge_debug() -> dict[str, Any]:
+            if deciding is None:
+                return {"signals": None, "model": None, "relevance": None, "threshold": None, "hit": False, "kb_id": None}
+            best = max(deciding.final_order[: self.judge_depth], key=lambda c: deciding.candidates[c].relevance or 0.0)
+            signals = deciding.signals[best]
+            model = self.judge.model_for(signals, deciding.kb.embedding_model)
+            return {"signals": signals.as_dict(), "model": model.name if model else None, "chunk_id": best,
+                    "relevance": deciding.relevance, "threshold": deciding.kb.threshold, "hit": hit,
+                    "kb_id": deciding.kb.kb_id, "calibration": list(deciding.kb.calibration),
+                    "by_kb": {run.kb.kb_id: run.relevance for run in judged}}
+
+        trace.record("judge", judge_debug)
+        trace.record("final", lambda: [{**_snapshot(c), "signals": _signals_of(runs, c)} for c in selected])
+        names = list(dict.fromkeys(run.reranker for run in runs if run.reranker != "none"))
+        ran_vector = any(run.vector_ran for run in runs)
+        ran_keyword = any(run.keyword_ran for run in runs)
+        trace.add_time("total", (time.perf_counter() - trace.started) * 1000.0)
+        return RetrievalResult(
+            hit=hit,
+            candidates=selected,
+            not_found_text="" if hit else (deciding.kb if deciding is not None else kbs[0]).not_found_text,
+            timings=trace.timings,
+            mode="hybrid" if ran_vector and ran_keyword else "vector" if ran_vector else "keyword" if ran_keyword
+            else trace.mode,
+            reranker=",".join(names) if names else "none",
+            keyword_available=not any(run.keyword_error for run in runs),
+            notes=trace.notes,
+            relevance=deciding.relevance if deciding is not None else None,
+            threshold=deciding.kb.threshold if deciding is not None else None,
+            debug=trace.debug,
+        )
 
     def _dedup_and_cut(self, merged: list[Candidate], records: Mapping[int, ChunkRecord], runs: list[_KBRun],
                        top_k: int) -> tuple[list[Candidate], list[int]]:
@@ -731,38 +783,9 @@ class HybridRetriever:
         cand.ordinal = record.ordinal
         cand.metadata = {**record.metadata, **cand.metadata}
 
-    def _signals(self, run: _KBRun, chunk_id: int, *, own_evidence: bool = False,
-                 records: Mapping[int, ChunkRecord] | None = None) -> JudgeSignals:
-        """The judge's signals for ``chunk_id`` as the judged passage (see ``judge``)."""
-        if run.query_signals is None:
-            lexical: dict[str, float | None] = {"token_share": None, "bm25_ratio": None}
-            if run.index is not None and run.keyword_tokens:
-                if run.keyword_hits:
-                    top_id, top_score = run.keyword_hits[0]
-                    lexical["token_share"] = token_share(run.index, top_id, run.keyword_tokens)
-                    lexical["bm25_ratio"] = bm25_ratio(run.index, top_score, run.keyword_tokens)
-                else:
-                    lexical["token_share"], lexical["bm25_ratio"] = 0.0, 0.0
-            cos = gap = m10 = None
-            if run.vector_ran and run.vector_hits:
-                m10 = float(np.mean([s for _, s in run.vector_hits[:10]]))
-                cos = run.vector_hits[0][1]
-                gap = cos - m10
-            run.query_signals = (JudgeSignals(cosine=cos, cosine_gap=gap, **lexical), m10)
-        base, mean10 = run.query_signals
-        cosine = base.cosine
-        share = None
-        if run.index is not None and run.keyword_tokens:
-            share = idf_share(run.index, chunk_id, run.keyword_tokens)
-        signals = replace(base, idf_share=share)
-        if not own_evidence:
-            return signals
-        own_cos = None
-        if cosine is not None and records is not None and run.query_vector is not None:
-            v = records[chunk_id].vector if chunk_id in records else None
-            if v is not None and np.asarray(v).shape == run.query_vector.shape:
-                own_cos = float(np.asarray(v, dtype=np.float32) @ run.query_vector)
-        if own_cos is None and cosine is not None:
-            own_cos = run.candidates[chunk_id].vector_similarity
-        return signals.with_candidate(idf_share=share, cosine=own_cos if own_cos is not None else cosine,
-                                      mean_top10=mean10)
+
+def _signals_of(runs: list[_KBRun], cand: Candidate) -> dict[str, float | None] | None:
+    for run in runs:
+        if cand.chunk_id in run.signals:
+            return run.signals[cand.chunk_id].as_dict()
+    return None

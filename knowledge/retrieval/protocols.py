@@ -6,6 +6,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from knowledge.retrieval import defaults
 from knowledge.retrieval.analysis import AnalyzerConfig
 from knowledge.retrieval.bm25 import BM25Index
 
@@ -21,15 +22,16 @@ class KBSearchConfig:
     kb_id: int
     embedding_model: str
     analyzer: AnalyzerConfig = AnalyzerConfig()
-    top_k: int = 5
-    candidates: int = 30  # depth of each path; scripts/tune_retrieval.py: 15 ≈ 30 ≈ 100 on the bench, 30 for headroom
-    fusion: str = "score"  # "score" (min-max weighted sum) or "rrf"
-    rrf_k: int = 60
-    vector_weight: float = 0.5  # equal weights: robust across keyword- and meaning-heavy questions
-    keyword_weight: float = 0.5
-    rerank: bool = True
-    threshold: float = 0.5
-    not_found_text: str = "抱歉，知识库中未找到相关内容。"
+    top_k: int = defaults.TOP_K
+    candidates: int = defaults.CANDIDATES  # depth of each path
+    fusion: str = defaults.FUSION  # "score" (min-max weighted sum) or "rrf"
+    rrf_k: int = defaults.RRF_K
+    vector_weight: float = defaults.VECTOR_WEIGHT
+    keyword_weight: float = defaults.KEYWORD_WEIGHT
+    rerank: bool = defaults.RERANK
+    threshold: float = defaults.THRESHOLD
+    not_found_text: str = defaults.NOT_FOUND_TEXT
+    calibration: tuple[float, float] = (1.0, 0.0)  # the KB's own (slope, offset) on the judge's logit; see judge
     version: int = 1
     name: str = ""
 

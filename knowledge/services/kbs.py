@@ -10,7 +10,7 @@ from knowledge.errors import Conflict, EmbeddingError, ValidationFailed
 from knowledge.models import KnowledgeBase, Membership, Role
 
 SETTING_FIELDS = (
-    "description", "top_k", "candidate_multiplier", "rrf_k", "vector_weight", "keyword_weight", "fusion",
+    "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
     "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
 )
 
