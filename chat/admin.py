@@ -6,7 +6,8 @@ from chat.models import Conversation, Feedback, Message
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["role", "content", "rewritten_query", "status", "hit", "confidence", "answer_mode", "created_at"]
+    fields = ["role", "content", "rewritten_query", "status", "hit", "not_found_by", "confidence", "answer_mode",
+              "created_at"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -25,7 +26,7 @@ class ConversationAdmin(admin.ModelAdmin):
 @admin.register(Message)
 class MessageAdmin(admin.ModelAdmin):
     list_display = ["id", "conversation", "role", "status", "hit", "confidence", "answer_mode", "created_at"]
-    list_filter = ["role", "status", "hit", "answer_mode"]
+    list_filter = ["role", "status", "hit", "not_found_by", "answer_mode"]
     list_select_related = ["conversation"]
     readonly_fields = ["conversation", "role", "sources", "citations", "timings", "created_at"]
 

@@ -27,8 +27,8 @@ class MessageOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Message
-        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "hit", "confidence", "status",
-                  "error_code", "answer_mode", "timings", "created_at", "feedback"]
+        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "hit", "not_found_by", "confidence",
+                  "status", "error_code", "answer_mode", "timings", "created_at", "feedback"]
 
     def get_feedback(self, message: Message) -> dict | None:
         mine = getattr(message, "my_feedback", None) or []

@@ -4,11 +4,12 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from django.conf import settings
 
-from chat.prompts import Source
+from chat.prompts import NOT_FOUND_MARKER, Source
 from knowledge.retrieval.analysis import get_analyzer
 
 # --- configuration ------------------------------------------------------------
@@ -116,6 +117,75 @@ async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max
     if not response.choices:
         return ""
     return response.choices[0].message.content or ""
+
+
+# --- the LLM as a second "not found" judge ---------------------------------------
+
+# What may surround the marker: whitespace, quotes, code ticks, emphasis and sentence punctuation.
+_MARKER_EDGE = " \t\r\n\u3000`'\"“”‘’「」『』*_.,;:!?。，；：！？、"
+
+
+def _marker_start(text: str) -> int:
+    """The length of the longest end of ``text`` that could be the beginning of the marker."""
+    for k in range(min(len(text), len(NOT_FOUND_MARKER) - 1), 0, -1):
+        if NOT_FOUND_MARKER.startswith(text[-k:]):
+            return k
+    return 0
+
+
+@dataclass
+class MarkerGuard:
+    """Keeps the not-found marker out of the streamed answer and notes when the reply is the marker.
+
+    The reply's beginning is held back while, without leading whitespace and
+    punctuation, it could still become the marker; a reply that starts with the
+    marker is the LLM saying the sources do not hold the answer (``not_found``).
+    After real text a marker is dropped and the answer stands; text that could
+    be the beginning of one is held back until it cannot.
+    """
+
+    not_found: bool = False
+    started: bool = False
+    pending: str = ""
+
+    def feed(self, delta: str) -> str:
+        """Take the next delta; return the text that can be streamed now."""
+        self.pending += delta
+        if not self.started:
+            head = self.pending.lstrip(_MARKER_EDGE)
+            if head.startswith(NOT_FOUND_MARKER):
+                self.not_found = True
+                return ""
+            if NOT_FOUND_MARKER.startswith(head):
+                return ""
+            self.started = True
+        text = self.pending.replace(NOT_FOUND_MARKER, "")
+        ready = len(text) - _marker_start(text)
+        self.pending = text[ready:]
+        return text[:ready]
+
+    def flush(self) -> str:
+        """The reply ended: return what was held back (a reply that was only a cut-off marker is not found)."""
+        text, self.pending = self.pending, ""
+        if not self.started and text.lstrip(_MARKER_EDGE):
+            self.not_found = True
+            return ""
+        return text
+
+
+async def judged_stream(deltas: AsyncIterator[str], guard: MarkerGuard, not_found_text: str) -> AsyncIterator[str]:
+    """``deltas`` through ``guard``; once the reply is the marker the LLM stream is closed and ``not_found_text`` streamed."""
+    async with aclosing(deltas):
+        async for delta in deltas:
+            if text := guard.feed(delta):
+                yield text
+            if guard.not_found:
+                break
+    if not guard.not_found and (text := guard.flush()):
+        yield text
+    if guard.not_found:
+        async for piece in text_stream(not_found_text):
+            yield piece
 
 
 # --- extractive answers (no LLM) ------------------------------------------------

@@ -36,6 +36,13 @@ class MessageStatus(models.TextChoices):
     ERROR = "error", "error"
 
 
+class NotFoundBy(models.TextChoices):
+    RETRIEVAL = "retrieval", "retrieval"
+    """Relevance was below the KB's threshold; no LLM was called."""
+    LLM = "llm", "llm"
+    """Retrieval passed the threshold, but the LLM replied that the sources do not hold the answer."""
+
+
 class Message(models.Model):
     """One turn. An assistant message is created ``incomplete`` when its answer starts and settled when it ends."""
 
@@ -45,7 +52,9 @@ class Message(models.Model):
     rewritten_query = models.TextField(blank=True, default="", help_text="The standalone query retrieval used")
     sources = models.JSONField(default=list, blank=True, help_text="The chunks given to the answer, numbered as cited")
     citations = models.JSONField(default=list, blank=True, help_text="The sources the answer cites with [n]")
-    hit = models.BooleanField(null=True, blank=True, help_text="Whether retrieval found relevant content")
+    hit = models.BooleanField(null=True, blank=True, help_text="Whether the answer was found (false: not found)")
+    not_found_by = models.CharField(max_length=10, choices=NotFoundBy.choices, null=True, blank=True, default=None,
+                                    help_text="Who judged the answer not found: retrieval or llm; null on a hit")
     confidence = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
     error_code = models.CharField(max_length=50, blank=True, default="")
@@ -59,6 +68,10 @@ class Message(models.Model):
             models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="message_role_valid"),
             models.CheckConstraint(
                 condition=Q(status__in=["complete", "incomplete", "cancelled", "error"]), name="message_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(not_found_by__isnull=True) | Q(not_found_by__in=["retrieval", "llm"]),
+                name="message_not_found_by_valid",
             ),
             models.CheckConstraint(
                 condition=Q(confidence__isnull=True) | (Q(confidence__gte=0) & Q(confidence__lte=1)),

@@ -16,11 +16,15 @@ MAX_CONTEXT_CHARS = 6000
 HISTORY_TURNS = 3
 HISTORY_CHARS = 400
 
+# The answer's "not found" verdict: a reply that is this marker (or starts with it) is recorded as not found.
+NOT_FOUND_MARKER = "[[NOT_FOUND]]"
+
 SYSTEM_PROMPT = (
     "你是知库（zhiku）的知识库问答助手。请严格依据下面编号的知识片段回答用户的问题，"
     "不要编造片段中没有的信息，也不要使用片段以外的知识。"
     "每句用到片段内容的话，在句末用方括号标注片段编号，例如 [1] 或 [2][3]；只能引用给出的编号。"
-    "如果片段不足以回答问题，请直接说明「知识库中没有找到足够的信息」，并说明缺少什么。"
+    f"如果片段中没有问题的答案，只回复 {NOT_FOUND_MARKER}，不要输出任何其他内容；"
+    "如果片段只能回答一部分，回答能回答的部分，并说明缺少什么。"
     "回答使用与问题相同的语言，简洁、准确，可以使用简单的 Markdown（段落、列表、加粗、行内代码）。"
 )
 

@@ -21,8 +21,18 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from chat import selectors
-from chat.llm import LLMConfig, LLMError, extractive_answer, llm_complete, llm_config, llm_stream, text_stream
-from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
+from chat.llm import (
+    LLMConfig,
+    LLMError,
+    MarkerGuard,
+    extractive_answer,
+    judged_stream,
+    llm_complete,
+    llm_config,
+    llm_stream,
+    text_stream,
+)
+from chat.models import Conversation, Feedback, Message, MessageStatus, NotFoundBy, Rating, Role
 from chat.prompts import (
     Context,
     answer_messages,
@@ -73,6 +83,8 @@ class Turn:
     """The assistant message the answer is written to."""
     kb_ids: list[int]
     question: str
+    not_found_text: str = ""
+    """The first KB's not-found text (the answer when the LLM finds nothing in the sources)."""
     history: list[tuple[str, str]] = field(default_factory=list)
     """Earlier (role, content) pairs, oldest first."""
     previous_queries: list[str] = field(default_factory=list)
@@ -114,8 +126,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
             ids = ids or list(conversation.kb_ids or [])
         if not ids:
             raise ValidationFailed("Choose at least one knowledge base.", code="no_kbs")
-        for kb_id in ids:
-            kb_get_for_user(user=user, kb_id=kb_id)
+        kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in ids]
         history: list[Message] = []
         if conversation is None:
             conversation = Conversation.objects.create(user=user, title=question[:TITLE_CHARS], kb_ids=ids)
@@ -127,7 +138,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
-        message_id=answer.pk, kb_ids=ids, question=question,
+        message_id=answer.pk, kb_ids=ids, question=question, not_found_text=kbs[0].not_found_text,
         history=[(m.role, m.content) for m in history if m.content],
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
     )
@@ -182,7 +193,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     Whatever ends the stream (finish, an error, cancellation or the consumer
     closing the generator) the assistant message is settled: complete,
     incomplete (partial answer kept), cancelled or error. When retrieval finds
-    nothing relevant the answer is the KB's not-found text and no LLM is called.
+    nothing relevant the answer is the KB's not-found text and no LLM is called;
+    when the LLM replies that the sources hold no answer, the same (``not_found_by``).
     """
     config = llm_config() if llm is USE_SETTINGS else llm
     started = time.perf_counter()
@@ -239,6 +251,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
                "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
                "sources": [s.payload() for s in context.sources]}
 
+        guard = MarkerGuard()
         if not hit:
             mode, generator = "not_found", text_stream(result.not_found_text)
         elif config is None:
@@ -246,7 +259,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         else:
             messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
                                        history=turn.history)
-            mode, generator = "llm", llm_stream(config, messages)
+            mode, generator = "llm", judged_stream(llm_stream(config, messages), guard, turn.not_found_text)
 
         t = time.perf_counter()
         try:
@@ -263,14 +276,18 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         timings["generation_ms"] = _ms(t)
 
         answer = "".join(parts)
+        not_found_by = None if hit else NotFoundBy.RETRIEVAL
+        if guard.not_found:
+            hit, mode, not_found_by = False, "not_found", NotFoundBy.LLM
         citations = citations_map(answer, context.sources) if hit else []
         confidence = confidence_of(context.sources, citations) if hit else 0.0
         sources = [s.payload() for s in context.sources]
         await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=sources,
-                     citations=citations, hit=hit, confidence=confidence, answer_mode=mode)
+                     citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode)
         yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
-               "answer": answer, "citations": citations, "hit": hit, "confidence": confidence,
-               "relevance": number(result.relevance), "mode": mode, "status": MessageStatus.COMPLETE, "timings": timings}
+               "answer": answer, "citations": citations, "hit": hit, "not_found_by": not_found_by,
+               "confidence": confidence, "relevance": number(result.relevance), "mode": mode,
+               "status": MessageStatus.COMPLETE, "timings": timings}
     except (asyncio.CancelledError, GeneratorExit):
         if not settled:
             # Shielded: the answer is settled even though the task around it is being cancelled.

@@ -149,7 +149,7 @@
   function renderMeta(view, info) {
     const parts = [];
     if (info.mode === "extractive") parts.push("摘录答案（未配置大模型）");
-    if (info.mode === "not_found" || info.hit === false) parts.push("未命中知识库");
+    if (info.mode === "not_found" || info.hit === false) parts.push(info.not_found_by === "llm" ? "未命中知识库（大模型判定）" : "未命中知识库");
     if (typeof info.confidence === "number" && info.hit) parts.push("置信度 " + info.confidence.toFixed(2));
     const t = info.timings || {};
     if (typeof t.first_token_ms === "number") parts.push("首字 " + Math.round(t.first_token_ms) + " ms");
@@ -345,7 +345,7 @@
       view.sources = m.sources || [];
       view.cited = new Set((m.citations || []).map((c) => c.n));
       renderAnswer(view); renderSources(view);
-      renderMeta(view, { mode: m.answer_mode, hit: m.hit, confidence: m.confidence, timings: m.timings, status: m.status });
+      renderMeta(view, { mode: m.answer_mode, hit: m.hit, not_found_by: m.not_found_by, confidence: m.confidence, timings: m.timings, status: m.status });
       if (m.error_code && m.status !== "complete") showError(view, "未完成：" + m.error_code);
       renderFeedback(view, m.feedback);
     });

@@ -4,7 +4,8 @@ It speaks the wire protocol: ``POST /v1/chat/completions`` answers JSON, or
 with ``"stream": true`` SSE ``data: {chunk}`` lines ending ``data: [DONE]``
 over chunked transfer encoding. Behaviours, set per test:
 
-* ``chunks``: the answer's text pieces, streamed in order;
+* ``chunks``: the answer's text pieces, streamed in order (``say`` cuts a reply into pieces, e.g. to
+  split the not-found marker across chunks);
 * ``break_after``: close the connection after that many pieces (mid-stream failure);
 * ``stall_after``: stop sending after that many pieces, without closing (timeout);
 * ``stall_headers``: never send the response at all (a request that times out, then is retried);
@@ -81,6 +82,10 @@ class FakeLLM:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
+
+    def say(self, text: str, size: int) -> None:
+        """Stream ``text`` in pieces of ``size`` characters."""
+        self.chunks = [text[i:i + size] for i in range(0, len(text), size)]
 
     # --- protocol ---------------------------------------------------------------
     def _chunk(self, text: str | None, finish: str | None = None) -> bytes:

@@ -46,6 +46,7 @@ def test_detail_has_the_messages_with_sources_citations_and_my_feedback(client_f
     asked, answer = response.json()["messages"]
     assert (asked["role"], asked["rewritten_query"]) == ("user", "知库专业版 价格")
     assert answer["role"] == "assistant" and answer["status"] == "complete" and answer["hit"] is True
+    assert answer["not_found_by"] is None
     assert answer["citations"] == [{"n": 1, "chunk_id": 1}] and answer["feedback"] == {"rating": "up", "reason": ""}
 
 

@@ -133,9 +133,11 @@ async def test_not_found_streams_the_kb_text_and_calls_no_llm(judged_kb, alice_t
     assert types(events) == ["start", "rewrite", "sources", "token", "finish"]
     assert events[2]["hit"] is False and events[2]["sources"] == []
     finish = events[-1]
-    assert finish["answer"] == kb.not_found_text and finish["hit"] is False
+    assert finish["answer"] == kb.not_found_text and finish["hit"] is False and finish["not_found_by"] == "retrieval"
     assert finish["mode"] == "not_found" and finish["confidence"] == 0.0 and finish["citations"] == []
     assert llm_on.requests == []
+    row = await answer_row(events[0]["message"])
+    assert (row.hit, row.not_found_by, row.content) == (False, "retrieval", kb.not_found_text)
 
 
 # --- the LLM path -----------------------------------------------------------------------
@@ -149,10 +151,58 @@ async def test_llm_answer_streams_and_its_citations_map_to_chunks(chat_kb, alice
     assert tokens == llm_on.chunks
     finish = events[-1]
     assert finish["mode"] == "llm" and finish["answer"] == "".join(llm_on.chunks)
+    assert finish["hit"] is True and finish["not_found_by"] is None
     assert finish["citations"][0]["n"] == 1
     assert finish["citations"][0]["chunk_id"] == events[2]["sources"][0]["chunk_id"]
     sent = llm_on.stream_requests[0]["messages"]
     assert sent[0]["role"] == "system" and "知识片段" in sent[-1]["content"] and "[1] 来源：" in sent[-1]["content"]
+    assert "[[NOT_FOUND]]" in sent[0]["content"]
+    row = await answer_row(events[0]["message"])
+    assert (row.hit, row.not_found_by, row.answer_mode) == (True, None, "llm")
+
+
+@pytest.mark.parametrize("reply, size", [
+    ("[[NOT_FOUND]]", 100),                                # the whole marker in one chunk
+    ("[[NOT_FOUND]]", 2),                                  # split across chunks
+    ("\n  [[NOT_FOUND]]。\n", 3),                          # whitespace and punctuation around it
+    ("[[NOT_FOUND]] 片段里只有知库的价格，没有火星的信息。", 4),  # starts with the marker
+])
+async def test_the_llm_saying_not_found_ends_the_turn_as_not_found(chat_kb, alice_token, llm_on, reply, size):
+    llm_on.say(reply, size)
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk], "知库专业版在火星上卖多少钱？")
+    await communicator.disconnect()
+
+    assert types(events) == ["start", "rewrite", "sources", "token", "finish"]
+    assert events[2]["hit"] is True and events[2]["sources"]  # retrieval passed; the LLM judged
+    tokens = [e["text"] for e in events if e["type"] == "token"]
+    assert "".join(tokens) == chat_kb.not_found_text
+    assert not any("NOT" in t or "[[" in t for t in tokens)
+    finish = events[-1]
+    assert (finish["hit"], finish["not_found_by"], finish["mode"]) == (False, "llm", "not_found")
+    assert finish["answer"] == chat_kb.not_found_text
+    assert finish["citations"] == [] and finish["confidence"] == 0.0
+    row = await answer_row(events[0]["message"])
+    assert (row.status, row.hit, row.not_found_by, row.answer_mode) == ("complete", False, "llm", "not_found")
+    assert row.content == chat_kb.not_found_text and row.citations == []
+    assert row.sources == events[2]["sources"]
+    assert len(llm_on.stream_requests) == 1
+
+
+async def test_a_marker_after_real_text_is_dropped_and_the_answer_stands(chat_kb, alice_token, llm_on):
+    llm_on.chunks = ["知库专业版的价格是每年 9800 元", "[", "1]。", "[[NOT_", "FOUND", "]]"]
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [chat_kb.pk])
+    await communicator.disconnect()
+
+    tokens = [e["text"] for e in events if e["type"] == "token"]
+    answer = "知库专业版的价格是每年 9800 元[1]。"
+    assert "".join(tokens) == answer and not any("NOT" in t or "[[" in t for t in tokens)
+    finish = events[-1]
+    assert (finish["answer"], finish["hit"], finish["not_found_by"], finish["mode"]) == (answer, True, None, "llm")
+    assert [c["n"] for c in finish["citations"]] == [1]
+    row = await answer_row(events[0]["message"])
+    assert (row.content, row.hit, row.not_found_by) == (answer, True, None)
 
 
 async def test_llm_rewrites_a_follow_up_with_a_short_completion(chat_kb, alice_token, llm_on):

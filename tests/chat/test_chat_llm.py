@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from chat.llm import LLMConfig, LLMError, llm_complete, llm_stream
+from chat.llm import LLMConfig, LLMError, MarkerGuard, judged_stream, llm_complete, llm_stream
 
 MESSAGES = [{"role": "user", "content": "知库专业版的价格？"}]
 
@@ -76,3 +76,25 @@ async def test_closing_the_generator_closes_the_connection(fake_llm):
 async def test_short_completion_returns_the_text(fake_llm):
     assert await llm_complete(config(fake_llm), MESSAGES) == fake_llm.rewrite
     assert fake_llm.requests[0]["stream"] is False
+
+
+async def _deltas(chunks):
+    for chunk in chunks:
+        yield chunk
+
+
+@pytest.mark.parametrize("reply, streamed, not_found", [
+    ("[[NOT_FOUND]]", "没找到。", True),
+    ("**[[NOT_FOUND]]**。", "没找到。", True),
+    ("[[NOT_FOUND]]：片段只讲价格。", "没找到。", True),
+    ("[[NOT_FOU", "没找到。", True),  # cut off inside the marker: still no answer
+    ("价格是 9800 元[1]。", "价格是 9800 元[1]。", False),
+    ("价格是 9800 元[1]。[[NOT_FOUND]]", "价格是 9800 元[1]。", False),
+    ("[1] 价格 [[N", "[1] 价格 [[N", False),  # a marker's beginning at the end is released
+])
+async def test_the_marker_is_caught_at_every_split_point(reply, streamed, not_found):
+    for cut in range(1, len(reply)):
+        for chunks in ([reply[:cut], reply[cut:]], list(reply)):
+            guard = MarkerGuard()
+            out = [t async for t in judged_stream(_deltas(chunks), guard, "没找到。")]
+            assert ("".join(out), guard.not_found) == (streamed, not_found), chunks

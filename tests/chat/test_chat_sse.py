@@ -83,7 +83,26 @@ async def test_not_found_over_sse_calls_no_llm(judged_kb, alice_token, llm_on):
     communicator, _ = await start({"kb_ids": [judged_kb.pk], "question": "火星的首都是哪座城市？"}, auth(alice_token))
     frames = parse(await read_body(communicator))
     assert frames[-1][1]["hit"] is False and frames[-1][1]["answer"] == judged_kb.not_found_text
+    assert frames[-1][1]["not_found_by"] == "retrieval"
     assert llm_on.requests == []
+
+
+async def test_the_llm_saying_not_found_over_sse_closes_its_stream(chat_kb, alice_token, llm_on):
+    llm_on.say(" [[NOT_FOUND]]\n" + "片段中没有答案。" * 20, 3)
+    llm_on.delay = 0.01
+    communicator, _ = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, auth(alice_token))
+    frames = parse(await read_body(communicator))
+
+    assert frames[2][1]["hit"] is True and frames[2][1]["sources"]
+    tokens = [d["text"] for name, d in frames if name == "token"]
+    assert "".join(tokens) == chat_kb.not_found_text and not any("NOT" in t or "[[" in t for t in tokens)
+    finish = frames[-1][1]
+    assert (finish["hit"], finish["not_found_by"], finish["answer"]) == (False, "llm", chat_kb.not_found_text)
+    row = await in_thread(Message.objects.get)(pk=finish["message"])
+    assert (row.hit, row.not_found_by, row.content) == (False, "llm", chat_kb.not_found_text)
+    # The verdict is known from the reply's start: the rest is not waited for.
+    assert await asyncio.to_thread(llm_on.client_gone.wait, 3)
+    assert llm_on.streams[0].sent < len(llm_on.chunks)
 
 
 async def test_errors_before_streaming_are_json_with_their_status(chat_kb, bob_kb, alice_token, monkeypatch):
