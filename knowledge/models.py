@@ -178,6 +178,8 @@ class Chunk(models.Model):
                         help_text="Keyword tokens, stored so the BM25 index is rebuilt without re-tokenizing")
     tokens_fingerprint = models.CharField(max_length=32, blank=True, default="")
     embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True)
+    question_embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True,
+                                     help_text="FAQ chunks: the question alone, embedded as a query (null otherwise)")
     enabled = models.BooleanField(default=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -193,6 +195,8 @@ class Chunk(models.Model):
         indexes = [
             models.Index(fields=["kb", "enabled"]),
             HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
+            HnswIndex(name="chunk_question_hnsw", fields=["question_embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
         ]
 
     def __str__(self) -> str:

@@ -89,33 +89,48 @@ def _filters_q(filters: SearchFilters) -> Q:
 # --- vector path ------------------------------------------------------------------------
 
 class PgVectorStore:
-    """Cosine search with pgvector's HNSW index; permissions and filters are in the same SQL."""
+    """Cosine search with pgvector's HNSW index; permissions and filters are in the same SQL.
+
+    A FAQ chunk has two vectors, its question–answer pair (``embedding``) and its
+    question alone (``question_embedding``), and scores the better of the two
+    cosines: a second HNSW query over the question vectors, with the same
+    conditions, is merged by the highest cosine per chunk. The top ``top_k`` by
+    that maximum are all within the union of the two queries' top ``top_k``.
+    """
 
     def search(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
                scope: AccessScope) -> list[tuple[int, float]]:
+        if top_k <= 0:
+            return []
         params: list = []
         vec = "[" + ",".join(f"{float(x):.7g}" for x in np.asarray(query_vector, dtype=np.float32)) + "]"
         visibility = _visibility_sql(scope, kb_id, params)
         where_filters = _filters_sql(filters, params)
-        sql = f"""
-            SELECT id, sim FROM (
-                SELECT c.id AS id, 1 - (c.embedding <=> %s::vector) AS sim
+
+        def nearest(column: str) -> str:
+            return f"""
+                SELECT c.id AS id, 1 - (c.{column} <=> %s::vector) AS sim
                 FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id
-                WHERE c.kb_id = %s AND c.enabled AND d.status = 'ready' AND c.embedding IS NOT NULL
+                WHERE c.kb_id = %s AND c.enabled AND d.status = 'ready' AND c.{column} IS NOT NULL
                   AND {visibility} AND {where_filters}
-                ORDER BY c.embedding <=> %s::vector
+                ORDER BY c.{column} <=> %s::vector
                 LIMIT %s
-            ) hits ORDER BY sim DESC, id
-        """
+            """
+
         full = [vec, kb_id, *params, vec, int(top_k)]
+        best: dict[int, float] = {}
         with transaction.atomic(), connection.cursor() as cur:
             # ef_search must cover the candidate count; relaxed iterative scans
             # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, min(1000, 2 * int(top_k))))])
             if _supports_iterative_scan():
                 cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            cur.execute(sql, full)
-            return [(int(i), float(s)) for i, s in cur.fetchall()]
+            for column in ("embedding", "question_embedding"):
+                cur.execute(nearest(column), full)
+                for i, sim in cur.fetchall():
+                    if sim is not None and float(sim) > best.get(int(i), -2.0):
+                        best[int(i)] = float(sim)
+        return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
 
 
 _iterative: bool | None = None
@@ -153,7 +168,7 @@ class DjangoChunkStore:
         fields = ["id", "kb_id", "document_id", "ordinal", "content", "section_path", "page_start", "page_end",
                   "chunk_type", "metadata", "document__title", "document__source_name", "document__external_id"]
         if with_vectors:
-            fields.append("embedding")
+            fields += ["embedding", "question_embedding"]
         rows = self._queryset(scope, kb_ids).filter(pk__in=list(chunk_ids)).values_list(*fields)
         out: dict[int, ChunkRecord] = {}
         for row in rows:
@@ -162,6 +177,7 @@ class DjangoChunkStore:
                 section_path=list(row[5] or []), page_start=row[6], page_end=row[7], chunk_type=row[8],
                 metadata=row[9] or {}, title=row[10], source_name=row[11], external_id=row[12],
                 vector=np.asarray(row[13], dtype=np.float32) if with_vectors and row[13] is not None else None,
+                question_vector=np.asarray(row[14], dtype=np.float32) if with_vectors and row[14] is not None else None,
             )
             out[rec.chunk_id] = rec
         return out

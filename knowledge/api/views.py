@@ -377,7 +377,7 @@ class ChunkListView(PaginatedView):
             qs = qs.filter(content__icontains=params["q"])
         with_tokens = params.get("include") == "tokens"
         # Never load the vectors (or the embedded text) for a list.
-        qs = qs.defer("embedding", "enriched") if with_tokens else qs.defer("embedding", "enriched", "tokens")
+        qs = qs.defer("embedding", "question_embedding", "enriched") if with_tokens else qs.defer("embedding", "question_embedding", "enriched", "tokens")
         return self.paginated(qs, s.ChunkWithTokensOutput if with_tokens else s.ChunkOutput)
 
 

