@@ -31,11 +31,14 @@ def _doc_names(candidate) -> set[str]:
 
 
 def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,
-             progress: Callable[[int], None] | None = None, search_kwargs: dict | None = None) -> dict:
+             progress: Callable[[int], None] | None = None, search_kwargs: dict | None = None,
+             labels_kb_id: int | None = None) -> dict:
     """Run every query through ``search_run`` and aggregate the metrics (a document counts once, at its best chunk).
 
     Ranking metrics use the candidates in their returned order whether or not
-    the result is a hit; "not found" rates use the hit flag.
+    the result is a hit; "not found" rates use the hit flag. With
+    ``labels_kb_id`` only that KB's documents can match a label (several KBs
+    searched together may reuse external ids).
     """
     depth = max(10, top_k)
     recalls = {1: [], 5: [], 10: []}
@@ -56,7 +59,7 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
             if c.document_id in seen_docs:
                 continue
             seen_docs.add(c.document_id)
-            names = _doc_names(c)
+            names = _doc_names(c) if labels_kb_id is None or c.kb_id == labels_kb_id else set()
             ranked.append(next(iter(sorted(names & relevant)), f"doc:{c.document_id}"))
         if not relevant:
             abstain.append(0.0 if result.hit else 1.0)

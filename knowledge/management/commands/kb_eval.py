@@ -58,6 +58,8 @@ class Command(BaseCommand):
         parser.add_argument("--drop-relevant", type=int, default=0,
                             help="make N queries unanswerable by leaving their passages out of the corpus (not-found test)")
         parser.add_argument("--owner", help="owner of a new KB (default: a 'bench' user)")
+        parser.add_argument("--with-kbs", nargs="+", default=[],
+                            help="names of other KBs (same owner, loaded before) searched together with this one")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--per-query", action="store_true", help="include per-query outcomes in --json output")
 
@@ -85,8 +87,14 @@ class Command(BaseCommand):
             for q in queries
         ]
         started = time.perf_counter()
-        metrics = evaluate(user=user, kb_ids=[kb.pk], queries=labelled, mode=opts["mode"], top_k=opts["top_k"],
-                           progress=None if opts["json"] else self._progress(len(labelled)))
+        others = []
+        for other in opts["with_kbs"]:
+            found = KnowledgeBase.objects.filter(name=other, owner=user).first()
+            if found is None:
+                raise CommandError(f"No KB {other!r} of {user.username}: load it first with kb_eval --kb {other}.")
+            others.append(found.pk)
+        metrics = evaluate(user=user, kb_ids=[kb.pk, *others], queries=labelled, mode=opts["mode"], top_k=opts["top_k"],
+                           progress=None if opts["json"] else self._progress(len(labelled)), labels_kb_id=kb.pk)
         metrics["seconds"] = round(time.perf_counter() - started, 1)
         metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model}
         if not opts["per_query"]:
