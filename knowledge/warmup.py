@@ -1,4 +1,4 @@
-"""Load the tokenizer and the default embedding model in the background when a server process starts."""
+"""Load the tokenizer, the default embedding model and the judge's tables in the background when a server process starts."""
 from __future__ import annotations
 
 import logging
@@ -11,11 +11,19 @@ def warm_up() -> None:
     from django.conf import settings
 
     from knowledge.embeddings import get_embedder
+    from knowledge.retrieval import evidence
     from knowledge.retrieval.analysis import get_analyzer
+    from knowledge.retrieval.judge import Judge
 
     try:
         get_analyzer().tokenize("预热 warm-up")
-        get_embedder(settings.ZHIKU_EMBEDDING_MODEL).embed_query("预热")
+        embedder = get_embedder(settings.ZHIKU_EMBEDDING_MODEL)
+        embedder.embed_query("预热")
+        evidence.reference_idf()
+        if evidence.enabled() and not Judge().calibrated(settings.ZHIKU_EMBEDDING_MODEL):
+            # The judge's cosine background for a model it reads through cosine_z: one bank embedding per
+            # model and process (a few seconds), off the first query's path.
+            evidence.BACKGROUND.vectors(settings.ZHIKU_EMBEDDING_MODEL, getattr(embedder, "embed_passages", None))
     except Exception:  # noqa: BLE001 - a failed warm-up only means a slower first query
         logger.warning("warm-up failed", exc_info=True)
 

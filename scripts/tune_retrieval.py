@@ -156,7 +156,7 @@ def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallbac
         weights["cosine-fallback"] = fallback_weight
     return HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=store.chunks,
                            embedder_for=lambda model: embedder, reranker_for=lambda kb: None,
-                           rerank_weights=weights, max_workers=1, **options)
+                           rerank_weights=weights, max_workers=1, background_for_all=True, **options)
 
 
 # --- metrics -----------------------------------------------------------------------------
@@ -438,6 +438,18 @@ def _fit(data: dict[str, list[dict]], features: Sequence[str], names: Sequence[s
     return fit_logistic(np.vstack(Xs), np.concatenate(ys), sample_weight=np.concatenate(ws))
 
 
+def _head_relevance(rows: list[dict], features: Sequence[str], w: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """The search-level relevance as the pipeline computes it: the best candidate within the judged head."""
+    from knowledge.retrieval.judge import JUDGE_DEPTH
+
+    p, y = [], []
+    for r in rows:
+        logits = [float(np.array([_feature(c, f) for f in features]) @ w + b) for c in r["candidates"][:JUDGE_DEPTH]]
+        p.append(1 / (1 + math.exp(-max(logits))) if logits else 0.0)
+        y.append(1 if r["answerable"] else 0)
+    return np.array(p), np.array(y)
+
+
 def cmd_judge(splits: list[Split], threshold: float) -> None:
     data = {}
     for split in splits:
@@ -445,8 +457,9 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
             raise SystemExit(f"{evidence_path(split)} missing: run `python scripts/tune_retrieval.py evidence` first")
         data[split.name] = [json.loads(line) for line in open(evidence_path(split), encoding="utf-8")]
     names = list(data)
-    print(f"\nLeave one data set out: fit on the others (equal weight per set, balanced classes), "
-          f"measure on the one left out; threshold {threshold}\n")
+    print(f"\nLeave one data set out: fit on the others (the fused top candidate's signals, equal weight per set, "
+          f"balanced classes), measure the search-level relevance (best of the first 3) on the one left out; "
+          f"threshold {threshold}\n")
     print("| model | held-out set | questions | unanswerable rejected | answerable rejected | kept @90% rejected | AUC |")
     print("|---|---|---|---|---|---|---|")
     for n in names:
@@ -458,8 +471,7 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
     for model, features in JUDGE_FEATURES.items():
         for held in names:
             w, b = _fit(data, features, [n for n in names if n != held])
-            X, y = _xy(data[held], features)
-            p = 1 / (1 + np.exp(-(X @ w + b)))
+            p, y = _head_relevance(data[held], features, w, b)
             print(f"| {model} | {held} | {len(y)} | " + " | ".join(f"{v:.3f}" for v in _rates(p, y, threshold)) + " |")
     fitted = []
     for model, features in JUDGE_FEATURES.items():
@@ -470,16 +482,46 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
     print("|---|" + "---|" * 5)
     hybrid = fitted[0]
     for n in names:
-        X, y = _xy(data[n], hybrid.features)
-        p = 1 / (1 + np.exp(-(X @ np.array(hybrid.weights) + hybrid.intercept)))
+        p, y = _head_relevance(data[n], hybrid.features, np.array(hybrid.weights), hybrid.intercept)
         print(f"| {n} | " + " | ".join(f"{np.mean(p[y == 0] < t):.2f} / {np.mean(p[y == 1] < t):.2f}" for t in (0.3, 0.4, 0.5, 0.6, 0.7)) + " |")
     print("\nConstants for knowledge/retrieval/judge.py:\n")
     print(models_as_python(fitted))
 
 
+def cmd_model_ranking(splits: list[Split]) -> None:
+    """MRR@10 of the embedding model's own cosine ranking of the bare passage texts (no platform involved).
+
+    The reference for "the vector path ranks like the model": compare with
+    ``kb_eval --mode vector`` on the same set.
+    """
+    from knowledge.embeddings import get_embedder
+
+    embedder = get_embedder(MODEL)
+    for split in splits:
+        path = CACHE / f"{split.name}-bare-{MODEL}-{split.corpus_digest}.npy"
+        if path.exists():
+            passages = np.load(path)
+        else:
+            passages = np.asarray(embedder.embed_passages([p["text"] for p in split.corpus]), dtype=np.float32)
+            np.save(path, passages)
+        queries = [q for q in split.queries if q["relevant"]]
+        qv = split.vectors("queries")
+        by_text = {q["text"]: v for q, v in zip(split.queries, qv)}
+        norms = np.linalg.norm(passages, axis=1)
+        ranked, relevant = [], []
+        for q in queries:
+            v = by_text[q["text"]]
+            sims = passages @ v / (norms * np.linalg.norm(v))
+            ranked.append([int(i) for i in np.argsort(-sims)[:10]])
+            relevant.append({split.pid_to_idx[r] for r in q["relevant"]})
+        m = metrics(ranked, relevant)
+        print(f"{split.name}: model's own cosine ranking of the bare texts, {len(queries)} questions: "
+              + ", ".join(f"{k} {v:.4f}" for k, v in m.items()), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence"))
+    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence", "model-ranking"))
     parser.add_argument("--bench")
     parser.add_argument("--splits", nargs="+", default=DEFAULT_SPLITS)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
@@ -497,6 +539,8 @@ def main() -> None:
         cmd_quality(splits, args.configs, args.limit)
     elif args.command == "evidence":
         cmd_evidence(splits)
+    elif args.command == "model-ranking":
+        cmd_model_ranking(splits)
     else:
         cmd_judge(splits, args.threshold)
 

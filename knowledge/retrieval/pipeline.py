@@ -1,4 +1,4 @@
-"""HybridRetriever: query → analysed → vector + BM25 per KB → loaded → fused → reranked → merged → cut → judged.
+"""HybridRetriever: query → analysed → vector + BM25 per KB → loaded → fused → reranked → judged → merged → cut.
 
 The stages, in the order ``search`` runs them (each timed into
 ``RetrievalResult.timings``; "vector"/"keyword" are the slowest KB's, as the
@@ -31,18 +31,20 @@ paths run concurrently):
              fallback when it gives none): the final score is
              ``(1 − w)·fused + w·rerank``, each min-max normalised over the
              KB's pool (the fused top ``kb.candidates`` plus BM25's top 3), with
-             ``w`` from ``rerank_weights`` by reranker kind. Then the KBs' lists
-             are merged by rank (every KB's first, then every KB's second, …;
-             within a round by rerank score when one cross-encoder scored them
-             all, else by fused score), so KBs with different embedding models
-             and score scales merge fairly; near-duplicates are skipped
+             ``w`` from ``rerank_weights`` by reranker kind.
+``judge``    per KB, every pooled candidate's own ``relevance`` from its own
+             evidence (``evidence.passage_evidence``, its cosine, the cosine
+             against the query's background; ``judge`` explains the number and
+             the KB's calibration), and the KB's relevance: the best within the
+             first ``judge_depth`` (3) of its list.
+``merge``    the KBs' lists merged into one ranking by calibrated relevance,
+             each KB's own order kept (``_merge``); near-duplicates skipped
              (``fusion.mmr`` with a similarity that only counts chunk-vector
-             cosine > ``DUPLICATE_COSINE`` or equal text), the list is cut to
-             ``top_k`` and BM25's top 3 are rescued into it (seed 001 §8.1:
-             they replace the lowest others, never the first result;
-             ``metadata["rescued"] = True``). This stage's timing includes
-             merge, de-duplication, cut and rescue.
-``judge``    relevance and hit / not found (``judge`` explains the number).
+             cosine > ``DUPLICATE_COSINE`` or equal text), the list cut to
+             ``top_k`` and BM25's top 3 rescued into it (seed 001 §8.1: they
+             replace the lowest others, never the first result;
+             ``metadata["rescued"] = True``). The hit is decided on the best
+             evidence over all KBs, each against its own KB's threshold.
 ``total``    the whole call.
 
 Defaults, measured with ``scripts/tune_retrieval.py`` (MRR@10 / R@5 on
@@ -253,6 +255,7 @@ class HybridRetriever:
         duplicate_cosine: float = DUPLICATE_COSINE,
         complete_cosines: bool = True,
         judge_depth: int = JUDGE_DEPTH,
+        background_for_all: bool = False,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -270,6 +273,9 @@ class HybridRetriever:
         self.duplicate_cosine = duplicate_cosine
         self.complete_cosines = complete_cosines
         self.judge_depth = max(1, judge_depth)
+        # The cosine background costs a bank embedding per model and process; the judge reads it only for
+        # embeddings whose raw cosines it was not fitted on (the tuning harness wants it for every model).
+        self.background_for_all = background_for_all
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -553,6 +559,8 @@ class HybridRetriever:
     def _background(self, run: _KBRun) -> evidence.QueryBackground | None:
         """The query's cosines to the background bank, for ``cosine_z`` (None without a passage encoder)."""
         if run.query_vector is None or not evidence.enabled():
+            return None
+        if not self.background_for_all and self.judge.calibrated(run.kb.embedding_model):
             return None
         embedder = self.embedder_for(run.kb.embedding_model)
         bank = evidence.BACKGROUND.vectors(run.kb.embedding_model, getattr(embedder, "embed_passages", None))
