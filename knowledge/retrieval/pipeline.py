@@ -118,6 +118,9 @@ DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {"cross-encoder": 0.5, COSINE_FALL
 # drcd/dev and distinct species entries 0.975 on cmrc2018/dev, and a 0.95 cut dropped
 # relevant passages (DRCD R@5 0.988 instead of 0.995), so only near-copies count.
 DUPLICATE_COSINE = 0.985
+# Candidates judged beyond top_k in each KB's list: room for the cut's de-duplication.
+JUDGE_MARGIN = 5
+_UNSET: Any = object()
 RESCUE_TOP = 3
 POOL_EXTRA_BM25 = RESCUE_TOP
 
@@ -139,6 +142,7 @@ class _KBRun:
     retried: bool = False
     keyword_error: str | None = None
     signals: dict[int, JudgeSignals] = field(default_factory=dict)
+    background: Any = _UNSET  # the query's cosine background (evidence.QueryBackground), computed on first use
     relevance: float | None = None  # the best candidate relevance within the judged head
     weights: tuple[float, float] = (0.0, 0.0)
     candidates: dict[int, Candidate] = field(default_factory=dict)
@@ -321,7 +325,7 @@ class HybridRetriever:
                 self._rerank(run, query, records, enabled=run.kb.rerank if rerank is None else rerank, trace=trace)
         with trace.stage("judge"):
             for run in runs:
-                self._judge_candidates(run, records, trace)
+                self._judge_candidates(run, records, top_k, trace)
         with trace.stage("merge"):
             merged = self._merge(runs)
             selected = self._cut(merged, records, runs, top_k, trace)
@@ -531,30 +535,40 @@ class HybridRetriever:
             cand.final_score = (1.0 - weight) * fused_norm[cid] + weight * rerank_norm.get(cid, 0.0)
         run.final_order = sorted(order, key=lambda c: (-(run.candidates[c].final_score or 0.0), run.candidates[c].fused_rank or 0))
 
-    def _judge_candidates(self, run: _KBRun, records: Mapping[int, ChunkRecord], trace: _Trace) -> None:
-        """Every pooled candidate's own relevance, and the KB's: the best over the head of its list."""
+    def _judge_candidates(self, run: _KBRun, records: Mapping[int, ChunkRecord], top_k: int, trace: _Trace) -> None:
+        """The relevance of every candidate that can reach the results, and the KB's: the best within its head.
+
+        Judged: the first ``top_k`` + ``JUDGE_MARGIN`` of the KB's list (room for the cut's
+        de-duplication) and BM25's top 3 (the rescue); the rest of the pool cannot be shown.
+        """
         order = run.final_order
         if not order:
             return
-        background = self._background(run)
-        normalize = get_analyzer(run.kb.analyzer).normalize
-        for cid in order:
-            cand = run.candidates[cid]
-            record = records[cid]
-            lex = evidence.passage_evidence(run.tokens, normalize(record.content),
-                                            heading=normalize(" ".join([record.title, *record.section_path])))
-            cosine = cand.vector_similarity if run.vector_ran else None
-            signals = JudgeSignals(
-                coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
-                cosine=cosine, cosine_z=background.z(cosine) if background is not None else None,
-                rerank=cand.rerank_score if run.reranker.startswith(CROSS_ENCODER_PREFIX) else None,
-            )
-            run.signals[cid] = signals
-            cand.relevance = self.judge.probability(signals, run.kb.embedding_model, calibration=run.kb.calibration)
+        wanted = list(dict.fromkeys([*order[: top_k + JUDGE_MARGIN],
+                                     *(c for c, _ in run.keyword_hits[: self.rescue_top] if c in run.candidates)]))
+        for cid in wanted:
+            self._judge_one(run, cid, records)
         run.relevance = max(run.candidates[c].relevance or 0.0 for c in order[: self.judge_depth])
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
                        f"and cosines against the query's background")
+
+    def _judge_one(self, run: _KBRun, cid: int, records: Mapping[int, ChunkRecord]) -> None:
+        """One candidate's signals (kept for debug) and its relevance, with the KB's calibration."""
+        if run.background is _UNSET:
+            run.background = self._background(run)
+        normalize = get_analyzer(run.kb.analyzer).normalize
+        cand, record = run.candidates[cid], records[cid]
+        lex = evidence.passage_evidence(run.tokens, normalize(record.content),
+                                        heading=normalize(" ".join([record.title, *record.section_path])))
+        cosine = cand.vector_similarity if run.vector_ran else None
+        signals = JudgeSignals(
+            coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
+            cosine=cosine, cosine_z=run.background.z(cosine) if run.background is not None else None,
+            rerank=cand.rerank_score if run.reranker.startswith(CROSS_ENCODER_PREFIX) else None,
+        )
+        run.signals[cid] = signals
+        cand.relevance = self.judge.probability(signals, run.kb.embedding_model, calibration=run.kb.calibration)
 
     def _background(self, run: _KBRun) -> evidence.QueryBackground | None:
         """The query's cosines to the background bank, for ``cosine_z`` (None without a passage encoder)."""
@@ -595,6 +609,10 @@ class HybridRetriever:
         """Near-duplicates skipped, the list cut to ``top_k``, BM25's top 3 rescued into it."""
         selected, duplicates = self._dedup_and_cut(merged, records, runs, top_k)
         rescued = self._rescue(selected, merged, runs, top_k, duplicates)
+        by_kb = {run.kb.kb_id: run for run in runs}
+        for cand in selected:
+            if cand.relevance is None:  # reached the cut from beyond the judged part (many duplicates)
+                self._judge_one(by_kb[cand.kb_id], cand.chunk_id, records)
         trace.record("merged", lambda: [_snapshot(c) for c in merged])
         trace.record("duplicates", lambda: duplicates)
         trace.record("rescued", lambda: rescued)
