@@ -71,3 +71,122 @@ class TestRecalibration:
         both = calibration.fit([1.0] * 20 + [-1.0] * 20, [1] * 20 + [0] * 20, source="labelled")
         assert both.slope > 1.0  # well separated: the slope sharpens
 
+
+
+@pytest.mark.django_db
+class TestScheduling:
+    def test_ingestion_schedules_a_recalibration_only_when_auto_is_on(self, kb, ingest, settings, monkeypatch):
+        calls = []
+        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id: calls.append(kb_id))
+        ingest(kb, {"price.md": DOCS["price.md"]})
+        assert calls == [] and not JudgeCalibration.objects.filter(kb=kb).exists()
+
+        settings.ZHIKU_AUTO_CALIBRATE = True
+        ingest(kb, {"refund.md": DOCS["refund.md"]})
+        assert calls == [kb.pk]
+        assert JudgeCalibration.objects.get(kb=kb).status == "pending"
+
+    def test_deleting_a_document_and_adding_questions_schedule_it(self, loaded, alice, client_for, settings,
+                                                                   monkeypatch, django_capture_on_commit_callbacks):
+        from knowledge.services.documents import document_delete
+
+        calls = []
+        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id: calls.append(kb_id))
+        settings.ZHIKU_AUTO_CALIBRATE = True
+        with django_capture_on_commit_callbacks(execute=True):
+            document_delete(document=loaded.documents.get(source_name="price.md"))
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client_for(alice).post(f"/api/kbs/{loaded.pk}/eval-questions/", {"text": "退款", "relevant": []},
+                                              format="json")
+        assert response.status_code == 201
+        assert calls == [loaded.pk, loaded.pk]
+
+    def test_a_search_never_runs_or_waits_for_a_calibration(self, loaded, alice, client_for, monkeypatch):
+        client = client_for(alice)
+        before = client.post("/api/search/", {"query": "知库专业版的价格是多少", "kb_ids": [loaded.pk]}, format="json").json()
+        JudgeCalibration.objects.create(kb=loaded, status="running")
+
+        def boom(*args, **kwargs):
+            raise AssertionError("a search must not calibrate")
+
+        monkeypatch.setattr(calibration, "recalibrate_kb", boom)
+        monkeypatch.setattr(calibration, "schedule_recalibration", boom)
+        response = client.post("/api/search/", {"query": "知库专业版的价格是多少", "kb_ids": [loaded.pk]}, format="json")
+        assert response.status_code == 200
+        after = response.json()
+        assert (after["hit"], after["relevance"]) == (before["hit"], before["relevance"])
+        # The KB's floats are all a search reads: a shifted offset moves its relevance at once.
+        KnowledgeBase.objects.filter(pk=loaded.pk).update(calibration_offset=-2.0)
+        shifted = client.post("/api/search/", {"query": "知库专业版的价格是多少", "kb_ids": [loaded.pk]}, format="json").json()
+        assert shifted["relevance"] < before["relevance"]
+
+
+@pytest.fixture
+def calibrated(loaded):
+    JudgeCalibration.objects.create(
+        kb=loaded, status="ready", source="self", slope=1.0, offset=0.2, answerable=5, unanswerable=40, kb_version=loaded.version,
+        curve=calibration.trade_off_curve([0.9, 0.8, 0.7, 0.6, 0.3], [0.05] * 20 + [0.25] * 10 + [0.45] * 6 + [0.65] * 3 + [0.97]),
+    )
+    return loaded
+
+
+@pytest.mark.django_db
+class TestCalibrationApi:
+    def test_a_kb_never_calibrated_reads_as_none_with_the_identity(self, loaded, alice, client_for):
+        body = client_for(alice).get(f"/api/kbs/{loaded.pk}/calibration/").json()
+        assert body["status"] == "none" and (body["slope"], body["offset"]) == (1.0, 0.0)
+        assert body["threshold"] == loaded.score_threshold and body["curve"] == []
+
+    def test_viewer_reads_but_cannot_change(self, calibrated, alice, bob, client_for):
+        membership_set(kb=calibrated, user=bob, role="viewer")
+        client = client_for(bob)
+        body = client.get(f"/api/kbs/{calibrated.pk}/calibration/").json()
+        assert body["status"] == "ready" and body["source"] == "self" and body["offset"] == 0.2 and len(body["curve"]) == 19
+        for response in (client.post(f"/api/kbs/{calibrated.pk}/calibration/"),
+                         client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"threshold": 0.4}, format="json")):
+            assert response.status_code == 403 and response.json()["error"]["code"] == "role_required"
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.5
+
+    def test_owner_sets_the_threshold_or_a_target_rejection(self, calibrated, alice, client_for):
+        client = client_for(alice)
+        response = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"threshold": 0.4}, format="json")
+        assert response.status_code == 200 and response.json()["threshold"] == 0.4
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.4
+        # 90% of 40 unanswerable = 36 below t: the 0.45s must be rejected too, so the lowest t is 0.5.
+        response = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"target_rejection": 0.9}, format="json")
+        assert response.status_code == 200 and response.json()["threshold"] == 0.5
+        response = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"target_rejection": 0.6}, format="json")
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.3  # 30 of 40 below 0.3
+
+    @pytest.mark.parametrize(("payload", "code"), [
+        ({"threshold": 1.5}, "invalid"), ({"threshold": "x"}, "invalid"), ({}, "threshold_or_target"),
+        ({"threshold": 0.3, "target_rejection": 0.9}, "threshold_or_target"), ({"slope": 2}, "unknown_field"),
+        ({"target_rejection": 1.0}, "target_unreachable"),
+    ])
+    def test_bad_input_is_400_with_a_code(self, calibrated, alice, client_for, payload, code):
+        response = client_for(alice).patch(f"/api/kbs/{calibrated.pk}/calibration/", payload, format="json")
+        assert response.status_code == 400 and response.json()["error"]["code"] == code
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.5
+
+    def test_target_rejection_needs_a_ready_calibration(self, loaded, alice, client_for):
+        response = client_for(alice).patch(f"/api/kbs/{loaded.pk}/calibration/", {"target_rejection": 0.9}, format="json")
+        assert response.status_code == 409 and response.json()["error"]["code"] == "not_calibrated"
+
+    def test_owner_post_recalibrates(self, loaded, alice, client_for, django_capture_on_commit_callbacks):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client_for(alice).post(f"/api/kbs/{loaded.pk}/calibration/")
+        assert response.status_code == 202 and response.json()["status"] == "pending"
+        body = client_for(alice).get(f"/api/kbs/{loaded.pk}/calibration/").json()
+        assert body["status"] == "ready" and body["source"] == "self" and len(body["curve"]) == 19
+
+    def test_evaluate_returns_the_trade_off(self, loaded, alice, client_for):
+        for text, relevant in LABELLED:
+            EvalQuestion.objects.create(kb=loaded, text=text, relevant=relevant, created_by=alice)
+        body = client_for(alice).post(f"/api/kbs/{loaded.pk}/evaluate/", {}, format="json").json()
+        curve = body["trade_off"]
+        assert [p["threshold"] for p in curve] == list(calibration.THRESHOLDS)
+        at_half = next(p for p in curve if p["threshold"] == 0.5)
+        # The curve at the KB's threshold agrees with the run's own hit flags.
+        assert at_half["unanswerable_rejected"] == body["abstain_rate"]
+        assert at_half["answerable_kept"] == round(1 - body["false_abstain_rate"], 4)
+        assert monotone(curve, "answerable_kept", increasing=False)
