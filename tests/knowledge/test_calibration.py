@@ -190,3 +190,14 @@ class TestCalibrationApi:
         assert at_half["unanswerable_rejected"] == body["abstain_rate"]
         assert at_half["answerable_kept"] == round(1 - body["false_abstain_rate"], 4)
         assert monotone(curve, "answerable_kept", increasing=False)
+
+
+@pytest.mark.django_db
+def test_hit_test_page_shows_the_operating_point_panel(loaded, alice, bob, client):
+    membership_set(kb=loaded, user=bob, role="editor")
+    client.force_login(alice)
+    page = client.get(f"/kbs/{loaded.pk}/hit-test/").content.decode()
+    assert 'id="operating-point"' in page and 'data-owner="1"' in page and "calibration.js" in page
+    client.force_login(bob)
+    page = client.get(f"/kbs/{loaded.pk}/hit-test/").content.decode()
+    assert 'id="operating-point"' in page and 'data-owner=""' in page
