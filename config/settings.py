@@ -178,6 +178,9 @@ ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL el
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
 ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
+# Recalibrate a KB's judge (knowledge.services.calibration) when its content or labelled
+# questions change, in the background like ingestion. Off: only on request (POST .../calibration/).
+ZHIKU_AUTO_CALIBRATE = env_bool("ZHIKU_AUTO_CALIBRATE", True)
 # Any OpenAI-compatible chat endpoint (DeepSeek, Qwen, vLLM, Ollama). Unset: extractive answers.
 ZHIKU_LLM_BASE_URL = os.environ.get("ZHIKU_LLM_BASE_URL", "")
 ZHIKU_LLM_API_KEY = os.environ.get("ZHIKU_LLM_API_KEY", "")

@@ -238,3 +238,36 @@ class EvalQuestion(models.Model):
 
     def __str__(self) -> str:
         return self.text[:60]
+
+
+class CalibrationStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    READY = "ready", "ready"
+    FAILED = "failed", "failed"
+
+
+class JudgeCalibration(models.Model):
+    """The last recalibration of a KB's judge: where its questions came from, the fit and the trade-off curve.
+
+    The fitted (slope, offset) are copied onto the KB (``calibration_slope``,
+    ``calibration_offset``), which is all a search reads.
+    """
+
+    kb = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="judge_calibration")
+    status = models.CharField(max_length=10, choices=CalibrationStatus.choices, default=CalibrationStatus.PENDING)
+    source = models.CharField(max_length=10, blank=True, default="", help_text="labelled | self")
+    slope = models.FloatField(default=1.0)
+    offset = models.FloatField(default=0.0)
+    answerable = models.PositiveIntegerField(default=0)
+    unanswerable = models.PositiveIntegerField(default=0)
+    curve = models.JSONField(default=list, blank=True, help_text="Per threshold: answerable kept, unanswerable rejected")
+    kb_version = models.BigIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "judge calibration"
+
+    def __str__(self) -> str:
+        return f"calibration of {self.kb_id} ({self.status})"

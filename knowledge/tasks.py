@@ -23,6 +23,13 @@ def ingest_document_task(document_id: int) -> None:
     document_ingest(document_id=document_id)
 
 
+@shared_task(name="knowledge.recalibrate_kb", ignore_result=True)
+def recalibrate_kb_task(kb_id: int) -> None:
+    from knowledge.services.calibration import recalibrate_kb
+
+    recalibrate_kb(kb_id)
+
+
 def _run_in_thread(document_id: int) -> None:
     from knowledge.services.documents import document_ingest
 

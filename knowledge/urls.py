@@ -30,7 +30,10 @@ def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
         raise Http404("Knowledge base not found.") from None
     except AppPermissionDenied as exc:
         raise PermissionDenied(exc.message) from None
-    return render(request, "knowledge/hit_test.html", {"kb": kb})
+    from knowledge.selectors import kb_role
+
+    is_owner = kb_role(user=request.user, kb=kb) == Role.OWNER
+    return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": is_owner})
 
 
 urlpatterns = [

@@ -12,6 +12,8 @@ os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 def _media_and_mode(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ZHIKU_INGEST_MODE = "sync"
+    # Recalibration after every ingestion would slow the suite; tests/knowledge/test_calibration.py turns it on.
+    settings.ZHIKU_AUTO_CALIBRATE = False
     # Search paths run in the calling thread, which sees the test's transaction.
     settings.ZHIKU_SEARCH_WORKERS = 1
     import knowledge.services.search as search_service

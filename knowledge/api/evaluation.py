@@ -12,6 +12,7 @@ from knowledge.api.serializers import StrictInput
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import EvalQuestion, Role
 from knowledge.retrieval.pipeline import MODES
+from knowledge.services.calibration import schedule_recalibration, trade_off_curve
 from knowledge.services.evaluation import LabelledQuery, evaluate
 
 MAX_QUESTIONS_PER_RUN = 500
@@ -51,6 +52,7 @@ class EvalQuestionListView(APIView):
             raise ValidationFailed(f"A KB holds at most {MAX_QUESTIONS_PER_RUN} labelled questions.", code="too_many_questions")
         with transaction.atomic():
             created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
+            schedule_recalibration(kb.pk)
         return Response(EvalQuestionOutput(created, many=True).data, status=status.HTTP_201_CREATED)
 
 
@@ -60,6 +62,7 @@ class EvalQuestionDetailView(APIView):
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
         if not deleted:
             raise NotFound("Question not found.", code="question_not_found")
+        schedule_recalibration(kb.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -75,4 +78,11 @@ class EvaluateView(APIView):
             raise ValidationFailed("Add labelled questions first (POST .../eval-questions/).", code="no_questions")
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
                            top_k=data.validated_data["top_k"])
+        # The trade-off of this run: per threshold, answerable questions kept and unanswerable ones rejected.
+        answerable = {q.id for q in questions if q.relevant}
+        per_query = metrics.get("per_query", [])
+        metrics["trade_off"] = trade_off_curve(
+            [r["relevance"] if r["relevance"] is not None else 0.0 for r in per_query if r["id"] in answerable],
+            [r["relevance"] if r["relevance"] is not None else 0.0 for r in per_query if r["id"] not in answerable],
+        )
         return Response(metrics)

@@ -1,7 +1,7 @@
 """REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
 from django.urls import path
 
-from knowledge.api import evaluation, search, views
+from knowledge.api import calibration, evaluation, search, views
 
 app_name = "api"
 
@@ -21,4 +21,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/eval-questions/", evaluation.EvalQuestionListView.as_view(), name="evalquestion-list"),
     path("kbs/<int:kb_id>/eval-questions/<int:question_id>/", evaluation.EvalQuestionDetailView.as_view(), name="evalquestion-detail"),
     path("kbs/<int:kb_id>/evaluate/", evaluation.EvaluateView.as_view(), name="evaluate"),
+    path("kbs/<int:kb_id>/calibration/", calibration.CalibrationView.as_view(), name="calibration"),
 ]

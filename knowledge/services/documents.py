@@ -360,6 +360,9 @@ def _commit_version(*, document: Document, drafts: list[ChunkDraft], tokens: lis
             status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None,
         )
         kb_bump_version(kb_id=kb.pk)
+        from knowledge.services.calibration import schedule_recalibration
+
+        schedule_recalibration(kb.pk)
 
 
 def document_retry(*, document: Document) -> Document:
@@ -410,6 +413,9 @@ def document_delete(*, document: Document) -> None:
         document.delete()
         if was_serving:
             kb_bump_version(kb_id=kb_id)
+            from knowledge.services.calibration import schedule_recalibration
+
+            schedule_recalibration(kb_id)
 
 
 def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | None = None) -> Chunk:

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -185,8 +185,13 @@ def parse_filters(raw: dict | None) -> SearchFilters:
 
 def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
                filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
-               min_role: Role = Role.VIEWER, expand_neighbours: int = 0, merge_adjacent: bool = False) -> RetrievalResult:
-    """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped."""
+               min_role: Role = Role.VIEWER, expand_neighbours: int = 0, merge_adjacent: bool = False,
+               calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
+    """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped.
+
+    ``calibration_override`` replaces every KB's (slope, offset): recalibration
+    passes (1, 0) to read the judge's raw logit.
+    """
     query = (query or "").strip()
     if not query:
         raise ValidationFailed("The query is empty.", code="empty_query")
@@ -203,6 +208,8 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     unique_ids = list(dict.fromkeys(kb_ids))
     kbs = [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in unique_ids]
     configs = [kb_search_config(kb) for kb in kbs]
+    if calibration_override is not None:
+        configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
     scope = access_scope(user=user, kbs=kbs)
     try:
         return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
