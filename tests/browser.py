@@ -1,0 +1,92 @@
+"""Browser-test fixtures: daphne serving the test database in a subprocess, and headless Chromium (Selenium)."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+CHROMEDRIVER = shutil.which("chromedriver")
+try:
+    import selenium  # noqa: F401
+except ImportError:  # pragma: no cover
+    selenium = None
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_database_url() -> str:
+    """The running test database, as a DATABASE_URL for a server in another process."""
+    from django.conf import settings
+    from django.db import connection
+
+    parts = urlsplit(settings.DATABASE_URL)
+    return urlunsplit(parts._replace(path="/" + connection.settings_dict["NAME"]))
+
+
+test_database_url.__test__ = False  # a helper, not a test
+
+
+@pytest.fixture
+def server(tmp_path, settings):
+    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_")}
+    env.update({
+        "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "ZHIKU_INGEST_MODE": "sync", "DJANGO_SETTINGS_MODULE": "config.settings",
+        "LOG_LEVEL": "WARNING",
+    })
+    env.pop("REDIS_URL", None)
+    with open(tmp_path / "daphne.log", "wb") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+    if proc.poll() is not None:
+        pytest.fail("daphne did not start:\n" + (tmp_path / "daphne.log").read_text(errors="replace"))
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+

@@ -1,0 +1,74 @@
+"""End to end: the hit-testing page's operating-point panel in headless Chromium (CJK font), as a KB owner."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.browser import CHROMEDRIVER, CHROMIUM, browser, selenium, server  # noqa: F401 - fixtures
+
+pytestmark = [
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
+    pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),
+    pytest.mark.django_db(transaction=True),
+]
+
+DOCS = {
+    "退货政策.md": "# 退货政策\n\n购买商品七天内可以无理由退货，退货运费由买家承担。质量问题导致的退货，运费由商家承担。\n",
+    "会员积分.md": "# 会员积分\n\n会员每消费一元累积一个积分，积分有效期为十二个月，过期积分自动清零。\n",
+    "发票说明.md": "# 发票说明\n\n电子发票在订单完成后自动发送到注册邮箱。如需纸质发票，请在下单时填写抬头和税号。\n",
+    "配送时效.md": "# 配送时效\n\n普通快递三到五天送达，偏远地区可能延长。顺丰加急次日达，需额外支付运费二十元。\n",
+}
+
+
+def test_owner_reads_the_trade_off_and_picks_an_operating_point(server, browser, alice, kb, ingest, tmp_path):
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import KnowledgeBase
+    from knowledge.services.calibration import recalibrate_kb
+
+    ingest(kb, DOCS)
+    calibration = recalibrate_kb(kb.pk)
+    assert calibration is not None and calibration.status == "ready" and calibration.curve
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/zhiku/calibration.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#op-curve table tr"))
+    panel = browser.find_element(By.ID, "operating-point").text
+    assert "当前阈值 threshold 0.50" in panel and "已校准" in panel and "自动生成的问题" in panel
+    rows = browser.find_elements(By.CSS_SELECTOR, "#op-curve table tr")
+    assert len(rows) == 1 + len(calibration.curve)  # header + one row per threshold
+    shot = os.environ.get("ZHIKU_SCREENSHOT_DIR")
+    browser.save_screenshot(str((tmp_path if not shot else __import__("pathlib").Path(shot)) / "hit_test_operating_point.png"))
+
+    # Pick the 0.40 row: the KB's threshold changes and the panel marks it as current.
+    row = next(r for r in rows[1:] if r.find_elements(By.TAG_NAME, "td")[0].text.startswith("0.40"))
+    row.find_element(By.TAG_NAME, "button").click()
+    wait.until(lambda d: "当前阈值 threshold 0.40" in d.find_element(By.ID, "op-summary").text)
+    assert KnowledgeBase.objects.get(pk=kb.pk).score_threshold == pytest.approx(0.40)
+    current = [r for r in browser.find_elements(By.CSS_SELECTOR, "#op-curve table tr") if "← 当前" in r.text]
+    assert len(current) == 1 and current[0].text.startswith("0.40")
+
+
+def test_a_viewer_sees_the_table_without_controls(server, browser, alice, bob, kb, ingest):
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.services.kbs import membership_set
+
+    ingest(kb, DOCS)
+    membership_set(kb=kb, user=bob, role="editor")  # the page is for editors; only owners change the operating point
+    client = Client()
+    client.force_login(bob)
+    browser.get(server + "/static/zhiku/calibration.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    WebDriverWait(browser, 20).until(lambda d: "当前阈值" in d.find_element(By.ID, "op-summary").text)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#operating-point button")
