@@ -57,6 +57,7 @@ class EvalQuestionListView(APIView):
 
 
 class EvalQuestionDetailView(APIView):
+    @extend_schema(request=None, responses={204: None})
     def delete(self, request, kb_id: int, question_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
