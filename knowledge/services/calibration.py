@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import DatabaseError, close_old_connections, transaction
 
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
@@ -330,18 +330,28 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
     ``auto`` (content or labelled questions changed) is skipped unless
     ``ZHIKU_AUTO_CALIBRATE``; an explicit request (``auto=False``) always runs.
     Celery mode: a task; thread mode: the in-process background worker (a KB
-    already waiting there is not queued twice); sync mode: inline.
+    already waiting there is not queued twice); sync mode: inline. Scheduling
+    never fails the caller: an ingestion whose recalibration cannot be queued
+    (broker down, say) is still ready, and the KB keeps its current calibration.
     """
     if auto and not settings.ZHIKU_AUTO_CALIBRATE:
         return
+    try:
+        with transaction.atomic():  # a savepoint: failing here never breaks the caller's transaction
+            JudgeCalibration.objects.update_or_create(kb_id=kb_id, defaults={"status": CalibrationStatus.PENDING})
+    except DatabaseError:
+        logger.warning("could not mark the recalibration of KB %s", kb_id, exc_info=True)
+    transaction.on_commit(lambda: _schedule_now(kb_id), robust=True)
+
+
+def _schedule_now(kb_id: int) -> None:
     from knowledge import tasks
 
-    JudgeCalibration.objects.update_or_create(kb_id=kb_id, defaults={"status": CalibrationStatus.PENDING})
-    mode = settings.ZHIKU_INGEST_MODE
-    if mode == "celery":
-        transaction.on_commit(lambda: tasks.recalibrate_kb_task.delay(kb_id))
-    elif mode == "thread":
-        def submit() -> None:
+    try:
+        mode = settings.ZHIKU_INGEST_MODE
+        if mode == "celery":
+            tasks.recalibrate_kb_task.delay(kb_id)
+        elif mode == "thread":
             with _queued_lock:
                 if kb_id in _queued:
                     return
@@ -349,10 +359,10 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
             future = tasks._thread_executor().submit(_run_in_thread, kb_id)
             tasks._pending.add(future)
             future.add_done_callback(tasks._pending.discard)
-
-        transaction.on_commit(submit)
-    else:
-        transaction.on_commit(lambda: recalibrate_kb(kb_id))
+        else:
+            recalibrate_kb(kb_id)
+    except Exception:  # noqa: BLE001 - a missed recalibration leaves the previous calibration serving
+        logger.warning("could not schedule the recalibration of KB %s", kb_id, exc_info=True)
 
 
 def calibration_payload(kb: KnowledgeBase) -> dict:

@@ -201,3 +201,17 @@ def test_hit_test_page_shows_the_operating_point_panel(loaded, alice, bob, clien
     client.force_login(bob)
     page = client.get(f"/kbs/{loaded.pk}/hit-test/").content.decode()
     assert 'id="operating-point"' in page and 'data-owner=""' in page
+
+
+@pytest.mark.django_db
+def test_a_recalibration_that_cannot_be_queued_never_fails_the_ingestion(kb, ingest, settings, monkeypatch):
+    """Ingestion schedules a recalibration; when running it fails (broker down, say), the document is still ready."""
+    settings.ZHIKU_AUTO_CALIBRATE = True
+    settings.ZHIKU_INGEST_MODE = "sync"
+
+    def broken(kb_id):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(calibration, "recalibrate_kb", broken)
+    (document,) = ingest(kb, {"说明.md": "# 说明\n\n本产品整机保修两年，电池保修一年。\n"})
+    assert document.status == "ready" and document.chunks.count() == 1
