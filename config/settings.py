@@ -181,6 +181,8 @@ ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
 # Recalibrate a KB's judge (knowledge.services.calibration) when its content or labelled
 # questions change, in the background like ingestion. Off: only on request (POST .../calibration/).
 ZHIKU_AUTO_CALIBRATE = env_bool("ZHIKU_AUTO_CALIBRATE", True)
+# Seconds a Celery recalibration waits, so a burst of uploads is fitted once.
+ZHIKU_CALIBRATE_DELAY = env_int("ZHIKU_CALIBRATE_DELAY", 30)
 # Any OpenAI-compatible chat endpoint (DeepSeek, Qwen, vLLM, Ollama). Unset: extractive answers.
 ZHIKU_LLM_BASE_URL = os.environ.get("ZHIKU_LLM_BASE_URL", "")
 ZHIKU_LLM_API_KEY = os.environ.get("ZHIKU_LLM_API_KEY", "")

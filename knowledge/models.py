@@ -263,6 +263,8 @@ class JudgeCalibration(models.Model):
     unanswerable = models.PositiveIntegerField(default=0)
     curve = models.JSONField(default=list, blank=True, help_text="Per threshold: answerable kept, unanswerable rejected")
     kb_version = models.BigIntegerField(default=0)
+    inputs = models.CharField(max_length=64, blank=True, default="",
+                              help_text="Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted")
     error = models.TextField(blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
 

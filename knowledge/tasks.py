@@ -27,7 +27,7 @@ def ingest_document_task(document_id: int) -> None:
 def recalibrate_kb_task(kb_id: int) -> None:
     from knowledge.services.calibration import recalibrate_kb
 
-    recalibrate_kb(kb_id)
+    recalibrate_kb(kb_id, if_changed=True)
 
 
 def _run_in_thread(document_id: int) -> None:
@@ -76,6 +76,11 @@ def enqueue_ingest(document_id: int) -> None:
 
 
 def wait_for_background_ingestion(timeout: float = 120.0) -> None:
-    """Block until the in-process ingestion queue is empty (thread mode; used by commands and tests)."""
-    for future in list(_pending):
-        future.result(timeout=timeout)
+    """Block until the in-process queue is empty (thread mode; used by commands and tests).
+
+    Jobs queue more jobs (a finished ingestion schedules its KB's recalibration),
+    so this waits until nothing is left, not only for what was queued at the call.
+    """
+    while _pending:
+        for future in list(_pending):
+            future.result(timeout=timeout)

@@ -23,6 +23,7 @@ class Migration(migrations.Migration):
                 ('unanswerable', models.PositiveIntegerField(default=0)),
                 ('curve', models.JSONField(blank=True, default=list, help_text='Per threshold: answerable kept, unanswerable rejected')),
                 ('kb_version', models.BigIntegerField(default=0)),
+                ('inputs', models.CharField(blank=True, default='', help_text='Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted', max_length=64)),
                 ('error', models.TextField(blank=True, default='')),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('kb', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='judge_calibration', to='knowledge.knowledgebase')),

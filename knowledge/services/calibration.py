@@ -264,12 +264,29 @@ def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> n
     return np.asarray(out, dtype=np.float64)
 
 
-def recalibrate_kb(kb_id: int) -> JudgeCalibration | None:
-    """Fit the KB's calibration now and store it; None when the KB is gone."""
+def calibration_inputs(kb: KnowledgeBase) -> str:
+    """A digest of everything a fit reads: the KB's content version, its labelled questions and the settings."""
+    questions = list(kb.eval_questions.order_by("id").values_list("id", "text", "relevant"))
+    raw = repr((kb.version, questions, kb.top_k, kb.candidates, kb.vector_weight, kb.keyword_weight, kb.fusion))
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration | None:
+    """Fit the KB's calibration now and store it; None when the KB is gone.
+
+    ``if_changed`` (scheduled runs): skip when the last successful fit read the
+    same inputs, so a burst of uploads costs one fit, not one per document.
+    """
     kb = KnowledgeBase.objects.select_related("owner").filter(pk=kb_id).first()
     if kb is None:
         return None
     row, _ = JudgeCalibration.objects.get_or_create(kb=kb)
+    inputs = calibration_inputs(kb)
+    if if_changed and row.inputs == inputs and row.status in (CalibrationStatus.READY, CalibrationStatus.PENDING) \
+            and row.curve:
+        JudgeCalibration.objects.filter(pk=row.pk).update(status=CalibrationStatus.READY)
+        row.refresh_from_db()
+        return row
     JudgeCalibration.objects.filter(pk=row.pk).update(status=CalibrationStatus.RUNNING, error="")
     try:
         questions = labelled_questions(kb)
@@ -286,7 +303,7 @@ def recalibrate_kb(kb_id: int) -> JudgeCalibration | None:
         with transaction.atomic():
             KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=1.0, calibration_offset=0.0)
             _save(row, status=CalibrationStatus.FAILED, source="", slope=1.0, offset=0.0, answerable=0, unanswerable=0,
-                  curve=[], kb_version=kb.version, error=str(exc))
+                  curve=[], kb_version=kb.version, inputs=inputs, error=str(exc))
         return row
     except Exception as exc:  # noqa: BLE001 - stored on the row; the KB keeps its previous calibration
         logger.exception("recalibration of KB %s failed", kb_id)
@@ -295,7 +312,8 @@ def recalibrate_kb(kb_id: int) -> JudgeCalibration | None:
     with transaction.atomic():
         KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=fitted.slope, calibration_offset=fitted.offset)
         _save(row, status=CalibrationStatus.READY, source=source, slope=fitted.slope, offset=fitted.offset,
-              answerable=int(y.sum()), unanswerable=int(len(y) - y.sum()), curve=curve, kb_version=kb.version, error="")
+              answerable=int(y.sum()), unanswerable=int(len(y) - y.sum()), curve=curve, kb_version=kb.version,
+              inputs=inputs, error="")
     logger.info("KB %s calibrated (%s): slope %.3f offset %.3f", kb_id, source, fitted.slope, fitted.offset)
     return row
 
@@ -317,7 +335,7 @@ def _run_in_thread(kb_id: int) -> None:
         _queued.discard(kb_id)
     close_old_connections()
     try:
-        recalibrate_kb(kb_id)
+        recalibrate_kb(kb_id, if_changed=True)
     except Exception:  # noqa: BLE001
         logger.exception("background recalibration of KB %s crashed", kb_id)
     finally:
@@ -350,7 +368,8 @@ def _schedule_now(kb_id: int) -> None:
     try:
         mode = settings.ZHIKU_INGEST_MODE
         if mode == "celery":
-            tasks.recalibrate_kb_task.delay(kb_id)
+            # Delayed, so a burst of uploads is fitted once (later tasks find the inputs unchanged).
+            tasks.recalibrate_kb_task.apply_async((kb_id,), countdown=settings.ZHIKU_CALIBRATE_DELAY)
         elif mode == "thread":
             with _queued_lock:
                 if kb_id in _queued:
@@ -360,7 +379,7 @@ def _schedule_now(kb_id: int) -> None:
             tasks._pending.add(future)
             future.add_done_callback(tasks._pending.discard)
         else:
-            recalibrate_kb(kb_id)
+            recalibrate_kb(kb_id, if_changed=True)
     except Exception:  # noqa: BLE001 - a missed recalibration leaves the previous calibration serving
         logger.warning("could not schedule the recalibration of KB %s", kb_id, exc_info=True)
 

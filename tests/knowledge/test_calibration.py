@@ -77,7 +77,7 @@ class TestRecalibration:
 class TestScheduling:
     def test_ingestion_schedules_a_recalibration_only_when_auto_is_on(self, kb, ingest, settings, monkeypatch):
         calls = []
-        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id: calls.append(kb_id))
+        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id, **kw: calls.append(kb_id))
         ingest(kb, {"price.md": DOCS["price.md"]})
         assert calls == [] and not JudgeCalibration.objects.filter(kb=kb).exists()
 
@@ -91,7 +91,7 @@ class TestScheduling:
         from knowledge.services.documents import document_delete
 
         calls = []
-        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id: calls.append(kb_id))
+        monkeypatch.setattr(calibration, "recalibrate_kb", lambda kb_id, **kw: calls.append(kb_id))
         settings.ZHIKU_AUTO_CALIBRATE = True
         with django_capture_on_commit_callbacks(execute=True):
             document_delete(document=loaded.documents.get(source_name="price.md"))
@@ -215,3 +215,18 @@ def test_a_recalibration_that_cannot_be_queued_never_fails_the_ingestion(kb, ing
     monkeypatch.setattr(calibration, "recalibrate_kb", broken)
     (document,) = ingest(kb, {"说明.md": "# 说明\n\n本产品整机保修两年，电池保修一年。\n"})
     assert document.status == "ready" and document.chunks.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_scheduled_recalibration_with_unchanged_inputs_is_not_refitted(loaded, monkeypatch):
+    first = calibration.recalibrate_kb(loaded.pk)
+    assert first.status == "ready" and first.inputs
+    searched = []
+    real = calibration.raw_logits
+    monkeypatch.setattr(calibration, "raw_logits", lambda kb, qs: searched.append(len(qs)) or real(kb, qs))
+    again = calibration.recalibrate_kb(loaded.pk, if_changed=True)
+    assert searched == [] and again.status == "ready" and again.offset == first.offset
+    # A content change (the KB's version) makes the next scheduled run refit.
+    KnowledgeBase.objects.filter(pk=loaded.pk).update(version=loaded.version + 1)
+    calibration.recalibrate_kb(loaded.pk, if_changed=True)
+    assert len(searched) == 1

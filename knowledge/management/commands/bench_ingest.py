@@ -35,6 +35,7 @@ class Command(BaseCommand):
         if opts["limit"]:
             rows = rows[: opts["limit"]]
         settings.ZHIKU_INGEST_MODE = "sync"  # measure in this process, stage by stage
+        settings.ZHIKU_AUTO_CALIBRATE = False  # ingestion alone: no judge refit after every passage
         User = get_user_model()
         user, _ = User.objects.get_or_create(username="bench", defaults={"is_active": False})
         kb = kb_create(owner=user, name=f"bench-ingest-{int(time.time())}", embedding_model=opts["model"])

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.pipeline import MODES
+from knowledge.services.calibration import recalibrate_kb
 from knowledge.services.corpus import corpus_ingest
 from knowledge.services.evaluation import LabelledQuery, evaluate
 from knowledge.services.kbs import kb_create
@@ -60,6 +61,9 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="owner of a new KB (default: a 'bench' user)")
         parser.add_argument("--with-kbs", nargs="+", default=[],
                             help="names of other KBs (same owner, loaded before) searched together with this one")
+        parser.add_argument("--self-calibrate", action="store_true",
+                            help="recalibrate the KB's judge from its own content (or labelled questions) before measuring; "
+                                 "without it a KB this command creates keeps the shipped judge")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--per-query", action="store_true", help="include per-query outcomes in --json output")
 
@@ -82,6 +86,11 @@ class Command(BaseCommand):
         if kb is None:
             kb = kb_create(owner=user, name=name)
         self._load(kb, corpus, user, quiet=opts["json"])
+        if opts["self_calibrate"]:
+            row = recalibrate_kb(kb.pk)
+            kb.refresh_from_db()
+            if not opts["json"]:
+                self.stdout.write(f"calibrated ({row.status}, {row.source}): slope {row.slope:.3f} offset {row.offset:.3f}")
         labelled = [
             LabelledQuery(id=str(q["id"]), text=q["text"], relevant=[] if str(q["id"]) in dropped_queries else [str(r) for r in q.get("relevant", [])])
             for q in queries
@@ -96,7 +105,8 @@ class Command(BaseCommand):
         metrics = evaluate(user=user, kb_ids=[kb.pk, *others], queries=labelled, mode=opts["mode"], top_k=opts["top_k"],
                            progress=None if opts["json"] else self._progress(len(labelled)), labels_kb_id=kb.pk)
         metrics["seconds"] = round(time.perf_counter() - started, 1)
-        metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model}
+        metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model,
+                         "calibration": [kb.calibration_slope, kb.calibration_offset], "threshold": kb.score_threshold}
         if not opts["per_query"]:
             metrics.pop("per_query")
         if opts["json"]:
@@ -124,6 +134,8 @@ class Command(BaseCommand):
         if not todo:
             return
         settings.ZHIKU_INGEST_MODE = "sync"
+        # A bulk load is one change: no refit after every passage (--self-calibrate fits once, after the load).
+        settings.ZHIKU_AUTO_CALIBRATE = False
         started = time.perf_counter()
 
         def progress(n: int) -> None:
