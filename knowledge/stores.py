@@ -17,6 +17,7 @@ from knowledge.models import BM25Index as BM25IndexRow
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
 from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.evidence import faq_cosine
 from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig, KeywordUnavailable, SearchFilters
 
 logger = logging.getLogger(__name__)
@@ -92,10 +93,10 @@ class PgVectorStore:
     """Cosine search with pgvector's HNSW index; permissions and filters are in the same SQL.
 
     A FAQ chunk has two vectors, its question–answer pair (``embedding``) and its
-    question alone (``question_embedding``), and scores the better of the two
-    cosines: a second HNSW query over the question vectors, with the same
-    conditions, is merged by the highest cosine per chunk. The top ``top_k`` by
-    that maximum are all within the union of the two queries' top ``top_k``.
+    question alone (``question_embedding``): a second HNSW query over the
+    question vectors, with the same conditions, brings in chunks whose question
+    matches; every candidate of the union is then scored by its pair's cosine
+    blended with its question's (``evidence.faq_cosine``, measured).
     """
 
     def search(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
@@ -128,8 +129,16 @@ class PgVectorStore:
             for column in ("embedding", "question_embedding"):
                 cur.execute(nearest(column), full)
                 for i, sim in cur.fetchall():
-                    if sim is not None and float(sim) > best.get(int(i), -2.0):
-                        best[int(i)] = float(sim)
+                    if sim is not None:
+                        best.setdefault(int(i), float(sim))
+            if best:
+                # Both cosines of every candidate (the union of the two queries), one blended score each.
+                cur.execute("""
+                    SELECT id, 1 - (embedding <=> %s::vector), 1 - (question_embedding <=> %s::vector)
+                    FROM knowledge_chunk WHERE id = ANY(%s) AND embedding IS NOT NULL
+                """, [vec, vec, list(best)])
+                best = {int(i): faq_cosine(float(pair), None if question is None else float(question))
+                        for i, pair, question in cur.fetchall()}
         return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
 
 

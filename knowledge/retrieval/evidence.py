@@ -155,6 +155,25 @@ def enabled() -> bool:
     return os.environ.get("ZHIKU_JUDGE_BACKGROUND", "1") not in ("0", "false", "no")
 
 
+def faq_cosine(pair: float, question: float | None) -> float:
+    """A chunk's cosine with the query: its pair's, blended with its question's for a FAQ chunk (``defaults``)."""
+    from .defaults import FAQ_QUESTION_WEIGHT
+
+    return pair if question is None else (1.0 - FAQ_QUESTION_WEIGHT) * pair + FAQ_QUESTION_WEIGHT * question
+
+
+def record_cosine(query_vector: np.ndarray, vector: np.ndarray | None, question_vector: np.ndarray | None) -> float | None:
+    """``faq_cosine`` from a chunk's stored vectors (None without a usable pair vector)."""
+    q = np.asarray(query_vector, dtype=np.float32)
+    if vector is None or np.asarray(vector).shape != q.shape:
+        return None
+    pair = cosine(np.asarray(vector, dtype=np.float32), q)
+    question = None
+    if question_vector is not None and np.asarray(question_vector).shape == q.shape:
+        question = cosine(np.asarray(question_vector, dtype=np.float32), q)
+    return faq_cosine(pair, question)
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     return float(np.dot(a, b) / (na * nb)) if na and nb else 0.0

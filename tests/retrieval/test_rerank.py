@@ -146,11 +146,11 @@ def test_a_real_cross_encoder_loads_from_a_local_path():
     assert len(scores) == 2 and all(math.isfinite(s) for s in scores)
 
 
-def test_cosine_fallback_scores_a_faq_chunk_by_the_better_of_pair_and_question():
+def test_cosine_fallback_scores_a_faq_chunk_by_its_pair_blended_with_its_question():
     pair_only = _record(1, "问：远\n答：远", _unit(0.0, 1.0, 0.0))
     with_question = replace(pair_only, question_vector=_unit(1.0, 0.2, 0.0))
     low_question = replace(pair_only, question_vector=_unit(-1.0, 0.0, 0.0))
     scores = CosineFallbackReranker().scores("q", QUERY, [pair_only, with_question, low_question])
     assert scores[0] == pytest.approx(0.0, abs=1e-6)
-    assert scores[1] == pytest.approx(float(_unit(1.0, 0.2, 0.0) @ QUERY))
-    assert scores[2] == pytest.approx(0.0, abs=1e-6)  # a worse question never lowers the pair's cosine
+    assert scores[1] == pytest.approx(0.2 * float(_unit(1.0, 0.2, 0.0) @ QUERY))
+    assert scores[2] == pytest.approx(0.2 * float(_unit(-1.0, 0.0, 0.0) @ QUERY))  # the same blend, whichever is higher
