@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 from django.conf import settings
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from knowledge import safejson
-from knowledge.errors import BodyTooLarge
+from knowledge.errors import ApplicationError, BodyTooLarge
 
 
 class SafeJSONParser(JSONParser):
     """Refuses bodies over ``ZHIKU_MAX_JSON_BYTES`` (413 ``body_too_large``), nesting deeper than
-    ``ZHIKU_MAX_JSON_DEPTH`` (400 ``json_too_deep``), malformed JSON (400 ``invalid_json``) and
-    NUL / lone-surrogate strings (400 ``invalid_characters``)."""
+    ``ZHIKU_MAX_JSON_DEPTH`` (400 ``json_too_deep``), malformed JSON (400 ``parse_error``, the REST
+    API's code for it before these limits; the websocket and SSE say ``invalid_json``) and NUL /
+    lone-surrogate strings (400 ``invalid_characters``)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         parser_context = parser_context or {}
@@ -30,4 +32,9 @@ class SafeJSONParser(JSONParser):
                 raw = raw.decode(encoding).encode("utf-8", "surrogatepass")
             except (UnicodeError, LookupError):
                 pass
-        return safejson.loads(raw, limit_bytes=limit)
+        try:
+            return safejson.loads(raw, limit_bytes=limit)
+        except ApplicationError as exc:
+            if exc.code == "invalid_json":
+                raise ParseError(exc.message) from None
+            raise
