@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from contextlib import aclosing
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from chat.services import turn_abandon, turn_prepare, turn_stream
+from knowledge import safejson
 from knowledge.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -47,9 +47,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.send_error("invalid_message", f"Send JSON text frames of at most {MAX_FRAME_CHARS} characters.")
             return
         try:
-            content = json.loads(text_data)
-        except ValueError:
-            await self.send_error("invalid_json", "The message is not valid JSON.")
+            # Depth, size and character checks (knowledge/safejson.py): a bad frame is an error event, never a 1011.
+            content = safejson.loads(text_data)
+        except ApplicationError as exc:
+            await self.send_error(exc.code, exc.message)
             return
         await self.receive_json(content)
 

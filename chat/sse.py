@@ -12,6 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
 from chat.services import turn_prepare, turn_stream
+from knowledge import safejson
 from knowledge.errors import ApplicationError
 
 MAX_BODY_BYTES = 64 * 1024
@@ -80,12 +81,15 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     user, failure = await _authenticate(request)
     if failure is not None:
         return failure
-    if len(request.body) > MAX_BODY_BYTES:
-        return _error("invalid", f"The body is over {MAX_BODY_BYTES} bytes.", 400)
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return _error("body_too_large", f"The body is over {MAX_BODY_BYTES} bytes.", 413)
     try:
-        body = json.loads(request.body or b"null")
-    except ValueError:
-        return _error("invalid_json", "The body is not valid JSON.", 400)
+        # The REST API's checks (knowledge/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
+        # invalid_characters.
+        body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+    except ApplicationError as exc:
+        return _error(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
         return _error("invalid", 'The body must be an "ask" message: {"conversation", "kb_ids", "question"}.', 400)
     try:

@@ -147,6 +147,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 20,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "knowledge.api.errors.exception_handler",
+    # JSON with size/depth/character limits (knowledge/safejson.py); uploads keep ZHIKU_MAX_UPLOAD_BYTES.
+    "DEFAULT_PARSER_CLASSES": [
+        "knowledge.api.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "zhiku API",
@@ -168,6 +174,9 @@ ZHIKU_ALLOWED_EMBEDDING_MODELS = sorted({
 } | {ZHIKU_EMBEDDING_MODEL})
 ZHIKU_EMBED_BATCH = env_int("ZHIKU_EMBED_BATCH", 16)
 ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+# JSON request bodies and websocket frames: size in bytes (413 body_too_large) and nesting depth (400 json_too_deep).
+ZHIKU_MAX_JSON_BYTES = env_int("ZHIKU_MAX_JSON_BYTES", 1024 * 1024)
+ZHIKU_MAX_JSON_DEPTH = env_int("ZHIKU_MAX_JSON_DEPTH", 32)
 ZHIKU_MAX_FILES_PER_UPLOAD = env_int("ZHIKU_MAX_FILES_PER_UPLOAD", 20)
 ZHIKU_MAX_UNZIPPED_BYTES = env_int("ZHIKU_MAX_UNZIPPED_BYTES", 200 * 1024 * 1024)
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"

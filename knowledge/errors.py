@@ -48,3 +48,8 @@ class FileTooLarge(ApplicationError):
 class EmbeddingError(ApplicationError):
     status_code = 400
     default_code = "embedding_error"
+
+
+class BodyTooLarge(ApplicationError):
+    status_code = 413
+    default_code = "body_too_large"

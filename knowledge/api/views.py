@@ -13,7 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from knowledge import selectors
 from knowledge.api import serializers as s
+from knowledge.api.parsers import SafeJSONParser
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
 from knowledge.models import Chunk, ChunkType, Document, DocumentStatus, KnowledgeBase, Membership, Role
 from knowledge.services.documents import (
@@ -154,7 +155,7 @@ class TokenView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes = [TokenThrottle]
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
 
     @extend_schema(request=s.TokenInput, responses={200: s.TokenOutput}, auth=[])
     def post(self, request):
@@ -169,7 +170,7 @@ class TokenView(APIView):
 # --- knowledge bases --------------------------------------------------------
 
 class KBListView(PaginatedView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
     def get(self, request):
@@ -184,7 +185,7 @@ class KBListView(PaginatedView):
 
 
 class KBDetailView(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(responses=s.KBOutput)
     def get(self, request, kb_id: int):
@@ -219,7 +220,7 @@ class KBDetailView(APIView):
 class MemberListView(PaginatedView):
     """Members are listed and changed by owners only: the list names people and groups."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(responses=s.MembershipOutput(many=True))
     def get(self, request, kb_id: int):
@@ -246,7 +247,7 @@ class MemberListView(PaginatedView):
 
 
 class MemberDetailView(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     def _membership(self, request, kb_id: int, membership_id: int) -> tuple[KnowledgeBase, Membership]:
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
@@ -382,7 +383,7 @@ class ChunkListView(PaginatedView):
 
 
 class ChunkDetailView(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(
         responses=s.ChunkWithTokensOutput,

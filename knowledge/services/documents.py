@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from knowledge.embeddings import get_embedder
-from knowledge.errors import Conflict, FileTooLarge, UnsupportedFileType, ValidationFailed
+from knowledge.errors import Conflict, FileTooLarge, NotFound, UnsupportedFileType, ValidationFailed
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS, ParseError, parse_file
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
@@ -365,13 +365,28 @@ def _commit_version(*, document: Document, drafts: list[ChunkDraft], tokens: lis
         schedule_recalibration(kb.pk)
 
 
+def _lock_document(document: Document) -> Document:
+    """The document's row, locked until the transaction ends: retry, re-index and delete of one document
+    run one at a time and each sees what the previous one left (404 once it is gone).
+
+    The KB row is locked first, in the order ``_commit_version`` takes them (KB, then document), so a
+    request and an ingestion finishing in the same KB wait for each other instead of deadlocking.
+    """
+    KnowledgeBase.objects.select_for_update().filter(pk=document.kb_id).first()
+    current = Document.objects.select_for_update().filter(pk=document.pk).first()
+    if current is None:
+        raise NotFound("Document not found.", code="document_not_found")
+    return current
+
+
 def document_retry(*, document: Document) -> Document:
     """Queue a failed document again."""
-    if document.status != DocumentStatus.FAILED:
-        raise Conflict(f"Only failed documents can be retried; this one is {document.status}.", code="not_failed")
     from knowledge.tasks import enqueue_ingest
 
     with transaction.atomic():
+        current = _lock_document(document)
+        if current.status != DocumentStatus.FAILED:
+            raise Conflict(f"Only failed documents can be retried; this one is {current.status}.", code="not_failed")
         Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PENDING, error_code="", error_message="")
         enqueue_ingest(document.pk)
     document.refresh_from_db()
@@ -380,14 +395,17 @@ def document_retry(*, document: Document) -> Document:
 
 def document_reindex(*, document: Document) -> Document:
     """Parse and embed a ready document again from its stored file (e.g. after a parser or chunking change)."""
-    if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED):
-        raise Conflict("The document is still being processed.", code="busy")
-    if not document.file:
-        raise Conflict("The original file is not stored, so it cannot be re-indexed.", code="no_file")
     from knowledge.tasks import enqueue_ingest
 
     with transaction.atomic():
+        document = _lock_document(document)
+        if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED):
+            raise Conflict("The document is still being processed.", code="busy")
+        if not document.file:
+            raise Conflict("The original file is not stored, so it cannot be re-indexed.", code="no_file")
         if document.status == DocumentStatus.READY:
+            if document.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).exists():
+                raise Conflict("A new version of this document is already being processed.", code="busy")
             clone = Document.objects.create(
                 kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
                 doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
@@ -405,6 +423,7 @@ def document_reindex(*, document: Document) -> Document:
 
 def document_delete(*, document: Document) -> None:
     with transaction.atomic():
+        document = _lock_document(document)
         kb_id = document.kb_id
         shared = Document.objects.filter(file=document.file.name).exclude(pk=document.pk).exists() if document.file else True
         if document.file and not shared:

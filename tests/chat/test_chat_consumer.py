@@ -304,3 +304,20 @@ async def test_malformed_messages_get_error_codes(alice_token, frame, code):
     await communicator.send_to(text_data=frame)
     assert (await communicator.receive_json_from(timeout=5))["code"] == code
     await communicator.disconnect()
+
+
+@pytest.mark.parametrize("frame, code", [
+    ("[" * 30_000 + "]" * 30_000, "json_too_deep"),
+    ('{"type": "ask", "kb_ids": [1], "question": ' + "[" * 5_000 + "]" * 5_000 + "}", "json_too_deep"),
+    ('{"type": "ask", "kb_ids": [1], "question": "价\\u0000格"}', "invalid_characters"),
+    ('{"type": "ask", "kb_ids": [1], "question": "价\\ud800格"}', "invalid_characters"),
+])
+async def test_deep_or_unstorable_frames_get_an_error_and_the_socket_stays_usable(alice_token, frame, code):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    await communicator.send_to(text_data=frame)
+    event = await communicator.receive_json_from(timeout=5)
+    assert event["type"] == "error" and event["code"] == code and event["message"]
+    # Not closed (no 1011): the next frame is answered.
+    await communicator.send_json_to({"type": "cancel"})
+    assert (await communicator.receive_json_from(timeout=5))["code"] == "nothing_to_cancel"
+    await communicator.disconnect()

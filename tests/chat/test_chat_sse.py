@@ -153,3 +153,25 @@ async def test_client_disconnect_stops_the_llm_and_settles_the_answer(chat_kb, a
         await asyncio.sleep(0.05)
     assert status == "cancelled"
     await communicator.wait(timeout=5)
+
+
+async def start_raw(body: bytes, headers: list[tuple[bytes, bytes]]) -> tuple[int, dict]:
+    from config.asgi import application
+
+    communicator = ApplicationCommunicator(application, scope(headers))
+    await communicator.send_input({"type": "http.request", "body": body, "more_body": False})
+    head = await communicator.receive_output(timeout=15)
+    payload = json.loads(await read_body(communicator))
+    return head["status"], payload
+
+
+@pytest.mark.parametrize("body, status, code", [
+    (b"[" * 30_000 + b"]" * 30_000, 400, "json_too_deep"),
+    ('{"kb_ids": [1], "question": "价\\u0000格"}'.encode(), 400, "invalid_characters"),
+    (b'{"kb_ids": [1], "question": ', 400, "invalid_json"),
+    (json.dumps({"kb_ids": [1], "question": "x" * 100_000}).encode(), 413, "body_too_large"),
+])
+async def test_bad_bodies_get_the_rest_error_codes(alice_token, body, status, code):
+    got_status, payload = await start_raw(body, auth(alice_token))
+    assert got_status == status
+    assert payload["error"]["code"] == code and payload["error"]["message"]

@@ -267,6 +267,49 @@ def test_undecodable_text() -> None:
     assert _code("a.txt", b"\x01\x02\x03 data \xff\xfe\x80 more") == "undecodable_text"
 
 
+# Wrong encodings are never stored as mojibake (issue 8): a confident reading or undecodable_text.
+JAPANESE = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。\n"
+FRENCH = "Résumé de la réunion du comité.\n\nLes élèves ont réussi l'examen.\n"
+GERMAN = "Die Größe der Straße ist überraschend. Mädchen und Jungen spielen fröhlich im Garten. Schöne Grüße aus München.\n"
+
+
+@pytest.mark.parametrize("text", [JAPANESE, "日本語のテキストです。これは東京の天気予報です。明日は晴れるでしょう。\n"])
+def test_shift_jis_japanese_is_not_read_as_gb18030(text) -> None:
+    decoded, encoding = decode_text(text.encode("shift_jis"))
+    assert encoding != "gb18030"
+    assert decoded == text and encoding in ("cp932", "shift_jis")
+
+
+@pytest.mark.parametrize("text", [FRENCH, GERMAN])
+def test_latin1_european_text_is_decoded_as_written(text) -> None:
+    decoded, encoding = decode_text(text.encode("latin-1"))
+    assert decoded == text, encoding
+
+
+@pytest.mark.parametrize("text", [
+    "Café crème brûlée.\n",
+    "Naïve façade, déjà vu, señor, Ångström.\n",
+    "Größe: 12 cm, Gewicht: 3 kg. Übergröße möglich.\n",
+])
+def test_short_latin1_text_that_would_be_misread_is_undecodable(text) -> None:
+    # cp1250/cp1257/GB18030 all decode these "cleanly" but differently: refused, not stored misread.
+    assert _code("notes.txt", text.encode("latin-1")) == "undecodable_text"
+
+
+@pytest.mark.parametrize("text", [
+    "第一段：系统维护通知。\n\n第二段，请提前保存工作。",
+    "知识库“平台”——支持上传…文档《手册》【注意】①②",
+    "知识库平台支持上传文档，自动切分段落并建立索引。用户可以通过搜索和问答快速找到答案。\n" * 3,
+])
+def test_gbk_chinese_is_still_gb18030(text) -> None:
+    assert decode_text(text.encode("gbk")) == (text, "gb18030")
+
+
+def test_utf16_with_bom_and_big5_are_decoded() -> None:
+    assert decode_text("知库 Größe 日本語\r\n第二行".encode("utf-16")) == ("知库 Größe 日本語\n第二行", "utf-16")
+    assert decode_text("繁體中文的測試文字，這是臺灣的資料。".encode("big5")) == ("繁體中文的測試文字，這是臺灣的資料。", "big5")
+
+
 def test_utf8_with_one_bad_byte_is_not_read_as_gbk() -> None:
     text, encoding = decode_text(("这是一段很长的中文文本。" * 20).encode() + b"\xe4")
     assert text.startswith("这是一段很长的中文文本。")
