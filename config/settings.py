@@ -23,18 +23,54 @@ def env_int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
-DEBUG = env_bool("DJANGO_DEBUG", False)
+# ZHIKU_ENV: "local" (default: a laptop, the embedded database unless DATABASE_URL is
+# set, a throwaway secret) or "production" (everything explicit, HTTPS only).
+ZHIKU_ENV = os.environ.get("ZHIKU_ENV", "").strip().lower() or "local"
+if ZHIKU_ENV not in {"local", "production"}:
+    raise ImproperlyConfigured(f"ZHIKU_ENV must be 'local' or 'production', not {ZHIKU_ENV!r}.")
+PRODUCTION = ZHIKU_ENV == "production"
+if PRODUCTION:
+    _missing = [n for n in ("DATABASE_URL", "DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS") if not os.environ.get(n, "").strip()]
+    if _missing:
+        raise ImproperlyConfigured(
+            "ZHIKU_ENV=production requires " + ", ".join(_missing) + " to be set "
+            "(see docs/production.md and .env.example); production never starts the embedded database "
+            "and never uses a built-in secret key."
+        )
+    if env_bool("DJANGO_DEBUG", False):
+        raise ImproperlyConfigured("DJANGO_DEBUG must not be on when ZHIKU_ENV=production.")
+
+DEBUG = False if PRODUCTION else env_bool("DJANGO_DEBUG", False)
 # Local mode: no DATABASE_URL, so the embedded server runs and a throwaway
-# secret is acceptable. Production (DATABASE_URL set) must supply a secret.
-LOCAL_MODE = not os.environ.get("DATABASE_URL")
+# secret is acceptable. Anything with a DATABASE_URL must supply a secret.
+LOCAL_MODE = not PRODUCTION and not os.environ.get("DATABASE_URL")
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not LOCAL_MODE:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DATABASE_URL is set.")
     SECRET_KEY = "local-only-insecure-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000").split(",") if o]
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+# Production default: https:// on every allowed host ("*.example.com" for ".example.com").
+_default_origins = (
+    ",".join(f"https://*{h}" if h.startswith(".") else f"https://{h}" for h in ALLOWED_HOSTS if h != "*")
+    if PRODUCTION else "http://127.0.0.1:8000,http://localhost:8000"
+)
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", _default_origins).split(",") if o.strip()]
+
+# --- HTTPS (production) ------------------------------------------------------
+if PRODUCTION:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = env_int("ZHIKU_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ZHIKU_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("ZHIKU_HSTS_PRELOAD", True)
+    # TLS terminated at a reverse proxy that talks plain HTTP to daphne: the proxy
+    # must SET (overwrite) X-Forwarded-Proto; then https requests count as secure
+    # and the redirect only fires for plain-http ones.
+    if env_bool("ZHIKU_BEHIND_TLS_PROXY", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "daphne",
@@ -46,6 +82,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "channels",
     "knowledge",
@@ -60,6 +97,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -81,7 +120,7 @@ ASGI_APPLICATION = "config.asgi.application"
 WSGI_APPLICATION = None
 
 # --- Database -------------------------------------------------------------
-if LOCAL_MODE:
+if LOCAL_MODE:  # never in production
     from config.embedded_db import ensure_embedded_postgres
 
     DATABASE_URL = ensure_embedded_postgres(VAR_DIR / "pgdata")
@@ -118,6 +157,32 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # --- Auth, i18n, static ---------------------------------------------------
+# django-axes first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# --- Login throttling (django-axes: /accounts/login/, /admin/login/, /api/auth/token/)
+# X-Forwarded-For is trusted for this many proxies in front of the server (0: REMOTE_ADDR).
+ZHIKU_TRUSTED_PROXIES = env_int("ZHIKU_TRUSTED_PROXIES", 0)
+ZHIKU_LOGIN_FAILURE_LIMIT = env_int("ZHIKU_LOGIN_FAILURE_LIMIT", 5)
+ZHIKU_LOGIN_COOLOFF_MINUTES = env_int("ZHIKU_LOGIN_COOLOFF_MINUTES", 15)
+# Requests a minute one client address may make to /api/auth/token/ (any outcome).
+ZHIKU_TOKEN_RATE = os.environ.get("ZHIKU_TOKEN_RATE", "30/minute")
+AXES_FAILURE_LIMIT = ZHIKU_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = "config.security.lockout_cooloff"
+# Locked per account (failures for that username from anywhere) and per client
+# address (failures from that address for any username), whichever comes first.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "config.security.client_address"
+AXES_LOCKOUT_CALLABLE = "config.security.lockout_response"
+# The database handler: attempts live in PostgreSQL, so throttling holds when Redis is down.
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+# A refused attempt during the lockout does not restart the cool-off (it ends when it said).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# No reset on success: logging in to one's own account must not clear an address's failures against others.
+AXES_RESET_ON_SUCCESS = False
+AXES_VERBOSE = False
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -207,5 +272,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"}},
+    "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
