@@ -217,12 +217,24 @@ CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "score 0.5/0.5 d30 +cos w1.0": ("hybrid", {"rerank": True}, {"fallback_weight": 1.0}),
     "rrf 0.5/0.5 k60 d30 +cos w0.3": ("hybrid", {"fusion": "rrf", "rerank": True}, {"fallback_weight": 0.3}),
     "rrf 0.5/0.5 k60 d30 +cos w1.0": ("hybrid", {"fusion": "rrf", "rerank": True}, {"fallback_weight": 1.0}),
+    "score 0.5/0.5 d30 kwtrust 0.75/0.2": ("hybrid", {}, {"keyword_trust": (0.75, 0.2)}),
+    "score 0.5/0.5 d30 kwtrust 1.0/0.1": ("hybrid", {}, {"keyword_trust": (1.0, 0.1)}),
+    "score 0.5/0.5 d30 judge 0.5": ("hybrid", {}, {"judge_rerank": 0.5}),
+    "score 0.5/0.5 d30 judge 0.3": ("hybrid", {}, {"judge_rerank": 0.3}),
+    "score 0.5/0.5 d30 kwtrust 0.75/0.2 judge 0.5": ("hybrid", {}, {"keyword_trust": (0.75, 0.2), "judge_rerank": 0.5}),
+    "score 0.5/0.5 d30 kwtrust 1.5/0.05": ("hybrid", {}, {"keyword_trust": (1.5, 0.05)}),
+    "score 0.5/0.5 d30 kwtrust 1.5/0.05 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.5, 0.05), "judge_rerank": 0.5}),
+    "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.3}),
+    "defaults": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
+    "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
 }
 
 
 def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, name: str,
                queries: list[dict], *, debug: bool = False) -> tuple[list[list[int]], list, float]:
     mode, overrides, options = CONFIGS[name]
+    # A configuration names every stage it uses: no keyword trust or judge rerank unless it says so.
+    options = {"keyword_trust": None, "judge_rerank": 0.0, **options}
     kb = replace(BASE, **overrides)
     retriever = make_retriever(store, embedder, **options)
     ranked, results = [], []

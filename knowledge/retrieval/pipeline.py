@@ -81,7 +81,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import evidence, fusion
+from . import defaults, evidence, fusion
 from .analysis import AnalyzerConfig, get_analyzer, single_char_filtered
 from .bm25 import BM25Index
 from .judge import JUDGE_DEPTH, Judge, JudgeSignals
@@ -260,8 +260,8 @@ class HybridRetriever:
         complete_cosines: bool = True,
         judge_depth: int = JUDGE_DEPTH,
         background_for_all: bool = False,
-        keyword_trust: tuple[float, float] | None = None,
-        judge_rerank: float = 0.0,
+        keyword_trust: tuple[float, float] | None = defaults.KEYWORD_TRUST,
+        judge_rerank: float = defaults.JUDGE_RERANK,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords

@@ -382,7 +382,8 @@ def test_bm25_top3_are_rescued_into_the_cut():
     kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=5)
     store = MemoryStore()
     store.add_kb(kb, _fixed_records(specs))
-    retriever = retriever_for(store, {"fixed": FixedEmbedder()})
+    # The rescue on its own: the judge's reordering would bring the keyword matches up by itself.
+    retriever = retriever_for(store, {"fixed": FixedEmbedder()}, judge_rerank=0.0)
     result = retriever.search("保修 期限", [kb], scope=SCOPE, rerank=False, debug=True)
     ids = [c.chunk_id for c in result.candidates]
     assert len(ids) == 5
@@ -398,8 +399,21 @@ def test_rescue_never_displaces_the_top_result():
     kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=1)
     store = MemoryStore()
     store.add_kb(kb, _fixed_records(specs))
-    result = retriever_for(store, {"fixed": FixedEmbedder()}).search("保修期限", [kb], scope=SCOPE, rerank=False)
+    retriever = retriever_for(store, {"fixed": FixedEmbedder()}, judge_rerank=0.0)
+    result = retriever.search("保修期限", [kb], scope=SCOPE, rerank=False)
     assert [c.chunk_id for c in result.candidates] == [1]
+
+
+def test_the_judge_reorders_the_head_by_its_evidence():
+    """A passage holding the question's words together moves above one fusion liked only for its cosine."""
+    specs = [(1, "无关内容", _basis(0)), (2, "保修期限为两年。", _basis(0, 0.2) + _basis(1))]
+    kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=2)
+    store = MemoryStore()
+    store.add_kb(kb, _fixed_records(specs))
+    plain = retriever_for(store, {"fixed": FixedEmbedder()}, judge_rerank=0.0).search("保修期限", [kb], scope=SCOPE)
+    judged = retriever_for(store, {"fixed": FixedEmbedder()}).search("保修期限", [kb], scope=SCOPE)
+    assert [c.chunk_id for c in plain.candidates] == [1, 2]
+    assert [c.chunk_id for c in judged.candidates] == [2, 1]
 
 
 def test_exact_and_near_duplicates_are_skipped():
@@ -522,3 +536,16 @@ def test_memory_vector_search_scores_a_faq_chunk_by_pair_and_question(embedder, 
     assert 50 not in [cid for cid, _ in only_text]
     fetched = store.chunks.fetch([50], scope=SCOPE)[50]
     assert fetched.question_vector is None and store.chunks.fetch([50], scope=SCOPE, with_vectors=True)[50].question_vector is not None
+
+
+def test_the_keyword_weight_follows_how_much_of_the_question_bm25s_top_passage_holds(store, embedder, kb):
+    retriever = retriever_for(store, {"chars": embedder})
+    covered = retriever.search("电子发票发送到注册邮箱", [kb], scope=SCOPE, debug=True)
+    paraphrased = retriever.search("发票怎么寄到家里", [kb], scope=SCOPE, debug=True)
+    w_full = covered.debug["kbs"][kb.kb_id]["weights"]["keyword"]
+    w_para = paraphrased.debug["kbs"][kb.kb_id]["weights"]["keyword"]
+    assert w_full == pytest.approx(kb.keyword_weight)  # the top passage holds every word
+    assert 0.1 * kb.keyword_weight <= w_para < w_full
+    fixed = retriever_for(store, {"chars": embedder}, keyword_trust=None).search("发票怎么寄到家里", [kb], scope=SCOPE,
+                                                                                 debug=True)
+    assert fixed.debug["kbs"][kb.kb_id]["weights"]["keyword"] == pytest.approx(kb.keyword_weight)
