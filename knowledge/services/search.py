@@ -265,15 +265,22 @@ def _jsonable(value):
 def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
                           filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
                           expand_neighbours: int = 0, merge_adjacent: bool = False) -> dict:
-    """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached)."""
+    """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached).
+
+    Access is checked before the cache is read, and the caller's role on each KB
+    is part of the key: a member removed or demoted since a result was cached
+    gets a 404 or a result computed for the role they hold now, never the old one.
+    """
     client = None if debug else redis_client()
     key = None
     if client is not None:
-        # Versions change with content; the threshold and calibration change what "hit" means.
-        versions = {pk: rest for pk, *rest in KnowledgeBase.objects.filter(pk__in=[int(k) for k in kb_ids if str(k).isdigit()])
-                    .values_list("id", "version", "score_threshold", "calibration_slope", "calibration_offset")}
+        kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in dict.fromkeys(kb_ids)]  # 404 before any cache
+        # Versions change with content; the threshold and calibration change what "hit" means; the role and
+        # groups decide which documents the caller may read.
+        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.calibration_slope, kb.calibration_offset,
+                           str(kb_role(user=user, kb=kb))) for kb in kbs)
         groups = sorted(user.groups.values_list("id", flat=True))
-        raw = json.dumps([user.pk, user.is_superuser, groups, sorted(versions.items()), list(kb_ids), query.strip(), top_k,
+        raw = json.dumps([user.pk, user.is_superuser, groups, versions, list(kb_ids), query.strip(), top_k,
                           mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL, expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
         key = "zhiku:search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:

@@ -225,6 +225,38 @@ def test_results_are_cached_in_redis_until_the_kb_changes(loaded, alice, client_
     assert search(c, [loaded.pk], "专业版价格").json()["cached"] is False
 
 
+@needs_redis
+@pytest.mark.django_db
+def test_a_cached_result_is_never_served_after_access_is_revoked_or_reduced(loaded, alice, bob, make_user, client_for,
+                                                                             settings):
+    """Issue 8: the cache was read before the permission check, and membership changes did not change its key."""
+    settings.REDIS_URL = REDIS_URL
+    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    secret = Group.objects.create(name="finance")
+    restricted = Document.objects.get(kb=loaded, source_name="price.md")
+    restricted.restricted_to_groups.set([secret])
+    membership_set(kb=loaded, user=bob, role="editor")  # editors read restricted documents
+    c = client_for(bob)
+    first = search(c, [loaded.pk], "专业版价格").json()
+    assert first["cached"] is False and "price.md" in sources_of(first)
+    assert search(c, [loaded.pk], "专业版价格").json()["cached"] is True
+
+    membership_set(kb=loaded, user=bob, role="viewer")  # demoted: no longer reads the restricted document
+    demoted = search(c, [loaded.pk], "专业版价格").json()
+    assert demoted["cached"] is False and "price.md" not in sources_of(demoted)
+
+    from knowledge.models import Membership
+
+    Membership.objects.filter(kb=loaded, user=bob).delete()  # removed
+    gone = search(c, [loaded.pk], "专业版价格")
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "kb_not_found"
+
+
+def sources_of(body: dict) -> list[str]:
+    return [r["document"]["source_name"] for r in body["results"]]
+
+
 @pytest.mark.django_db
 class TestHitTestingPage:
     def test_editor_sees_the_page_and_debug_stages(self, loaded, alice, client, client_for):
