@@ -203,3 +203,42 @@ def test_the_embedded_database_prefix_follows_its_data_directory(tmp_path):
     one = default_prefix(db, embedded_data_dir=tmp_path / "one" / "pgdata")
     assert one == default_prefix(db, embedded_data_dir=tmp_path / "one" / ".." / "one" / "pgdata")
     assert one != default_prefix(db, embedded_data_dir=tmp_path / "two" / "pgdata")
+
+
+@needs_redis
+def test_the_channel_layers_of_two_installations_do_not_meet(monkeypatch, shared_redis):
+    import asyncio
+
+    from channels_redis.core import RedisChannelLayer
+
+    def layer(database_url):
+        conf = settings_for(monkeypatch, DATABASE_URL=database_url, REDIS_URL=REDIS_URL)
+        return conf["ZHIKU_REDIS_PREFIX"], RedisChannelLayer(**conf["CHANNEL_LAYERS"]["default"]["CONFIG"])
+
+    prefix_a, a = layer("postgres://u:p@db.example:5432/kb_a")
+    prefix_b, b = layer("postgres://u:p@db.example:5432/kb_b")
+
+    async def scenario():
+        ours = await a.new_channel()
+        await a.group_add("kb-1", ours)
+        await b.group_send("kb-1", {"type": "chat.message", "text": "B"})  # B's group of the same name
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(a.receive(ours), 0.5)
+        await a.group_send("kb-1", {"type": "chat.message", "text": "A"})
+        assert (await asyncio.wait_for(a.receive(ours), 5))["text"] == "A"
+        await a.flush()
+        await b.flush()
+
+    shared_redis.flushdb()
+    loop = asyncio.new_event_loop()
+    try:
+        async def run_and_list():
+            await a.group_add("kb-2", await a.new_channel())
+            keys = [k.decode() for k in shared_redis.keys("*")]
+            await scenario()
+            return keys
+
+        keys = loop.run_until_complete(run_and_list())
+    finally:
+        loop.close()
+    assert keys and all(k.startswith(prefix_a + ":") for k in keys) and prefix_a != prefix_b
