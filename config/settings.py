@@ -7,6 +7,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config import redis_namespace
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ZHIKU_VAR_DIR", BASE_DIR / "var"))
 
@@ -133,23 +135,38 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: cache, channel layer, Celery (single-process fallbacks when unset)
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Every Redis key of this installation starts with it (cache, BM25 tier, search and embedding
+# caches, Celery queue and broker keys, channel layer), so installations sharing one Redis never
+# meet. Default: zhiku:<digest of the database's host, port and name> (embedded: its data directory).
+ZHIKU_REDIS_PREFIX = redis_namespace.validate_prefix(
+    os.environ.get("ZHIKU_REDIS_PREFIX", "").strip()
+    or redis_namespace.default_prefix(DATABASES["default"], embedded_data_dir=VAR_DIR / "pgdata" if LOCAL_MODE else None)
+)
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "zhiku",
+            "KEY_PREFIX": ZHIKU_REDIS_PREFIX,
             "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
         }
     }
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": redis_namespace.channel_layer_prefix(ZHIKU_REDIS_PREFIX)},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "zhiku"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Kombu's Redis transport prefixes every broker key (queues, bindings, unacked, pidbox, events).
+CELERY_BROKER_TRANSPORT_OPTIONS = redis_namespace.celery_transport_options(ZHIKU_REDIS_PREFIX)
+CELERY_TASK_DEFAULT_QUEUE = CELERY_TASK_DEFAULT_EXCHANGE = CELERY_TASK_DEFAULT_ROUTING_KEY = (
+    redis_namespace.celery_queue(ZHIKU_REDIS_PREFIX)
+)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -235,7 +235,7 @@ class BM25IndexStore:
 
     @staticmethod
     def _l2_key(kb_id: int, version: int, fingerprint: str) -> str:
-        return f"zhiku:bm25:{kb_id}:{version}:{fingerprint}"
+        return f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb_id}:{version}:{fingerprint}"
 
     def _l2_get(self, kb_id: int, version: int, fingerprint: str) -> BM25Index | None:
         client = self._redis()
@@ -392,7 +392,7 @@ def index_load_timings(kb: KBSearchConfig) -> dict[str, float]:
     t = time.perf_counter(); store.get_index(kb); out["build"] = time.perf_counter() - t
     store.invalidate_local(); client = store._redis()
     if client is not None:
-        for key in client.scan_iter(f"zhiku:bm25:{kb.kb_id}:*"):
+        for key in client.scan_iter(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb.kb_id}:*"):
             client.delete(key)
     t = time.perf_counter(); store.get_index(kb); out["l3_postgres"] = time.perf_counter() - t
     if client is not None:

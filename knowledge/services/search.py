@@ -57,7 +57,7 @@ class CachingEmbedder:
         self._lock = threading.Lock()
 
     def embed_query(self, text: str) -> np.ndarray:
-        key = "zhiku:qemb:" + hashlib.sha256(f"{self.model_id}\x00{text}".encode()).hexdigest()
+        key = settings.ZHIKU_REDIS_PREFIX + ":qemb:" + hashlib.sha256(f"{self.model_id}\x00{text}".encode()).hexdigest()
         with self._lock:
             if key in self._lru:
                 self._lru.move_to_end(key)
@@ -282,7 +282,7 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
         groups = sorted(user.groups.values_list("id", flat=True))
         raw = json.dumps([user.pk, user.is_superuser, groups, versions, list(kb_ids), query.strip(), top_k,
                           mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL, expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
-        key = "zhiku:search:" + hashlib.sha256(raw.encode()).hexdigest()
+        key = settings.ZHIKU_REDIS_PREFIX + ":search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:
             blob = client.get(key)
             if blob:

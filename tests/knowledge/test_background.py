@@ -59,3 +59,56 @@ def test_celery_worker_over_redis_ingests(settings, alice, make_kb):
         assert doc.status == DocumentStatus.READY and doc.chunks.count() == 1
     finally:
         app.conf.broker_url = old
+
+
+SEND = ("import django; django.setup(); import sys; from config.celery import app; "
+        "app.send_task('knowledge.ingest_document', args=[int(sys.argv[1])]); app.pool.force_close_all()")
+
+
+def send_as_installation(document_id: int, prefix: str | None) -> None:
+    """Queue ingestion from another process: installation ``prefix`` (None: this one's own default)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "ZHIKU_REDIS_PREFIX"))}
+    env.update(REDIS_URL=REDIS_URL, DJANGO_SETTINGS_MODULE="config.settings")
+    if prefix:
+        env["ZHIKU_REDIS_PREFIX"] = prefix
+    root = Path(__file__).resolve().parent.parent.parent
+    result = subprocess.run([sys.executable, "-c", SEND, str(document_id)], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(not redis_available(REDIS_URL), reason="needs the Redis server at 127.0.0.1:6379 (make test starts one)")
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_never_consumes_another_installations_task(settings, alice, make_kb, monkeypatch):
+    """Issue 8: installation A's worker took installation B's ingest task (one `celery` queue for all)."""
+    from celery.contrib.testing.worker import start_worker
+
+    import knowledge.tasks
+    from config.celery import app
+
+    client = redis.Redis.from_url(REDIS_URL)
+    client.flushdb()
+    kb = make_kb(alice, "two installations")
+    monkeypatch.setattr(knowledge.tasks, "enqueue_ingest", lambda document_id: None)  # queued by hand below
+    theirs, ours = document_upload(kb=kb, items=[UploadedItem("b.md", TEXT.encode()), UploadedItem("a.md", TEXT.encode())])
+    other = "zhiku:0ther1nstall"
+    old = app.conf.broker_url
+    app.conf.broker_url = REDIS_URL
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
+            send_as_installation(theirs.document.pk, other)  # installation B, same Redis
+            send_as_installation(ours.document.pk, None)  # installation A (this one): taken and ingested
+            assert wait_ready(ours.document.pk).status == DocumentStatus.READY
+            time.sleep(1)
+            # The worker takes tasks in order: B's was there first and is still waiting, for B's workers.
+            assert Document.objects.get(pk=theirs.document.pk).status == DocumentStatus.PENDING
+        assert client.llen(f"{other}:{other}:celery") == 1
+        assert all(k.decode().startswith((other + ":", settings.ZHIKU_REDIS_PREFIX + ":")) for k in client.keys("*"))
+    finally:
+        app.conf.broker_url = old
+        client.flushdb()

@@ -185,7 +185,7 @@ class TestKeywordIndexTiers:
         redis.Redis.from_url(REDIS_URL).flushdb()
         cfg = kb_search_config(loaded)
         BM25IndexStore().get_index(cfg)
-        keys = redis.Redis.from_url(REDIS_URL).keys(f"zhiku:bm25:{loaded.pk}:*")
+        keys = redis.Redis.from_url(REDIS_URL).keys(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{loaded.pk}:*")
         assert len(keys) == 1
         other = BM25IndexStore()
         other.get_index(cfg)
@@ -218,9 +218,9 @@ def test_results_are_cached_in_redis_until_the_kb_changes(loaded, alice, client_
     c = client_for(alice)
     assert search(c, [loaded.pk], "专业版价格").json()["cached"] is False
     assert search(c, [loaded.pk], "专业版价格").json()["cached"] is True
-    stored = redis.Redis.from_url(REDIS_URL).keys("zhiku:search:*")
+    stored = redis.Redis.from_url(REDIS_URL).keys(f"{settings.ZHIKU_REDIS_PREFIX}:search:*")
     json.loads(redis.Redis.from_url(REDIS_URL).get(stored[0]))  # JSON, not a pickle
-    assert redis.Redis.from_url(REDIS_URL).keys("zhiku:qemb:*")
+    assert redis.Redis.from_url(REDIS_URL).keys(f"{settings.ZHIKU_REDIS_PREFIX}:qemb:*")
     chunk_update(chunk=Chunk.objects.filter(kb=loaded).first(), enabled=False)
     assert search(c, [loaded.pk], "专业版价格").json()["cached"] is False
 
