@@ -150,6 +150,8 @@ def test_every_key_the_app_writes_starts_with_the_prefix(kb, alice, ingest, clie
     finally:
         app.conf.broker_url = old
         app.pool.force_close_all()
+        app._pool = None  # a closed pool is never reopened: the next user of the app gets new ones
+        app.amqp._producer_pool = None
     keys = sorted(k.decode() for k in shared_redis.keys("*"))
     assert any(":search:" in k for k in keys) and any(":bm25:" in k for k in keys) and any(":qemb:" in k for k in keys)
     assert any(k.endswith(":celery") for k in keys)  # the queued ingestion
