@@ -557,7 +557,8 @@ class HybridRetriever:
                                      *(c for c, _ in run.keyword_hits[: self.rescue_top] if c in run.candidates)]))
         for cid in wanted:
             self._judge_one(run, cid, records)
-        if self.judge_rerank > 0:
+        if self.judge_rerank > 0 and run.vector_ran and run.keyword_ran:
+            # Hybrid only (where it was measured): a single-path mode shows that path's own ranking.
             head = [c for c in order if run.candidates[c].relevance is not None]
             rest = [c for c in order if run.candidates[c].relevance is None]
             prior = {c: -math.log(i + 1) for i, c in enumerate(order)}
