@@ -68,6 +68,10 @@ class TestRecalibration:
         strong = calibration.fit(z, y, source="self")
         mild = calibration.fit(z, y, source="labelled")
         assert -1.0 <= strong.offset < 0 and mild.offset < strong.offset
+        # A made-up-question shift under the dead zone is not applied; a labelled one is.
+        small_z, small_y = [0.1] * 10 + [-0.1] * 10 + [0.05], [1] * 10 + [0] * 10 + [0]
+        assert calibration.fit(small_z, small_y, source="self").offset == 0.0
+        assert calibration.fit(small_z, small_y, source="labelled").offset != 0.0
         both = calibration.fit([1.0] * 20 + [-1.0] * 20, [1] * 20 + [0] * 20, source="labelled")
         assert both.slope > 1.0  # well separated: the slope sharpens
 
