@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.db.models import Case, Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
@@ -87,8 +87,21 @@ def _kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[Know
         Membership.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), kb=OuterRef("pk"))
         .annotate(rank=rank).order_by("-rank").values("rank")[:1]
     )
-    docs = Document.objects.filter(kb=OuterRef("pk")).order_by().values("kb").annotate(n=Count("pk")).values("n")
-    chunks = Chunk.objects.filter(kb=OuterRef("pk")).order_by().values("kb").annotate(n=Count("pk")).values("n")
+    # Counts hold only what the caller may read: a viewer outside a document's groups doesn't learn it exists.
+    def readable(prefix: str) -> Q:
+        if user.is_superuser:
+            return Q()
+        full_access = Membership.objects.filter(
+            Q(user=user) | Q(group__in=user.groups.all()), kb=OuterRef("kb"),
+            role__in=[Role.EDITOR, Role.OWNER])
+        return (Q(**{f"{prefix}restricted_to_groups__isnull": True})
+                | Q(**{f"{prefix}restricted_to_groups__in": user.groups.all()})
+                | Q(**{f"{prefix}kb__owner": user}) | Q(Exists(full_access)))
+
+    docs = (Document.objects.filter(readable(""), kb=OuterRef("pk")).order_by().values("kb")
+            .annotate(n=Count("pk", distinct=True)).values("n"))
+    chunks = (Chunk.objects.filter(readable("document__"), kb=OuterRef("pk")).order_by().values("kb")
+              .annotate(n=Count("pk", distinct=True)).values("n"))
     return qs.select_related("owner").annotate(
         member_rank=Subquery(best_rank, output_field=IntegerField()),
         document_count=Coalesce(Subquery(docs, output_field=IntegerField()), 0),

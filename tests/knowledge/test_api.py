@@ -215,6 +215,20 @@ def test_kb_list_shows_only_readable_kbs_with_role_and_counts(client_for, people
     assert row["document_count"] == 1 and row["chunk_count"] == ready_doc.chunks.count() > 0
 
 
+def test_counts_hold_only_the_documents_the_caller_may_read(client_for, people, kb, ready_doc, ingest, alice):
+    """Issue 8: a viewer outside a document's groups learned it existed from the KB's counts."""
+    (secret,) = ingest(kb, {"salaries.md": "# 薪资\n\n研发部薪资区间见附表。\n"}, user=alice)
+    secret.restricted_to_groups.set([Group.objects.create(name="hr")])
+    visible = (1, ready_doc.chunks.count())
+    everything = (2, ready_doc.chunks.count() + secret.chunks.count())
+    for who, expected in (("viewer", visible), ("group_viewer", visible), ("editor", everything),
+                          ("group_editor", everything), ("owner", everything), ("superuser", everything)):
+        row = client_for(people[who]).get(f"/api/kbs/{kb.pk}/").json()
+        assert (row["document_count"], row["chunk_count"]) == expected, who
+        listed = next(r for r in client_for(people[who]).get("/api/kbs/").json()["results"] if r["id"] == kb.pk)
+        assert (listed["document_count"], listed["chunk_count"]) == expected, who
+
+
 def test_kb_list_shows_role_held_through_a_group(client_for, people, kb):
     response = client_for(people["group_editor"]).get("/api/kbs/")
     assert [(r["name"], r["role"]) for r in response.data["results"]] == [("Alice KB", "editor")]
