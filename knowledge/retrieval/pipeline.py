@@ -142,6 +142,7 @@ class _KBRun:
     retried: bool = False
     keyword_error: str | None = None
     signals: dict[int, JudgeSignals] = field(default_factory=dict)
+    lexical: dict[int, evidence.LexicalEvidence] = field(default_factory=dict)
     background: Any = _UNSET  # the query's cosine background (evidence.QueryBackground), computed on first use
     relevance: float | None = None  # the best candidate relevance within the judged head
     weights: tuple[float, float] = (0.0, 0.0)
@@ -471,10 +472,7 @@ class HybridRetriever:
         run.weights = fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight))
         if self.keyword_trust is not None and run.keyword_hits and run.keyword_hits[0][0] in records:
             full, floor = self.keyword_trust
-            top = records[run.keyword_hits[0][0]]
-            normalize = get_analyzer(kb.analyzer).normalize
-            cov = evidence.passage_evidence(run.tokens, normalize(top.content),
-                                            heading=normalize(" ".join([top.title, *top.section_path]))).coverage
+            cov = self._lexical(run, run.keyword_hits[0][0], records).coverage
             if cov is not None:
                 run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, cov / full)))
         paths: list[tuple[dict[int, float], list[int], float]] = []
@@ -573,14 +571,22 @@ class HybridRetriever:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
                        f"and cosines against the query's background")
 
+    @staticmethod
+    def _lexical(run: _KBRun, cid: int, records: Mapping[int, ChunkRecord]) -> evidence.LexicalEvidence:
+        """A candidate's lexical evidence, computed once per search (keyword trust and the judge both read it)."""
+        if cid not in run.lexical:
+            normalize = get_analyzer(run.kb.analyzer).normalize
+            record = records[cid]
+            run.lexical[cid] = evidence.passage_evidence(
+                run.tokens, normalize(record.content), heading=normalize(" ".join([record.title, *record.section_path])))
+        return run.lexical[cid]
+
     def _judge_one(self, run: _KBRun, cid: int, records: Mapping[int, ChunkRecord]) -> None:
         """One candidate's signals (kept for debug) and its relevance, with the KB's calibration."""
         if run.background is _UNSET:
             run.background = self._background(run)
-        normalize = get_analyzer(run.kb.analyzer).normalize
-        cand, record = run.candidates[cid], records[cid]
-        lex = evidence.passage_evidence(run.tokens, normalize(record.content),
-                                        heading=normalize(" ".join([record.title, *record.section_path])))
+        cand = run.candidates[cid]
+        lex = self._lexical(run, cid, records)
         cosine = cand.vector_similarity if run.vector_ran else None
         signals = JudgeSignals(
             coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
