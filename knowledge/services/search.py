@@ -192,6 +192,15 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     ``calibration_override`` replaces every KB's (slope, offset): recalibration
     passes (1, 0) to read the judge's raw logit.
     """
+    query = _checked(query, kb_ids, mode, top_k)
+    kbs = _readable(user, kb_ids, min_role)
+    return _search(query, kbs, scope=access_scope(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
+                   rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent,
+                   calibration_override=calibration_override)
+
+
+def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
+    """The stripped query, or a 400 for bad input (checked before any KB is looked up)."""
     query = (query or "").strip()
     if not query:
         raise ValidationFailed("The query is empty.", code="empty_query")
@@ -205,12 +214,20 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
         raise ValidationFailed(f"At most {MAX_KBS} knowledge bases per search.", code="too_many_kbs")
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
         raise ValidationFailed(f"top_k must be between 1 and {MAX_TOP_K}.", code="invalid_top_k")
-    unique_ids = list(dict.fromkeys(kb_ids))
-    kbs = [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in unique_ids]
+    return query
+
+
+def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[KnowledgeBase]:
+    """The KBs, each checked for the caller (404 for one they cannot read)."""
+    return [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in dict.fromkeys(kb_ids)]
+
+
+def _search(query: str, kbs: Sequence[KnowledgeBase], *, scope: AccessScope, top_k: int | None, mode: str,
+            filters: SearchFilters, rerank: bool | None, debug: bool, expand_neighbours: int, merge_adjacent: bool,
+            calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
     configs = [kb_search_config(kb) for kb in kbs]
     if calibration_override is not None:
         configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
-    scope = access_scope(user=user, kbs=kbs)
     try:
         return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
                                       rerank=rerank, debug=debug, expand_neighbours=expand_neighbours,
@@ -267,21 +284,23 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
                           expand_neighbours: int = 0, merge_adjacent: bool = False) -> dict:
     """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached).
 
-    Access is checked before the cache is read, and the caller's role on each KB
-    is part of the key: a member removed or demoted since a result was cached
-    gets a 404 or a result computed for the role they hold now, never the old one.
+    Input and access are checked before the cache is read (as ``search_run``
+    checks them), and what the caller may read is part of the key: a member
+    removed or demoted since a result was cached gets a 404 or a result computed
+    for the access they hold now, never the old one.
     """
+    query = _checked(query, kb_ids, mode, top_k)
+    kbs = _readable(user, kb_ids)  # 404 before any cache is read
+    scope = access_scope(user=user, kbs=kbs)
     client = None if debug else redis_client()
     key = None
     if client is not None:
-        kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in dict.fromkeys(kb_ids)]  # 404 before any cache
-        # Versions change with content; the threshold and calibration change what "hit" means; the role and
-        # groups decide which documents the caller may read.
-        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.calibration_slope, kb.calibration_offset,
-                           str(kb_role(user=user, kb=kb))) for kb in kbs)
-        groups = sorted(user.groups.values_list("id", flat=True))
-        raw = json.dumps([user.pk, user.is_superuser, groups, versions, list(kb_ids), query.strip(), top_k,
-                          mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL, expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
+        # Versions change with content; the threshold and calibration change what "hit" means; the groups and
+        # the KBs where the caller sees restricted documents (editor or above) decide what they may read.
+        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.calibration_slope, kb.calibration_offset) for kb in kbs)
+        raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
+                          list(kb_ids), query, top_k, mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL,
+                          expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
         key = settings.ZHIKU_REDIS_PREFIX + ":search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:
             blob = client.get(key)
@@ -291,8 +310,8 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
                 return payload
         except Exception:  # noqa: BLE001
             pass
-    result = search_run(user=user, query=query, kb_ids=kb_ids, top_k=top_k, mode=mode, filters=filters,
-                        rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent)
+    result = _search(query, kbs, scope=scope, top_k=top_k, mode=mode, filters=filters, rerank=rerank, debug=debug,
+                     expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent)
     payload = result_payload(result, debug=debug)
     payload["cached"] = False
     if client is not None and key is not None:
