@@ -119,24 +119,22 @@ class PgVectorStore:
             """
 
         full = [vec, kb_id, *params, vec, int(top_k)]
-        best: dict[int, float] = {}
         with transaction.atomic(), connection.cursor() as cur:
             # ef_search must cover the candidate count; relaxed iterative scans
             # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, min(1000, 2 * int(top_k))))])
             if _supports_iterative_scan():
                 cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            for column in ("embedding", "question_embedding"):
-                cur.execute(nearest(column), full)
-                for i, sim in cur.fetchall():
-                    if sim is not None:
-                        best.setdefault(int(i), float(sim))
-            if best:
-                # Both cosines of every candidate (the union of the two queries), one blended score each.
+            cur.execute(nearest("embedding"), full)
+            best = {int(i): float(sim) for i, sim in cur.fetchall() if sim is not None}
+            cur.execute(nearest("question_embedding"), full)
+            question_hits = {int(i) for i, sim in cur.fetchall() if sim is not None}
+            if question_hits:
+                # FAQ chunks in play: both cosines of every candidate of the union, one blended score each.
                 cur.execute("""
                     SELECT id, 1 - (embedding <=> %s::vector), 1 - (question_embedding <=> %s::vector)
                     FROM knowledge_chunk WHERE id = ANY(%s) AND embedding IS NOT NULL
-                """, [vec, vec, list(best)])
+                """, [vec, vec, list(best.keys() | question_hits)])
                 best = {int(i): faq_cosine(float(pair), None if question is None else float(question))
                         for i, pair, question in cur.fetchall()}
         return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
