@@ -38,6 +38,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from . import defaults
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # Question words and fillers that survive the BM25 stop list but say nothing about the subject.
@@ -157,9 +159,8 @@ def enabled() -> bool:
 
 def faq_cosine(pair: float, question: float | None) -> float:
     """A chunk's cosine with the query: its pair's, blended with its question's for a FAQ chunk (``defaults``)."""
-    from .defaults import FAQ_QUESTION_WEIGHT
-
-    return pair if question is None else (1.0 - FAQ_QUESTION_WEIGHT) * pair + FAQ_QUESTION_WEIGHT * question
+    w = defaults.FAQ_QUESTION_WEIGHT
+    return pair if question is None else (1.0 - w) * pair + w * question
 
 
 def record_cosine(query_vector: np.ndarray, vector: np.ndarray | None, question_vector: np.ndarray | None) -> float | None:

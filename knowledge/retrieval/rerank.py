@@ -48,7 +48,6 @@ class CosineFallbackReranker:
         if query_vector is None:
             raise ValueError("the cosine fallback needs the query vector")
         q = np.asarray(query_vector, dtype=np.float32)
-        qn = float(np.linalg.norm(q)) or 1.0
         out: list[float] = []
         for record in records:
             if record.vector is None:
