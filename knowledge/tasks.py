@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
 
 from celery import shared_task
 from django.conf import settings
@@ -30,16 +31,30 @@ def recalibrate_kb_task(kb_id: int) -> None:
     recalibrate_kb(kb_id, if_changed=True)
 
 
-def _run_in_thread(document_id: int) -> None:
+def _ingest(document_id: int) -> None:
     from knowledge.services.documents import document_ingest
 
-    close_old_connections()
-    try:
-        document_ingest(document_id=document_id)
-    except Exception:  # noqa: BLE001 - logged; the document row already carries the failure
-        logger.exception("background ingestion of %s crashed", document_id)
-    finally:
+    document_ingest(document_id=document_id)
+
+
+def submit_in_thread(fn: Callable[..., None], *args, what: str) -> None:
+    """Run ``fn(*args)`` on the in-process background worker (thread mode), with a fresh DB connection.
+
+    Crashes are logged as ``what`` (the job's own row already records a failure);
+    ``wait_for_background_ingestion`` waits for every job submitted here.
+    """
+    def run() -> None:
         close_old_connections()
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - logged; the job's row already carries the failure
+            logger.exception("background %s crashed", what)
+        finally:
+            close_old_connections()
+
+    future = _thread_executor().submit(run)
+    _pending.add(future)
+    future.add_done_callback(_pending.discard)
 
 
 def _thread_executor() -> ThreadPoolExecutor:
@@ -58,19 +73,9 @@ def enqueue_ingest(document_id: int) -> None:
     if mode == "celery":
         transaction.on_commit(lambda: ingest_document_task.delay(document_id))
     elif mode == "thread":
-        def submit() -> None:
-            future = _thread_executor().submit(_run_in_thread, document_id)
-            _pending.add(future)
-            future.add_done_callback(_pending.discard)
-
-        transaction.on_commit(submit)
+        transaction.on_commit(lambda: submit_in_thread(_ingest, document_id, what=f"ingestion of {document_id}"))
     elif mode == "sync":
-        def run_now() -> None:
-            from knowledge.services.documents import document_ingest
-
-            document_ingest(document_id=document_id)
-
-        transaction.on_commit(run_now)
+        transaction.on_commit(lambda: _ingest(document_id))
     else:
         raise ValueError(f"Unknown ZHIKU_INGEST_MODE {mode!r}")
 

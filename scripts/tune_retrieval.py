@@ -362,14 +362,12 @@ def _previous_judge_signals(index, chunk_id: int, tokens: list[str], top_bm25: f
 def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
     """Per question: the top candidates in order, each with the judge's signals computed as the pipeline does."""
     from knowledge.retrieval import evidence
-    from knowledge.retrieval.analysis import get_analyzer
 
     questions, removed = labelled_questions(split)
     store = build_store(split, kb, exclude=removed)
     embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
     retriever = make_retriever(store, embedder)
     evidence.BACKGROUND.preset(MODEL, background_matrix())
-    analyzer = get_analyzer(kb.analyzer)
     index = store.keywords.get_index(kb)
     rows = []
     for q in questions:
@@ -380,7 +378,6 @@ def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
         previous_tokens = info["keyword_tokens"] or info["tokens"]
         candidates = []
         for c, final in zip(result.candidates, result.debug["final"]):
-            passage = split.corpus[c.chunk_id]
             old = _previous_judge_signals(index, c.chunk_id, previous_tokens, top_bm25)
             candidates.append({
                 "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"], "fused_rank": c.fused_rank,
@@ -388,7 +385,6 @@ def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
                 "previous": old + [c.vector_similarity or 0.0, (c.vector_similarity or 0.0) - float(np.mean(vec_hits or [0.0]))],
             })
         rows.append({"id": q["id"], "answerable": q["answerable"], "candidates": candidates})
-    del analyzer
     return rows
 
 

@@ -7,6 +7,8 @@ import pytest
 
 os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 
+pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fixtures of the browser tests
+
 
 @pytest.fixture(autouse=True)
 def _media_and_mode(settings, tmp_path):

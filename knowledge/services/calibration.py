@@ -29,14 +29,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import math
 import threading
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, transaction
+from django.db import DatabaseError, transaction
 
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
@@ -335,16 +334,10 @@ _queued: set[int] = set()
 _queued_lock = threading.Lock()
 
 
-def _run_in_thread(kb_id: int) -> None:
+def _run_queued(kb_id: int) -> None:
     with _queued_lock:
         _queued.discard(kb_id)
-    close_old_connections()
-    try:
-        recalibrate_kb(kb_id, if_changed=True)
-    except Exception:  # noqa: BLE001
-        logger.exception("background recalibration of KB %s crashed", kb_id)
-    finally:
-        close_old_connections()
+    recalibrate_kb(kb_id, if_changed=True)
 
 
 def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
@@ -380,9 +373,7 @@ def _schedule_now(kb_id: int) -> None:
                 if kb_id in _queued:
                     return
                 _queued.add(kb_id)
-            future = tasks._thread_executor().submit(_run_in_thread, kb_id)
-            tasks._pending.add(future)
-            future.add_done_callback(tasks._pending.discard)
+            tasks.submit_in_thread(_run_queued, kb_id, what=f"recalibration of KB {kb_id}")
         else:
             recalibrate_kb(kb_id, if_changed=True)
     except Exception:  # noqa: BLE001 - a missed recalibration leaves the previous calibration serving

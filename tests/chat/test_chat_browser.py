@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from chat_helpers import DOCS
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, browser, selenium, server  # noqa: F401 - fixtures
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),

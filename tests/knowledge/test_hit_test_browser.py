@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, browser, selenium, server  # noqa: F401 - fixtures
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
