@@ -23,6 +23,9 @@ SETTLE_WAIT_S = 5.0
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     """One question at a time per connection; ``cancel`` (or closing the socket) stops the answer."""
 
+    # The chat talks only to its own client, so it joins no channel layer: with one, a Redis
+    # outage broke the layer's receive loop and closed every chat socket with 1011.
+    channel_layer_alias = None
     task: asyncio.Task | None = None
     message_id: int | None = None
     stopping: str = ""

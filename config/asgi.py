@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels."""
 import os
 
+from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
@@ -14,14 +15,23 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
+from config.request_limits import RequestLimits  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter({
+# URL and header limits first (414/431), then HTTP through Django; for websockets the origin
+# is checked first, then the session cookie, then a ?token= API token.
+application = RequestLimits(ProtocolTypeRouter({
     "http": django_asgi_app,
-    # Origin checked first; then the session cookie, then a ?token= API token.
     "websocket": AllowedHostsOriginValidator(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-})
+}))
 
 # The first search of a process would otherwise pay jieba's dictionary load and
 # the embedding model's start-up (~0.6 s); do it while the server starts.
 warm_up_in_background()
+
+# In thread mode this process ingests, so it also re-queues ingestions that died with
+# an earlier process (Celery workers run their own sweeper: knowledge.tasks).
+if settings.ZHIKU_INGEST_MODE == "thread":
+    from knowledge.services.recovery import start_sweeper  # noqa: E402
+
+    start_sweeper()

@@ -148,7 +148,9 @@ if REDIS_URL:
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": ZHIKU_REDIS_PREFIX,
-            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
+            # Short timeouts: an unreachable Redis costs a request seconds, not a hung worker; every
+            # Redis use is an optimisation that steps aside on failure (docs/production.md).
+            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient", "SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
         }
     }
     CHANNEL_LAYERS = {
@@ -259,11 +261,24 @@ ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # JSON request bodies and websocket frames: size in bytes (413 body_too_large) and nesting depth (400 json_too_deep).
 ZHIKU_MAX_JSON_BYTES = env_int("ZHIKU_MAX_JSON_BYTES", 1024 * 1024)
 ZHIKU_MAX_JSON_DEPTH = env_int("ZHIKU_MAX_JSON_DEPTH", 32)
+# Request line and headers (config/request_limits.py): 414 uri_too_long, 431 headers_too_large.
+ZHIKU_MAX_URL_BYTES = env_int("ZHIKU_MAX_URL_BYTES", 8 * 1024)
+ZHIKU_MAX_HEADER_BYTES = env_int("ZHIKU_MAX_HEADER_BYTES", 12 * 1024)
+ZHIKU_MAX_HEADER_COUNT = env_int("ZHIKU_MAX_HEADER_COUNT", 100)
 ZHIKU_MAX_FILES_PER_UPLOAD = env_int("ZHIKU_MAX_FILES_PER_UPLOAD", 20)
 ZHIKU_MAX_UNZIPPED_BYTES = env_int("ZHIKU_MAX_UNZIPPED_BYTES", 200 * 1024 * 1024)
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
+# Crash recovery: a processing document's heartbeat is written every HEARTBEAT seconds; one silent
+# for STALL seconds (its worker died) is re-queued by the sweeper, which runs every SWEEP seconds in
+# each Celery worker (and in the web process in thread mode); after MAX_ATTEMPTS claims it fails
+# with ingest_crashed. A pending document untouched for PENDING_REQUEUE seconds is queued again.
+ZHIKU_INGEST_HEARTBEAT_SECONDS = float(os.environ.get("ZHIKU_INGEST_HEARTBEAT_SECONDS", "10"))
+ZHIKU_INGEST_STALL_SECONDS = float(os.environ.get("ZHIKU_INGEST_STALL_SECONDS", "60"))
+ZHIKU_SWEEP_SECONDS = float(os.environ.get("ZHIKU_SWEEP_SECONDS", "30"))
+ZHIKU_INGEST_MAX_ATTEMPTS = env_int("ZHIKU_INGEST_MAX_ATTEMPTS", 3)
+ZHIKU_PENDING_REQUEUE_SECONDS = float(os.environ.get("ZHIKU_PENDING_REQUEUE_SECONDS", "600"))
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")

@@ -131,6 +131,12 @@ class Document(models.Model):
     chunks_total = models.PositiveIntegerField(default=0)
     error_code = models.CharField(max_length=50, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
+    # Crash recovery (knowledge.services.documents): the ingestion run holding a processing document
+    # writes its claim token here and touches heartbeat_at while it works; the sweeper re-queues a
+    # document whose heartbeat stopped, and fails it after ZHIKU_INGEST_MAX_ATTEMPTS claims.
+    claim = models.CharField(max_length=32, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    ingest_attempts = models.PositiveSmallIntegerField(default=0)
     version = models.PositiveIntegerField(default=1)
     replaces = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
     metadata = models.JSONField(default=dict, blank=True)
@@ -203,6 +209,26 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+class StagedEmbedding(models.Model):
+    """A vector embedded by an ingestion that has not committed yet.
+
+    Written batch by batch, so an ingestion that dies (worker killed, machine
+    restarted) resumes where it stopped instead of embedding everything again;
+    deleted when its document is committed or fails.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    content_hash = models.CharField(max_length=64, help_text="sha256 of the enriched text and the embedding model")
+    embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "content_hash"], name="staged_embedding_unique")]
+        indexes = [models.Index(fields=["content_hash"])]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}:{self.content_hash[:12]}"
 
 
 class BM25Index(models.Model):

@@ -7,6 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
@@ -71,13 +72,35 @@ def enqueue_ingest(document_id: int) -> None:
     """Queue ingestion of ``document_id`` once the current transaction commits."""
     mode = settings.ZHIKU_INGEST_MODE
     if mode == "celery":
-        transaction.on_commit(lambda: ingest_document_task.delay(document_id))
+        transaction.on_commit(lambda: _send_or_run_here(document_id))
     elif mode == "thread":
         transaction.on_commit(lambda: submit_in_thread(_ingest, document_id, what=f"ingestion of {document_id}"))
     elif mode == "sync":
         transaction.on_commit(lambda: _ingest(document_id))
     else:
         raise ValueError(f"Unknown ZHIKU_INGEST_MODE {mode!r}")
+
+
+def _send_or_run_here(document_id: int) -> None:
+    """Send the task to the workers; when the broker is unreachable, ingest in this process instead.
+
+    The document row is already committed: a failed send must not leave it
+    pending for ever (a Redis outage during an upload used to answer 500 and
+    strand the row). If this process dies too, the sweeper re-queues it later.
+    """
+    try:
+        ingest_document_task.apply_async(args=[document_id], retry=False)
+    except Exception:  # noqa: BLE001 - kombu/redis raise several types for an unreachable broker
+        logger.warning("broker unreachable: ingesting document %s in this process", document_id, exc_info=True)
+        submit_in_thread(_ingest, document_id, what=f"ingestion of {document_id}")
+
+
+@worker_ready.connect
+def _start_sweeper_in_worker(**_kwargs) -> None:
+    """Each Celery worker re-queues documents whose ingestion died (knowledge.services.recovery)."""
+    from knowledge.services.recovery import start_sweeper
+
+    start_sweeper()
 
 
 def wait_for_background_ingestion(timeout: float = 120.0) -> None:

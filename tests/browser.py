@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,20 +41,25 @@ def test_database_url() -> str:
 test_database_url.__test__ = False  # a helper, not a test
 
 
-@pytest.fixture
-def server(tmp_path, settings):
-    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM)."""
+@contextmanager
+def daphne(log: Path, **env_overrides: str):
+    """daphne serving config.asgi on a free port against the test database; yields its base URL.
+
+    Extractive answers (no LLM), no Redis and inline ingestion unless ``env_overrides`` say otherwise.
+    """
+    from django.conf import settings
+
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_")}
+    env.pop("REDIS_URL", None)
     env.update({
         "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "ZHIKU_INGEST_MODE": "sync", "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "WARNING", **env_overrides,
     })
-    env.pop("REDIS_URL", None)
-    with open(tmp_path / "daphne.log", "wb") as log:  # the child keeps its own copy of the descriptor
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.time() + 30
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -66,13 +72,22 @@ def server(tmp_path, settings):
     else:
         proc.kill()
     if proc.poll() is not None:
-        pytest.fail("daphne did not start:\n" + (tmp_path / "daphne.log").read_text(errors="replace"))
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
+        pytest.fail("daphne did not start:\n" + log.read_text(errors="replace"))
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def server(tmp_path, settings):
+    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM)."""
+    with daphne(tmp_path / "daphne.log") as url:
+        yield url
 
 
 @pytest.fixture

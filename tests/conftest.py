@@ -6,6 +6,9 @@ import os
 import pytest
 
 os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
+# No sweeper thread in the test process (an in-process Celery test worker would start one);
+# tests/knowledge/test_recovery.py calls the sweep directly and gives its worker processes their own.
+os.environ.setdefault("ZHIKU_SWEEP_SECONDS", "0")
 
 pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fixtures of the browser tests
 
@@ -14,6 +17,7 @@ pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fi
 def _media_and_mode(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ZHIKU_INGEST_MODE = "sync"
+    settings.ZHIKU_SWEEP_SECONDS = 0
     # Recalibration after every ingestion would slow the suite; tests/knowledge/test_calibration.py turns it on.
     settings.ZHIKU_AUTO_CALIBRATE = False
     # Search paths run in the calling thread, which sees the test's transaction.

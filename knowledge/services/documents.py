@@ -19,9 +19,10 @@ from django.utils import timezone
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from knowledge.embeddings import get_embedder
 from knowledge.errors import Conflict, FileTooLarge, NotFound, UnsupportedFileType, ValidationFailed
-from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, StagedEmbedding
 from knowledge.parsers import SUPPORTED_EXTENSIONS, ParseError, parse_file
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
+from knowledge.services import recovery
 from knowledge.services.kbs import embedding_model_check, kb_bump_version
 from knowledge.titles import text_title
 
@@ -158,14 +159,20 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     return outcomes
 
 
-def _fail(document_id: int, code: str, message: str) -> None:
-    Document.objects.filter(pk=document_id).update(
-        status=DocumentStatus.FAILED, error_code=code, error_message=message[:2000], updated_at=timezone.now(),
+def _fail(document_id: int, code: str, message: str, *, token: str) -> None:
+    """Mark the version failed, unless another run took it over meanwhile."""
+    Document.objects.filter(pk=document_id, claim=token).update(
+        status=DocumentStatus.FAILED, claim="", error_code=code, error_message=message[:2000], updated_at=timezone.now(),
     )
+    recovery.discard_staged(document_id)
 
 
-def _embed_in_batches(texts: list[str], *, model_id: str, on_progress=None, reuse: dict[str, list[float]] | None = None) -> list[np.ndarray]:
-    """Embed ``texts`` in batches, reusing vectors from ``reuse`` (hash → vector) where the text is unchanged."""
+def _embed_in_batches(texts: list[str], *, model_id: str, on_progress=None, reuse: dict[str, list[float]] | None = None,
+                      stage=None) -> list[np.ndarray]:
+    """Embed ``texts`` in batches, reusing vectors from ``reuse`` (hash → vector) where the text is unchanged.
+
+    ``stage(hashes, vectors)`` is called after each batch, so a crash loses at most one batch.
+    """
     embedder = get_embedder(model_id)
     batch = max(1, settings.ZHIKU_EMBED_BATCH)
     out: list[np.ndarray | None] = [None] * len(texts)
@@ -184,6 +191,8 @@ def _embed_in_batches(texts: list[str], *, model_id: str, on_progress=None, reus
         vectors = embedder.embed_passages([texts[i] for i in idx])
         for i, vec in zip(idx, vectors):
             out[i] = vec
+        if stage:
+            stage([content_hash(texts[i], model_id) for i in idx], list(vectors))
         done += len(idx)
         if on_progress:
             on_progress(done)
@@ -238,6 +247,10 @@ def embed_questions(questions: Sequence[str], *, model_id: str,
     return out
 
 
+class _ClaimLost(Exception):
+    """Another run took the document (this one was presumed dead) or it was deleted: stop quietly."""
+
+
 def document_ingest(*, document_id: int, force_reembed: bool = False) -> Document | None:
     """Parse, chunk, tokenize and embed one pending document, then swap it in atomically.
 
@@ -245,60 +258,79 @@ def document_ingest(*, document_id: int, force_reembed: bool = False) -> Documen
     version, marks this one ready and bumps the KB version, so searches see the
     old version until the new one is complete. Any failure marks this version
     failed (with its error) and leaves the previous version serving.
-    A document that is already ready, or was deleted meanwhile, is left as it is.
+    A document that is ready, deleted, or being ingested by a live run is left
+    as it is. Vectors are staged as they are embedded, so a run that dies is
+    resumed by the next one (knowledge.services.recovery) without embedding twice.
     """
-    timings: dict[str, float] = {}
-    claimed = Document.objects.filter(
-        pk=document_id, status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING, DocumentStatus.FAILED]
-    ).update(status=DocumentStatus.PROCESSING, error_code="", error_message="", chunks_done=0, chunks_total=0)
+    token = recovery.claim_document(document_id)
     document = Document.objects.select_related("kb").filter(pk=document_id).first()
-    if not claimed or document is None:
-        return document  # deleted meanwhile, or already ingested by another worker
-    kb = document.kb
+    if token is None or document is None:
+        return document
     try:
-        t0 = time.perf_counter()
-        with document.file.open("rb") as fh:
-            data = fh.read()
-        parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
-        t1 = time.perf_counter()
-        # What is embedded and indexed carries the parsed title, or the file stem only when it
-        # means something (not IMG_2031 or atec-7-b); Document.title below still shows the stem.
-        title = text_title(parsed.title, document.source_name)[:500]
-        drafts = chunk_document(dataclasses.replace(parsed, title=title), ChunkingConfig(
-            min_chars=settings.ZHIKU_CHUNK_MIN_CHARS, max_chars=settings.ZHIKU_CHUNK_MAX_CHARS,
-            overlap_chars=settings.ZHIKU_CHUNK_OVERLAP_CHARS,
-        ))
-        if not drafts:
-            raise ParseError("empty_file", "No text could be extracted from the file.")
-        t2 = time.perf_counter()
-        analyzer = analyzer_for(kb)
-        tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
-        t3 = time.perf_counter()
-        Document.objects.filter(pk=document_id).update(chunks_total=len(drafts), title=(parsed.title or document.title)[:500])
-
-        def progress(done: int) -> None:
-            Document.objects.filter(pk=document_id).update(chunks_done=done)
-
-        questions = [faq_question(d.chunk_type, d.metadata) for d in drafts]
-        reuse, reuse_questions = ({}, {}) if force_reembed else _reusable_vectors(
-            model_id=kb.embedding_model, texts=[d.enriched for d in drafts])
-        vectors = _embed_in_batches([d.enriched for d in drafts], model_id=kb.embedding_model, on_progress=progress, reuse=reuse)
-        question_vectors = embed_questions(questions, model_id=kb.embedding_model, reuse=reuse_questions)
-        t4 = time.perf_counter()
-        _commit_version(document=document, drafts=drafts, tokens=tokens, vectors=vectors, question_vectors=question_vectors,
-                        analyzer_fingerprint=analyzer.fingerprint, parsed_metadata=parsed.metadata)
-        t5 = time.perf_counter()
-        timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3, "write": t5 - t4}
-        Document.objects.filter(pk=document_id).update(
-            metadata={**document.metadata, **_jsonable(parsed.metadata), "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
-        )
+        with recovery.heartbeat(document_id, token):
+            _ingest_claimed(document, token, force_reembed=force_reembed)
+    except _ClaimLost:
+        logger.warning("ingestion of document %s stopped: another run holds it now", document_id)
     except ParseError as exc:
-        _fail(document_id, exc.code, exc.message)
+        _fail(document_id, exc.code, exc.message, token=token)
     except Exception as exc:  # noqa: BLE001 - any failure must mark the version failed, never lose the old one
         logger.exception("ingestion of document %s failed", document_id)
-        _fail(document_id, "ingest_error", f"{type(exc).__name__}: {exc}")
+        _fail(document_id, "ingest_error", f"{type(exc).__name__}: {exc}", token=token)
     document.refresh_from_db()
     return document
+
+
+def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> None:
+    document_id, kb = document.pk, document.kb
+
+    def holding(**changes) -> None:
+        if not recovery.still_holds(document_id, token, **changes):
+            raise _ClaimLost()
+
+    t0 = time.perf_counter()
+    with document.file.open("rb") as fh:
+        data = fh.read()
+    parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
+    t1 = time.perf_counter()
+    # What is embedded and indexed carries the parsed title, or the file stem only when it
+    # means something (not IMG_2031 or atec-7-b); Document.title below still shows the stem.
+    title = text_title(parsed.title, document.source_name)[:500]
+    drafts = chunk_document(dataclasses.replace(parsed, title=title), ChunkingConfig(
+        min_chars=settings.ZHIKU_CHUNK_MIN_CHARS, max_chars=settings.ZHIKU_CHUNK_MAX_CHARS,
+        overlap_chars=settings.ZHIKU_CHUNK_OVERLAP_CHARS,
+    ))
+    if not drafts:
+        raise ParseError("empty_file", "No text could be extracted from the file.")
+    t2 = time.perf_counter()
+    analyzer = analyzer_for(kb)
+    tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
+    t3 = time.perf_counter()
+    holding(chunks_total=len(drafts), title=(parsed.title or document.title)[:500])
+
+    questions = [faq_question(d.chunk_type, d.metadata) for d in drafts]
+    texts = [d.enriched for d in drafts]
+    reuse, reuse_questions = ({}, {}) if force_reembed else _reusable_vectors(
+        model_id=kb.embedding_model, texts=texts, document_id=document_id)
+    reused = sum(content_hash(t, kb.embedding_model) in reuse for t in texts)
+
+    def stage(hashes: list[str], vectors: list[np.ndarray]) -> None:
+        StagedEmbedding.objects.bulk_create(
+            [StagedEmbedding(document_id=document_id, content_hash=h, embedding=v) for h, v in zip(hashes, vectors)],
+            ignore_conflicts=True)
+
+    vectors = _embed_in_batches(texts, model_id=kb.embedding_model, reuse=reuse, stage=stage,
+                                on_progress=lambda done: holding(chunks_done=done))
+    question_vectors = embed_questions(questions, model_id=kb.embedding_model, reuse=reuse_questions)
+    t4 = time.perf_counter()
+    _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
+                    question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint,
+                    parsed_metadata=parsed.metadata)
+    t5 = time.perf_counter()
+    timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3, "write": t5 - t4}
+    Document.objects.filter(pk=document_id).update(metadata={
+        **document.metadata, **_jsonable(parsed.metadata), "embeddings_reused": reused,
+        "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()},
+    })
 
 
 def _jsonable(meta: dict) -> dict:
@@ -313,13 +345,17 @@ def _jsonable(meta: dict) -> dict:
     return out
 
 
-def _reusable_vectors(*, model_id: str, texts: list[str]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def _reusable_vectors(*, model_id: str, texts: list[str], document_id: int | None = None,
+                      ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Stored vectors for texts already embedded with ``model_id`` (any KB), so nothing is embedded twice.
 
     Returns (content hash → vector, FAQ question → question vector), the latter
     from the chunks with those hashes (a FAQ chunk's enriched text holds its question).
+    With ``document_id``, also what an earlier, interrupted run of it staged.
     """
     hashes = {content_hash(t, model_id) for t in texts}
+    staged = {} if document_id is None else dict(
+        StagedEmbedding.objects.filter(document_id=document_id, content_hash__in=hashes).values_list("content_hash", "embedding"))
     rows = Chunk.objects.filter(content_hash__in=hashes, embedding__isnull=False).values_list(
         "content_hash", "embedding", "chunk_type", "metadata__question", "question_embedding")
     vectors: dict[str, list[float]] = {}
@@ -329,18 +365,19 @@ def _reusable_vectors(*, model_id: str, texts: list[str]) -> tuple[dict[str, lis
         question = faq_question(chunk_type, {"question": question})
         if question and question_embedding is not None:
             questions[question] = question_embedding
-    return vectors, questions
+    return {**staged, **vectors}, questions
 
 
-def _commit_version(*, document: Document, drafts: list[ChunkDraft], tokens: list[list[str]], vectors: list[np.ndarray],
-                    question_vectors: list[np.ndarray | None], analyzer_fingerprint: str, parsed_metadata: dict) -> None:
+def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft], tokens: list[list[str]],
+                    vectors: list[np.ndarray], question_vectors: list[np.ndarray | None], analyzer_fingerprint: str,
+                    parsed_metadata: dict) -> None:
     kb = document.kb
     with transaction.atomic():
         # Lock the KB row: concurrent ingestions of one KB commit one at a time.
         KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
-        current = Document.objects.select_for_update().get(pk=document.pk)
-        if current.status != DocumentStatus.PROCESSING:
-            raise Conflict("The document changed while it was being ingested.", code="ingest_conflict")
+        current = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if current is None or current.status != DocumentStatus.PROCESSING or current.claim != token:
+            raise _ClaimLost()  # deleted, or taken over by a run that outlived this one's heartbeat
         previous = Document.objects.filter(kb=kb, source_name=document.source_name, status=DocumentStatus.READY).exclude(pk=document.pk)
         for old in previous:
             if old.file and old.file.name != document.file.name:
@@ -357,8 +394,9 @@ def _commit_version(*, document: Document, drafts: list[ChunkDraft], tokens: lis
             for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors)
         ], batch_size=500)
         Document.objects.filter(pk=document.pk).update(
-            status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None,
+            status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",
         )
+        recovery.discard_staged(document.pk)
         kb_bump_version(kb_id=kb.pk)
         from knowledge.services.calibration import schedule_recalibration
 
@@ -379,33 +417,50 @@ def _lock_document(document: Document) -> Document:
     return current
 
 
-def document_retry(*, document: Document) -> Document:
-    """Queue a failed document again."""
+def _requeue(document: Document) -> None:
+    """Back to pending with a fresh count of attempts, queued when the transaction commits."""
     from knowledge.tasks import enqueue_ingest
 
+    Document.objects.filter(pk=document.pk).update(
+        status=DocumentStatus.PENDING, claim="", ingest_attempts=0, error_code="", error_message="", updated_at=timezone.now())
+    enqueue_ingest(document.pk)
+
+
+def document_retry(*, document: Document) -> Document:
+    """Queue a failed document again, or one whose ingestion stalled (its worker died)."""
     with transaction.atomic():
         current = _lock_document(document)
-        if current.status != DocumentStatus.FAILED:
-            raise Conflict(f"Only failed documents can be retried; this one is {current.status}.", code="not_failed")
-        Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PENDING, error_code="", error_message="")
-        enqueue_ingest(document.pk)
+        if current.status != DocumentStatus.FAILED and not recovery.is_stalled(current):
+            raise Conflict(f"Only failed or stalled documents can be retried; this one is {current.status}.",
+                           code="not_failed")
+        _requeue(current)
     document.refresh_from_db()
     return document
 
 
 def document_reindex(*, document: Document) -> Document:
-    """Parse and embed a ready document again from its stored file (e.g. after a parser or chunking change)."""
+    """Parse and embed a ready document again from its stored file (e.g. after a parser or chunking change).
+
+    A failed or stalled version is queued again in place; a stalled new version of a ready one is resumed.
+    """
     from knowledge.tasks import enqueue_ingest
 
     with transaction.atomic():
         document = _lock_document(document)
-        if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED):
+        stalled = recovery.is_stalled(document)
+        if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED) and not stalled:
             raise Conflict("The document is still being processed.", code="busy")
         if not document.file:
             raise Conflict("The original file is not stored, so it cannot be re-indexed.", code="no_file")
         if document.status == DocumentStatus.READY:
-            if document.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).exists():
-                raise Conflict("A new version of this document is already being processed.", code="busy")
+            newer = document.replacements.select_for_update().filter(
+                status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).first()
+            if newer is not None:
+                if not recovery.is_stalled(newer):
+                    raise Conflict("A new version of this document is already being processed.", code="busy")
+                _requeue(newer)
+                newer.refresh_from_db()
+                return newer
             clone = Document.objects.create(
                 kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
                 doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
@@ -415,8 +470,7 @@ def document_reindex(*, document: Document) -> Document:
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
             enqueue_ingest(clone.pk)
             return clone
-        Document.objects.filter(pk=document.pk).update(status=DocumentStatus.PENDING)
-        enqueue_ingest(document.pk)
+        _requeue(document)
     document.refresh_from_db()
     return document
 
@@ -530,10 +584,15 @@ def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
 
 
 def documents_requeue_stuck() -> int:
-    """Queue again documents left pending or processing by a stopped process (thread mode)."""
+    """At start-up: queue again documents still pending (their queued task may be gone with the old process).
+
+    Processing ones are left to the sweeper (knowledge.services.recovery), which
+    takes them once their heartbeat has been silent long enough: another live
+    worker may still hold them.
+    """
     from knowledge.tasks import enqueue_ingest
 
-    ids = list(Document.objects.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).values_list("id", flat=True))
+    ids = list(Document.objects.filter(status=DocumentStatus.PENDING).values_list("id", flat=True))
     with transaction.atomic():
         for doc_id in ids:
             enqueue_ingest(doc_id)

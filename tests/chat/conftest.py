@@ -1,4 +1,4 @@
-"""Chat fixtures: a fake LLM at the wire, the Redis channel layer, a tiny Chinese KB."""
+"""Chat fixtures: a fake LLM at the wire, a tiny Chinese KB."""
 from __future__ import annotations
 
 import numpy as np
@@ -58,21 +58,6 @@ def llm_on(settings, fake_llm):
     settings.ZHIKU_LLM_API_KEY = "test-key"
     settings.ZHIKU_LLM_TIMEOUT = "1.5"
     return fake_llm
-
-
-@pytest.fixture
-def redis_layer(settings):
-    """The real Redis channel layer (database 13), emptied afterwards."""
-    import redis
-
-    url = "redis://127.0.0.1:6379/13"
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        pytest.skip("Redis is not running at 127.0.0.1:6379 (run scripts/ensure_redis.sh)")
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
-    yield
-    redis.Redis.from_url(url).flushdb()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The chat websocket over the real Redis channel layer: auth, origin, permissions, events, LLM failures, cancel."""
+"""The chat websocket: auth, origin, permissions, events, LLM failures, cancel (it joins no channel layer: tests/test_redis_outage.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +9,7 @@ from chat_helpers import ORIGIN, connect, receive_until_end, session_cookie
 from chat.models import Conversation, Message
 from chat.services import in_thread
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("redis_layer")]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 QUESTION = "知库专业版的价格是多少？"
 

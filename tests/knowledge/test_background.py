@@ -8,7 +8,7 @@ import redis
 
 from knowledge.models import Document, DocumentStatus
 from knowledge.services.documents import UploadedItem, document_upload
-from tests.helpers import redis_available
+from tests.helpers import celery_broker, redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
 TEXT = "# 退货\n\n收到商品七天内可以申请退货，运费由买家承担。质量问题由卖家承担运费。\n"
@@ -45,20 +45,15 @@ def test_thread_mode_returns_before_ingestion_and_finishes_in_background(setting
 def test_celery_worker_over_redis_ingests(settings, alice, make_kb):
     from celery.contrib.testing.worker import start_worker
 
-    from config.celery import app
 
     redis.Redis.from_url(REDIS_URL).flushdb()
     settings.ZHIKU_INGEST_MODE = "celery"
-    old = app.conf.broker_url
-    app.conf.broker_url = REDIS_URL
-    try:
+    with celery_broker(REDIS_URL) as app:
         kb = make_kb(alice, "celery")
         with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
             (outcome,) = document_upload(kb=kb, items=[UploadedItem("r.md", TEXT.encode())])
             doc = wait_ready(outcome.document.pk)
         assert doc.status == DocumentStatus.READY and doc.chunks.count() == 1
-    finally:
-        app.conf.broker_url = old
 
 
 SEND = ("import django; django.setup(); import sys; from config.celery import app; "
@@ -89,7 +84,6 @@ def test_a_worker_never_consumes_another_installations_task(settings, alice, mak
     from celery.contrib.testing.worker import start_worker
 
     import knowledge.tasks
-    from config.celery import app
 
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
@@ -97,10 +91,8 @@ def test_a_worker_never_consumes_another_installations_task(settings, alice, mak
     monkeypatch.setattr(knowledge.tasks, "enqueue_ingest", lambda document_id: None)  # queued by hand below
     theirs, ours = document_upload(kb=kb, items=[UploadedItem("b.md", TEXT.encode()), UploadedItem("a.md", TEXT.encode())])
     other = "zhiku:0ther1nstall"
-    old = app.conf.broker_url
-    app.conf.broker_url = REDIS_URL
     try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
+        with celery_broker(REDIS_URL) as app, start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
             send_as_installation(theirs.document.pk, other)  # installation B, same Redis
             send_as_installation(ours.document.pk, None)  # installation A (this one): taken and ingested
             assert wait_ready(ours.document.pk).status == DocumentStatus.READY
@@ -110,5 +102,4 @@ def test_a_worker_never_consumes_another_installations_task(settings, alice, mak
         assert client.llen(f"{other}:{other}:celery") == 1
         assert all(k.decode().startswith((other + ":", settings.ZHIKU_REDIS_PREFIX + ":")) for k in client.keys("*"))
     finally:
-        app.conf.broker_url = old
         client.flushdb()

@@ -1,0 +1,162 @@
+"""Ingestion that survives crashes: claims, heartbeats and the sweeper.
+
+An ingestion run claims its document with a fresh token (``claim_document``)
+and, while it works, a heartbeat thread touches ``heartbeat_at``. A worker that
+dies — SIGKILL, the OOM killer, a Celery pool child lost mid-task, a machine
+restart — stops the heartbeat, and the sweeper (``sweep``, run every
+``ZHIKU_SWEEP_SECONDS`` by ``start_sweeper``) puts the document back in the
+queue; the next run reuses the vectors the dead one had staged. A document
+that kills its worker ``ZHIKU_INGEST_MAX_ATTEMPTS`` times fails with
+``ingest_crashed`` instead of looping for ever.
+
+Why not Celery's own redelivery: with ``acks_late`` the broker redelivers a
+killed worker's task only after its visibility timeout (an hour by default), and
+a task whose pool child died is acknowledged and lost (``WorkerLostError``).
+Why not celery beat: its schedule file is a pickle ``shelve``, and the sweep
+needs no schedule, only a loop in a process that is running anyway.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from knowledge.models import Document, DocumentStatus, StagedEmbedding
+
+logger = logging.getLogger(__name__)
+
+_sweeper_started = threading.Event()
+
+
+def stalled_q(now: datetime | None = None) -> Q:
+    """Documents whose ingestion stopped: processing with a silent heartbeat, or pending and never picked up."""
+    now = now or timezone.now()
+    silent = now - timedelta(seconds=settings.ZHIKU_INGEST_STALL_SECONDS)
+    forgotten = now - timedelta(seconds=settings.ZHIKU_PENDING_REQUEUE_SECONDS)
+    processing = Q(status=DocumentStatus.PROCESSING) & (Q(heartbeat_at__lt=silent) | Q(heartbeat_at__isnull=True))
+    return processing | Q(status=DocumentStatus.PENDING, updated_at__lt=forgotten)
+
+
+def is_stalled(document: Document, now: datetime | None = None) -> bool:
+    return Document.objects.filter(stalled_q(now), pk=document.pk).exists()
+
+
+def claim_document(document_id: int) -> str | None:
+    """Take ``document_id`` for one ingestion run; its token, or None when it is not this run's to take.
+
+    Pending and failed documents are taken; a processing one only when its
+    heartbeat stopped, so a redelivered or duplicated task never runs beside a
+    live one.
+    """
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    silent = now - timedelta(seconds=settings.ZHIKU_INGEST_STALL_SECONDS)
+    takeable = Q(status__in=[DocumentStatus.PENDING, DocumentStatus.FAILED]) | (
+        Q(status=DocumentStatus.PROCESSING) & (Q(heartbeat_at__lt=silent) | Q(heartbeat_at__isnull=True)))
+    claimed = Document.objects.filter(takeable, pk=document_id).update(
+        status=DocumentStatus.PROCESSING, claim=token, heartbeat_at=now, ingest_attempts=F("ingest_attempts") + 1,
+        error_code="", error_message="", chunks_done=0, chunks_total=0, updated_at=now,
+    )
+    return token if claimed else None
+
+
+def still_holds(document_id: int, token: str, **changes) -> bool:
+    """Apply ``changes`` (and a heartbeat) if this run still holds the document; False once another run took it."""
+    return bool(Document.objects.filter(pk=document_id, claim=token, status=DocumentStatus.PROCESSING).update(
+        heartbeat_at=timezone.now(), **changes))
+
+
+@contextmanager
+def heartbeat(document_id: int, token: str):
+    """Touch the document's heartbeat every ``ZHIKU_INGEST_HEARTBEAT_SECONDS`` while the block runs.
+
+    A thread, so a long parse (a scanned PDF's OCR) or one slow embedding batch
+    still shows the run alive. In "sync" mode the document row may be
+    uncommitted (a test's transaction), invisible to the thread's own
+    connection; nothing can crash apart from the caller there, so no thread.
+    """
+    if settings.ZHIKU_INGEST_MODE == "sync":
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(settings.ZHIKU_INGEST_HEARTBEAT_SECONDS):
+                still_holds(document_id, token)
+        except Exception:  # noqa: BLE001 - a lost heartbeat only lets the sweeper retry sooner
+            logger.exception("heartbeat of document %s failed", document_id)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat, name=f"zhiku-heartbeat-{document_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def discard_staged(document_id: int) -> None:
+    StagedEmbedding.objects.filter(document_id=document_id).delete()
+
+
+@dataclass
+class SweepReport:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+def sweep(now: datetime | None = None) -> SweepReport:
+    """Queue stalled documents again; fail those that already used up their attempts."""
+    from knowledge.tasks import enqueue_ingest
+
+    report = SweepReport()
+    with transaction.atomic():
+        # skip_locked: a retry or delete holding a document's row lock wins, and two sweepers split the work.
+        for doc in Document.objects.select_for_update(skip_locked=True).filter(stalled_q(now)).only(
+                "pk", "status", "ingest_attempts"):
+            if doc.status == DocumentStatus.PROCESSING and doc.ingest_attempts >= settings.ZHIKU_INGEST_MAX_ATTEMPTS:
+                Document.objects.filter(pk=doc.pk).update(
+                    status=DocumentStatus.FAILED, claim="", error_code="ingest_crashed", updated_at=timezone.now(),
+                    error_message=f"Ingestion stopped {doc.ingest_attempts} times without finishing (the worker "
+                                  "died or was killed). Check the file, then retry.")
+                discard_staged(doc.pk)
+                report.failed.append(doc.pk)
+                continue
+            Document.objects.filter(pk=doc.pk).update(status=DocumentStatus.PENDING, claim="", updated_at=timezone.now())
+            enqueue_ingest(doc.pk)  # sent when this transaction commits
+            report.requeued.append(doc.pk)
+    if report.requeued or report.failed:
+        logger.warning("sweeper: re-queued %s, failed %s", report.requeued, report.failed)
+    return report
+
+
+def start_sweeper() -> bool:
+    """Run ``sweep`` every ``ZHIKU_SWEEP_SECONDS`` in a daemon thread of this process (once per process)."""
+    if _sweeper_started.is_set() or settings.ZHIKU_SWEEP_SECONDS <= 0:
+        return False
+    _sweeper_started.set()
+
+    def loop() -> None:
+        while True:
+            try:
+                close_old_connections()
+                sweep()
+            except Exception:  # noqa: BLE001 - the database may be restarting; try again next round
+                logger.exception("ingestion sweeper failed")
+            finally:
+                connection.close()  # no connection left open across a Celery pool fork
+            threading.Event().wait(settings.ZHIKU_SWEEP_SECONDS)
+
+    threading.Thread(target=loop, name="zhiku-sweeper", daemon=True).start()
+    return True
