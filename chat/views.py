@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from knowledge.selectors import kb_list_readable
+from knowledge.access import kbs_for_user
 
 
 @login_required
@@ -14,5 +14,5 @@ from knowledge.selectors import kb_list_readable
 def chat_page(request: HttpRequest) -> HttpResponse:
     """Pick readable KBs, ask, watch the answer stream with its sources, rate it, browse past conversations."""
     kbs = [{"id": kb.pk, "name": kb.name, "description": kb.description[:200]}
-           for kb in kb_list_readable(user=request.user).order_by("name")[:200]]
+           for kb in kbs_for_user(user=request.user).order_by("name")[:200]]
     return render(request, "chat/chat.html", {"kbs": kbs})

@@ -9,7 +9,7 @@ from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template import engines
@@ -17,15 +17,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
 
+from knowledge.access import documents_readable_q, has_role, kbs_for_user
 from knowledge.api.views import documents_upload_restricted, uploaded_files_to_items
 from knowledge.errors import ApplicationError
-from knowledge.models import ROLE_RANK, BM25Index, Chunk, Document, EvalQuestion, KnowledgeBase, Membership, Role
-from knowledge.selectors import kb_get_for_user, kb_list_readable, kb_role
+from knowledge.models import BM25Index, Chunk, Document, EvalQuestion, KnowledgeBase, Membership, Role
+from knowledge.selectors import kb_get_for_user
 from knowledge.services.documents import chunk_update, document_delete, document_reindex, document_retry
 from knowledge.services.kbs import (
     SETTING_FIELDS,
     _validate_settings,
-    kb_bump_version,
     kb_create,
     kb_delete,
     kb_update,
@@ -36,40 +36,6 @@ from knowledge.services.kbs import (
 admin.site.site_header = "知库 zhiku 管理 Admin"
 admin.site.site_title = "知库 zhiku"
 admin.site.index_title = "知识库管理 Knowledge administration"
-
-
-# --- access: KB roles, not Django model permissions ----------------------------
-
-def kbs_with_role(user, min_role: Role) -> QuerySet[KnowledgeBase]:
-    """KBs on which ``user`` holds at least ``min_role`` (owned, or by a user or group membership)."""
-    qs = kb_list_readable(user=user)
-    if user.is_superuser or min_role == Role.VIEWER:
-        return qs
-    roles = [r for r in Role if ROLE_RANK[r] >= ROLE_RANK[min_role]]
-    held = Membership.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), role__in=roles)
-    return qs.filter(Q(owner=user) | Q(pk__in=held.values("kb_id")))
-
-
-def documents_visible_q(user, *, document: str = "") -> Q:
-    """A Q for documents (``document=''``) or chunks (``document='document__'``) the user may see, across KBs.
-
-    Editors see every document of their KBs; viewers the unrestricted ones and
-    those restricted to one of their groups (as ``selectors.document_visibility_q``).
-    """
-    if user.is_superuser:
-        return Q()
-    through = Document.restricted_to_groups.through
-    doc_ref = OuterRef(f"{document}pk") if document else OuterRef("pk")
-    restricted = Exists(through.objects.filter(document_id=doc_ref))
-    in_group = Exists(through.objects.filter(document_id=doc_ref, group__in=user.groups.all()))
-    return Q(kb__in=kbs_with_role(user, Role.EDITOR).values("pk")) | (
-        Q(kb__in=kb_list_readable(user=user).values("pk")) & (~restricted | in_group)
-    )
-
-
-def _has_role(user, kb: KnowledgeBase, min_role: Role) -> bool:
-    role = kb_role(user=user, kb=kb)
-    return role is not None and ROLE_RANK[role] >= ROLE_RANK[min_role]
 
 
 class RoleAccessMixin:
@@ -89,14 +55,14 @@ class RoleAccessMixin:
     def has_view_permission(self, request, obj=None) -> bool:
         if not self.has_module_permission(request):
             return False
-        return obj is None or _has_role(request.user, self.kb_of(obj), Role.VIEWER)
+        return obj is None or has_role(user=request.user, kb=self.kb_of(obj), min_role=Role.VIEWER)
 
     def has_change_permission(self, request, obj=None) -> bool:
         if not self.has_module_permission(request):
             return False
         if obj is None:
-            return request.user.is_superuser or kbs_with_role(request.user, self.change_role).exists()
-        return _has_role(request.user, self.kb_of(obj), self.change_role)
+            return request.user.is_superuser or kbs_for_user(user=request.user, min_role=self.change_role).exists()
+        return has_role(user=request.user, kb=self.kb_of(obj), min_role=self.change_role)
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return self.has_change_permission(request, obj)
@@ -139,7 +105,7 @@ class MembershipInline(admin.TabularInline):
     def _is_owner(self, request, obj) -> bool:
         if not (request.user.is_active and request.user.is_staff):
             return False
-        return obj is None or _has_role(request.user, obj, self.manage_role)
+        return obj is None or has_role(user=request.user, kb=obj, min_role=self.manage_role)
 
     def has_view_permission(self, request, obj=None):
         return request.user.is_active and request.user.is_staff
@@ -214,7 +180,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
         )
         if request.user.is_superuser:
             return qs
-        return qs.filter(pk__in=kbs_with_role(request.user, Role.OWNER).values("pk"))
+        return qs.filter(pk__in=kbs_for_user(user=request.user, min_role=Role.OWNER).values("pk"))
 
     def get_readonly_fields(self, request, obj=None):
         fields = ["owner", "embedding_dim", "version", "created_at", "updated_at"]
@@ -303,7 +269,7 @@ class DocumentUploadForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["kb"].queryset = kbs_with_role(user, Role.EDITOR).order_by("name")
+        self.fields["kb"].queryset = kbs_for_user(user=user, min_role=Role.EDITOR).order_by("name")
 
 
 CHANGE_LIST_SOURCE = """{% extends "admin/change_list.html" %}
@@ -350,11 +316,11 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         return _template(CHANGE_LIST_SOURCE)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(documents_visible_q(request.user))
+        return super().get_queryset(request).filter(documents_readable_q(user=request.user))
 
     def has_add_permission(self, request):
         return self.has_module_permission(request) and (
-            request.user.is_superuser or kbs_with_role(request.user, Role.EDITOR).exists()
+            request.user.is_superuser or kbs_for_user(user=request.user, min_role=Role.EDITOR).exists()
         )
 
     @admin.display(description="进度 progress")
@@ -419,12 +385,6 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         # would overwrite status/progress written concurrently by ingestion.
         pass
 
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        if "restricted_to_groups" in form.changed_data:
-            with transaction.atomic():
-                kb_bump_version(kb_id=form.instance.kb_id)  # visibility changed: expire cached results
-
     def delete_model(self, request, obj):
         document_delete(document=obj)
 
@@ -487,7 +447,7 @@ class ChunkAdmin(RoleAccessMixin, admin.ModelAdmin):
     readonly_fields = tuple(f for f in fields if f not in ("content", "enabled"))
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(documents_visible_q(request.user, document="document__"))
+        return super().get_queryset(request).filter(documents_readable_q(user=request.user, prefix="document__"))
 
     def has_add_permission(self, request):
         return False  # chunks come from ingestion
@@ -535,7 +495,7 @@ class BM25IndexAdmin(RoleAccessMixin, admin.ModelAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(kb__in=kb_list_readable(user=request.user).values("pk"))
+        return super().get_queryset(request).filter(kb__in=kbs_for_user(user=request.user).values("pk"))
 
     def has_add_permission(self, request):
         return False

@@ -5,3 +5,7 @@ from django.apps import AppConfig
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     verbose_name = "知识库 Knowledge"
+
+    def ready(self) -> None:
+        from knowledge import signals  # noqa: F401 - connects the receivers
+

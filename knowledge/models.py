@@ -1,6 +1,8 @@
 """Knowledge bases, memberships, documents, chunks and stored keyword indexes."""
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.contrib.postgres.fields import ArrayField
@@ -14,12 +16,11 @@ DEFAULT_NOT_FOUND_TEXT = defaults.NOT_FOUND_TEXT
 
 
 class Role(models.TextChoices):
+    """A KB role; their ranks and what each allows are in ``knowledge.access``."""
+
     VIEWER = "viewer", "viewer"
     EDITOR = "editor", "editor"
     OWNER = "owner", "owner"
-
-
-ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
 
 
 class FusionMethod(models.TextChoices):
@@ -247,6 +248,12 @@ class BM25Index(models.Model):
 
     def __str__(self) -> str:
         return f"BM25 of {self.kb_id} @v{self.kb_version}"
+
+
+def document_labels(document_id: int, source_name: str, external_id: str = "") -> set[str]:
+    """The names an ``EvalQuestion`` may give a document in ``relevant``: id, source name, its stem, external id."""
+    names = {str(document_id), source_name, os.path.splitext(source_name)[0], external_id}
+    return {n for n in names if n}
 
 
 class EvalQuestion(models.Model):

@@ -10,19 +10,18 @@ from typing import Sequence
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
+from knowledge.access import Restriction, scope_documents_q, scope_documents_sql
 from knowledge.models import BM25Index as BM25IndexRow
-from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
+from knowledge.models import Chunk, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.evidence import faq_cosine
 from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig, KeywordUnavailable, SearchFilters
 
 logger = logging.getLogger(__name__)
-
-RestrictionThrough = Document.restricted_to_groups.through
 
 
 def redis_client():
@@ -37,17 +36,7 @@ def redis_client():
         return None
 
 
-# --- permission and filter conditions -------------------------------------------------
-
-def _visibility_sql(scope: AccessScope, kb_id: int, params: list) -> str:
-    """SQL on alias ``d`` (document): restricted documents only for their groups, unless full access."""
-    if kb_id in scope.full_access_kb_ids:
-        return "TRUE"
-    table = RestrictionThrough._meta.db_table
-    params.append(list(scope.group_ids))
-    return (f"(NOT EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = d.id)"
-            f" OR EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = d.id AND r.group_id = ANY(%s)))")
-
+# --- filter conditions (the permission conditions are knowledge.access) ----------------
 
 def _filters_sql(filters: SearchFilters, params: list) -> str:
     parts = []
@@ -64,14 +53,6 @@ def _filters_sql(filters: SearchFilters, params: list) -> str:
         parts.append("(c.metadata ->> %s = %s OR d.metadata ->> %s = %s)")
         params.extend([key, value, key, value])
     return " AND ".join(parts) if parts else "TRUE"
-
-
-def _visibility_q(scope: AccessScope, kb_id: int, prefix: str = "document__") -> Q:
-    if kb_id in scope.full_access_kb_ids:
-        return Q()
-    restricted = RestrictionThrough.objects.filter(document_id=OuterRef(f"{prefix}id" if prefix else "id"))
-    allowed = restricted.filter(group_id__in=list(scope.group_ids))
-    return ~Q(Exists(restricted)) | Q(Exists(allowed))
 
 
 def _filters_q(filters: SearchFilters) -> Q:
@@ -103,9 +84,8 @@ class PgVectorStore:
                scope: AccessScope) -> list[tuple[int, float]]:
         if top_k <= 0:
             return []
-        params: list = []
         vec = "[" + ",".join(f"{float(x):.7g}" for x in np.asarray(query_vector, dtype=np.float32)) + "]"
-        visibility = _visibility_sql(scope, kb_id, params)
+        visibility, params = scope_documents_sql(scope, kb_id, alias="d")
         where_filters = _filters_sql(filters, params)
 
         def nearest(column: str) -> str:
@@ -163,7 +143,7 @@ class DjangoChunkStore:
         qs = Chunk.objects.filter(enabled=True, document__status=DocumentStatus.READY, kb_id__in=list(kb_ids))
         visibility = Q()
         for kb_id in kb_ids:
-            visibility |= Q(kb_id=kb_id) & _visibility_q(scope, kb_id)
+            visibility |= Q(kb_id=kb_id) & scope_documents_q(scope, kb_id)
         return qs.filter(visibility) if kb_ids else qs.none()
 
     def fetch(self, chunk_ids: Sequence[int], *, scope: AccessScope, with_vectors: bool = False,
@@ -361,11 +341,11 @@ class BM25IndexStore:
 
     def allowed_ids(self, *, kb_id: int, filters: SearchFilters, scope: AccessScope) -> np.ndarray | None:
         """None when the caller may see every indexed chunk; else the ids allowed, from SQL."""
-        restricted_exist = kb_id not in scope.full_access_kb_ids and RestrictionThrough.objects.filter(document__kb_id=kb_id).exists()
+        restricted_exist = kb_id not in scope.full_access_kb_ids and Restriction.objects.filter(document__kb_id=kb_id).exists()
         if filters.empty and not restricted_exist:
             return None
         qs = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
-        qs = qs.filter(_visibility_q(scope, kb_id)).filter(_filters_q(filters))
+        qs = qs.filter(scope_documents_q(scope, kb_id)).filter(_filters_q(filters))
         return np.fromiter(qs.values_list("id", flat=True), dtype=np.int64)
 
 

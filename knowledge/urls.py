@@ -7,17 +7,18 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from knowledge.access import kb_role, kbs_for_user
 from knowledge.errors import NotFound
 from knowledge.errors import PermissionDenied as AppPermissionDenied
 from knowledge.models import Role
-from knowledge.selectors import kb_get_for_user, kb_list_readable
+from knowledge.selectors import kb_get_for_user
 
 
 def home(request: HttpRequest) -> HttpResponse:
     """The caller's knowledge bases with links to the admin and the API docs (anonymous: a login link)."""
     kbs = []
     if request.user.is_authenticated:
-        kbs = list(kb_list_readable(user=request.user).select_related("owner").order_by("name")[:200])
+        kbs = list(kbs_for_user(user=request.user).select_related("owner").order_by("name")[:200])
     return render(request, "home.html", {"kbs": kbs})
 
 
@@ -30,8 +31,6 @@ def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
         raise Http404("Knowledge base not found.") from None
     except AppPermissionDenied as exc:
         raise PermissionDenied(exc.message) from None
-    from knowledge.selectors import kb_role
-
     is_owner = kb_role(user=request.user, kb=kb) == Role.OWNER
     return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": is_owner})
 

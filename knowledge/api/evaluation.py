@@ -37,8 +37,10 @@ class EvaluateInput(StrictInput):
 class EvalQuestionListView(APIView):
     @extend_schema(responses=EvalQuestionOutput(many=True))
     def get(self, request, kb_id: int):
+        """The KB's labelled questions; a viewer does not see those naming a document they may not read."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
-        return Response(EvalQuestionOutput(kb.eval_questions.all()[:MAX_QUESTIONS_PER_RUN], many=True).data)
+        questions = selectors.eval_question_list(user=request.user, kb=kb)[:MAX_QUESTIONS_PER_RUN]
+        return Response(EvalQuestionOutput(questions, many=True).data)
 
     @extend_schema(request=EvalQuestionInput(many=True), responses={201: EvalQuestionOutput(many=True)})
     def post(self, request, kb_id: int):
@@ -74,7 +76,8 @@ class EvaluateView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         data = EvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant)) for q in kb.eval_questions.all()]
+        questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant))
+                     for q in selectors.eval_question_list(user=request.user, kb=kb)]
         if not questions:
             raise ValidationFailed("Add labelled questions first (POST .../eval-questions/).", code="no_questions")
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],

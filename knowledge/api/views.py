@@ -7,7 +7,7 @@ from typing import Iterable, Sequence
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
@@ -20,7 +20,7 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
-from knowledge import selectors
+from knowledge import access, selectors
 from knowledge.api import serializers as s
 from knowledge.api.parsers import SafeJSONParser
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
@@ -37,8 +37,6 @@ from knowledge.services.documents import (
 from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
 
 logger = logging.getLogger(__name__)
-
-_RANK_TO_ROLE = {3: Role.OWNER, 2: Role.EDITOR, 1: Role.VIEWER}
 
 
 class Pagination(PageNumberPagination):
@@ -77,32 +75,15 @@ def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedIt
 # --- read helpers -------------------------------------------------------------
 
 def _kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[KnowledgeBase]:
-    """Annotate document/chunk counts and the caller's best membership rank, in the same query."""
-    rank = Case(
-        When(role=Role.OWNER, then=Value(3)), When(role=Role.EDITOR, then=Value(2)), default=Value(1),
-        output_field=IntegerField(),
-    )
-    best_rank = (
-        Membership.objects.filter(Q(user=user) | Q(group__in=user.groups.all()), kb=OuterRef("pk"))
-        .annotate(rank=rank).order_by("-rank").values("rank")[:1]
-    )
-    # Counts hold only what the caller may read: a viewer outside a document's groups doesn't learn it exists.
-    def readable(prefix: str) -> Q:
-        if user.is_superuser:
-            return Q()
-        full_access = Membership.objects.filter(
-            Q(user=user) | Q(group__in=user.groups.all()), kb=OuterRef("kb"),
-            role__in=[Role.EDITOR, Role.OWNER])
-        return (Q(**{f"{prefix}restricted_to_groups__isnull": True})
-                | Q(**{f"{prefix}restricted_to_groups__in": user.groups.all()})
-                | Q(**{f"{prefix}kb__owner": user}) | Q(Exists(full_access)))
+    """Annotate document/chunk counts and the caller's best membership rank, in the same query.
 
-    docs = (Document.objects.filter(readable(""), kb=OuterRef("pk")).order_by().values("kb")
-            .annotate(n=Count("pk", distinct=True)).values("n"))
-    chunks = (Chunk.objects.filter(readable("document__"), kb=OuterRef("pk")).order_by().values("kb")
-              .annotate(n=Count("pk", distinct=True)).values("n"))
-    return qs.select_related("owner").annotate(
-        member_rank=Subquery(best_rank, output_field=IntegerField()),
+    Counts hold only what the caller may read: a viewer outside a document's groups doesn't learn it exists.
+    """
+    docs = (Document.objects.filter(access.documents_readable_q(user=user), kb=OuterRef("pk")).order_by().values("kb")
+            .annotate(n=Count("pk")).values("n"))
+    chunks = (Chunk.objects.filter(access.documents_readable_q(user=user, prefix="document__"), kb=OuterRef("pk"))
+              .order_by().values("kb").annotate(n=Count("pk")).values("n"))
+    return access.with_caller_role(qs, user=user).select_related("owner").annotate(
         document_count=Coalesce(Subquery(docs, output_field=IntegerField()), 0),
         chunk_count=Coalesce(Subquery(chunks, output_field=IntegerField()), 0),
     )
@@ -110,10 +91,7 @@ def _kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[Know
 
 def _set_caller_role(kbs: Iterable[KnowledgeBase], *, user) -> None:
     for kb in kbs:
-        if user.is_superuser or kb.owner_id == user.pk:
-            kb.caller_role = Role.OWNER
-        else:
-            kb.caller_role = _RANK_TO_ROLE.get(kb.member_rank)
+        kb.caller_role = access.caller_role(kb, user=user)
 
 
 def _kb_output(kb: KnowledgeBase, *, user) -> dict:
@@ -225,7 +203,7 @@ class KBListView(PaginatedView):
 
     @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
     def get(self, request):
-        qs = _kbs_with_caller_info(selectors.kb_list_readable(user=request.user), user=request.user).order_by("id")
+        qs = _kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
         return self.paginated(qs, s.KBOutput, prepare=lambda page: _set_caller_role(page, user=request.user))
 
     @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput}, summary="Create a knowledge base (the caller owns it)")

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
+from knowledge.models import document_labels
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.services.search import search_run
 
@@ -22,12 +22,8 @@ class LabelledQuery:
 
 
 def _doc_names(candidate) -> set[str]:
-    """The names a labelled query may use for a candidate's document: external id, source name, its stem, id."""
-    names = {str(candidate.document_id), candidate.source_name, os.path.splitext(candidate.source_name)[0]}
-    external = (candidate.metadata or {}).get("external_id")
-    if external:
-        names.add(str(external))
-    return {n for n in names if n}
+    """The names a labelled query may use for a candidate's document (``models.document_labels``)."""
+    return document_labels(candidate.document_id, candidate.source_name, str((candidate.metadata or {}).get("external_id") or ""))
 
 
 def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,

@@ -14,14 +14,15 @@ import numpy as np
 from django.conf import settings
 from django.db import close_old_connections, connection
 
+from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
 from knowledge.errors import ValidationFailed
-from knowledge.models import ROLE_RANK, KnowledgeBase, Role
+from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
-from knowledge.selectors import kb_get_for_user, kb_role
+from knowledge.selectors import kb_get_for_user
 from knowledge.services.documents import analyzer_config
 from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
@@ -146,14 +147,6 @@ def get_retriever() -> HybridRetriever:
         return _retriever
 
 
-def access_scope(*, user, kbs: Sequence[KnowledgeBase]) -> AccessScope:
-    full = frozenset(
-        kb.pk for kb in kbs
-        if (role := kb_role(user=user, kb=kb)) is not None and ROLE_RANK[role] >= ROLE_RANK[Role.EDITOR]
-    )
-    return AccessScope(user_id=user.pk, group_ids=tuple(user.groups.values_list("id", flat=True)), full_access_kb_ids=full)
-
-
 def parse_filters(raw: dict | None) -> SearchFilters:
     if not raw:
         return SearchFilters()
@@ -194,7 +187,7 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     """
     query = _checked(query, kb_ids, mode, top_k)
     kbs = _readable(user, kb_ids, min_role)
-    return _search(query, kbs, scope=access_scope(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
+    return _search(query, kbs, scope=scope_for(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
                    rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent,
                    calibration_override=calibration_override)
 
@@ -291,7 +284,7 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
     """
     query = _checked(query, kb_ids, mode, top_k)
     kbs = _readable(user, kb_ids)  # 404 before any cache is read
-    scope = access_scope(user=user, kbs=kbs)
+    scope = scope_for(user=user, kbs=kbs)
     client = None if debug else redis_client()
     key = None
     if client is not None:
