@@ -9,8 +9,9 @@ from rest_framework.views import APIView
 from chat import selectors, services
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
+from knowledge.api.schema import errors
 from knowledge.api.serializers import StrictInput
-from knowledge.api.views import Pagination
+from knowledge.api.views import PaginatedView
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, search_run
 
 
@@ -35,6 +36,15 @@ class MessageOutput(serializers.ModelSerializer):
         return {"rating": mine[0].rating, "reason": mine[0].reason} if mine else None
 
 
+class ConversationDetailOutput(ConversationOutput):
+    """The detail's shape, for the schema (the view adds messages with the caller's own feedback prefetched)."""
+
+    messages = MessageOutput(many=True, read_only=True)
+
+    class Meta(ConversationOutput.Meta):
+        fields = ConversationOutput.Meta.fields + ["messages"]
+
+
 class FeedbackInput(StrictInput):
     rating = serializers.ChoiceField(choices=Rating.choices)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
@@ -46,20 +56,18 @@ class FeedbackOutput(serializers.ModelSerializer):
         fields = ["id", "message", "rating", "reason", "created_at", "updated_at"]
 
 
-class ConversationListView(APIView):
+class ConversationListView(PaginatedView):
     """The caller's conversations, most recent first (paginated)."""
 
     @extend_schema(responses={200: ConversationOutput(many=True)})
     def get(self, request):
-        paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.conversation_list(user=request.user), request, view=self)
-        return paginator.get_paginated_response(ConversationOutput(page, many=True).data)
+        return self.paginated(selectors.conversation_list(user=request.user), ConversationOutput)
 
 
 class ConversationDetailView(APIView):
     """One of the caller's conversations with its messages; anyone else's is a 404."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int):
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
         messages = selectors.conversation_messages(user=request.user, conversation=conversation)
@@ -98,7 +106,7 @@ class ToolSearchView(APIView):
     def get(self, request):
         return Response(TOOL_SCHEMA)
 
-    @extend_schema(request=ToolSearchInput, responses={200: dict})
+    @extend_schema(request=ToolSearchInput, responses={200: dict, **errors(404)})
     def post(self, request):
         data = ToolSearchInput(data=request.data)
         data.is_valid(raise_exception=True)

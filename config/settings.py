@@ -229,7 +229,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's, with the error responses each operation can give (knowledge/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "knowledge.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "knowledge.api.errors.exception_handler",
     # JSON with size/depth/character limits (knowledge/safejson.py); uploads keep ZHIKU_MAX_UPLOAD_BYTES.
     "DEFAULT_PARSER_CLASSES": [
@@ -242,6 +243,15 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "zhiku API",
     "DESCRIPTION": "知库: knowledge bases, documents, chunks, hybrid search and chat.",
     "VERSION": "0.1.0",
+    # The schema endpoint is how the API is described, not part of it.
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Two choice sets share the field name "role": a KB member's and a chat message's.
+    "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
+        "chat.openapi.add_chat_stream",
+    ],
 }
 
 # --- zhiku ------------------------------------------------------------------

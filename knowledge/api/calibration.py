@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from knowledge import selectors
+from knowledge.api.schema import errors
 from knowledge.api.serializers import StrictInput, _finite
 from knowledge.errors import Conflict, ValidationFailed
 from knowledge.models import CalibrationStatus, JudgeCalibration, Role
@@ -56,7 +57,7 @@ class CalibrationView(APIView):
 
     @extend_schema(
         request=OperatingPointInput,
-        responses={200: CalibrationOutput},
+        responses={200: CalibrationOutput, **errors(409)},
         summary="Set the operating point: a threshold, or the lowest one that rejects a share of unanswerable questions (owner)",
     )
     def patch(self, request, kb_id: int):

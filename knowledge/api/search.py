@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from knowledge.api.schema import errors
 from knowledge.api.serializers import StrictInput
 from knowledge.retrieval.pipeline import MODES
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, parse_filters, search_cached_payload
@@ -26,7 +27,7 @@ class SearchInput(StrictInput):
 class SearchView(APIView):
     """Hybrid search over the KBs given; every KB must be readable by the caller (else 404)."""
 
-    @extend_schema(request=SearchInput, responses={200: dict})
+    @extend_schema(request=SearchInput, responses={200: dict, **errors(404)})
     def post(self, request):
         data = SearchInput(data=request.data)
         data.is_valid(raise_exception=True)

@@ -15,6 +15,14 @@ def _finite(value: float) -> None:
         raise serializers.ValidationError("Must be a finite number.", code="invalid")
 
 
+def unknown_fields(names: list[str]) -> ValidationFailed:
+    """400 ``unknown_field``, with ``fields`` keyed by field name like every other error's ``fields``."""
+    return ValidationFailed(
+        f"Unknown fields: {', '.join(names)}.", code="unknown_field",
+        extra={"fields": {name: ["Unknown field."] for name in names}},
+    )
+
+
 class StrictInput(serializers.Serializer):
     """An input serializer that rejects fields it does not know (400 ``unknown_field``)."""
 
@@ -22,9 +30,7 @@ class StrictInput(serializers.Serializer):
         if hasattr(data, "keys"):
             unknown = sorted(set(data.keys()) - set(self.fields))
             if unknown:
-                raise ValidationFailed(
-                    f"Unknown fields: {', '.join(unknown)}.", code="unknown_field", extra={"fields": unknown},
-                )
+                raise unknown_fields(unknown)
         return super().to_internal_value(data)
 
 
@@ -155,7 +161,7 @@ class DocumentOutput(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     restricted_to_groups = serializers.SerializerMethodField()
-    replaces = serializers.PrimaryKeyRelatedField(read_only=True)
+    replaces = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
 
     class Meta:
         model = Document
@@ -213,6 +219,10 @@ class ChunkOutput(serializers.ModelSerializer):
 
 
 class ChunkWithTokensOutput(ChunkOutput):
+    """A chunk; ``tokens`` only with ``include=tokens`` (one schema serves both, so the field is optional)."""
+
+    tokens = serializers.ListField(child=serializers.CharField(), required=False)
+
     class Meta(ChunkOutput.Meta):
         fields = ChunkOutput.Meta.fields + ["tokens"]
         read_only_fields = fields

@@ -23,6 +23,7 @@ from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
 from knowledge import access, selectors
 from knowledge.api import serializers as s
 from knowledge.api.parsers import SafeJSONParser
+from knowledge.api.schema import errors
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
 from knowledge.models import Chunk, ChunkType, Document, DocumentStatus, KnowledgeBase, Membership, Role
 from knowledge.services.documents import (
@@ -206,7 +207,7 @@ class KBListView(PaginatedView):
         qs = _kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
         return self.paginated(qs, s.KBOutput, prepare=lambda page: _set_caller_role(page, user=request.user))
 
-    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput}, summary="Create a knowledge base (the caller owns it)")
+    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)}, summary="Create a knowledge base (the caller owns it)")
     def post(self, request):
         data = _parse(s.KBCreateInput, request.data)
         kb = kb_create(owner=request.user, **data)
@@ -229,11 +230,11 @@ class KBDetailView(APIView):
         kb = kb_update(kb=kb, **data)
         return Response(_kb_output(kb, user=request.user))
 
-    @extend_schema(request=s.KBUpdateInput, responses=s.KBOutput, summary="Change the name or settings (owner)")
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name or settings (owner)")
     def patch(self, request, kb_id: int):
         return self._update(request, kb_id, partial=True)
 
-    @extend_schema(request=s.KBUpdateInput, responses=s.KBOutput, summary="Change the name and settings (owner)")
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name and settings (owner)")
     def put(self, request, kb_id: int):
         return self._update(request, kb_id, partial=False)
 
@@ -251,7 +252,7 @@ class MemberListView(PaginatedView):
 
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=s.MembershipOutput(many=True))
+    @extend_schema(responses={200: s.MembershipOutput(many=True), **errors(403)})
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         qs = Membership.objects.filter(kb=kb).select_related("user", "group").order_by("id")
@@ -330,7 +331,7 @@ class DocumentListView(PaginatedView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         unknown = sorted(set(request.data.keys()) - _UPLOAD_FIELDS)
         if unknown:
-            raise ValidationFailed(f"Unknown fields: {', '.join(unknown)}.", code="unknown_field", extra={"fields": unknown})
+            raise s.unknown_fields(unknown)
         groups = groups_by_names(request.data.get("restricted_to_groups", "").split(","))
         items = uploaded_files_to_items(request.FILES.getlist("files"))
         outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups)
@@ -356,7 +357,7 @@ class DocumentDetailView(APIView):
 
 
 class DocumentRetryView(APIView):
-    @extend_schema(request=None, responses={202: s.DocumentOutput}, summary="Queue a failed document again (editor)")
+    @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(409)}, summary="Queue a failed document again (editor)")
     def post(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         document = document_retry(document=_document_for(user=request.user, kb=kb, document_id=document_id))
@@ -364,7 +365,7 @@ class DocumentRetryView(APIView):
 
 
 class DocumentReindexView(APIView):
-    @extend_schema(request=None, responses={202: s.DocumentOutput},
+    @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(409)},
                    summary="Parse and embed the stored file again (editor); a ready document gets a new version")
     def post(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
