@@ -186,6 +186,10 @@ BASE = KBSearchConfig(kb_id=1, embedding_model=MODEL, top_k=10, candidates=30, f
 # name -> (mode, kb overrides, retriever overrides); "+cos wX": cosine-fallback rerank blended with weight X
 CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "keyword": ("keyword", {}, {}),
+    "score 0.5/0.5 d30 kwmax": ("hybrid", {}, {"keyword_max_norm": True}),
+    "score 0.6/0.4 d30 kwmax": ("hybrid", {"vector_weight": 0.6, "keyword_weight": 0.4}, {"keyword_max_norm": True}),
+    "score 0.5/0.5 d30 kwmax notrust": ("hybrid", {}, {"keyword_max_norm": True, "keyword_trust": None}),
+    "score 0.5/0.5 d30 notrust": ("hybrid", {}, {"keyword_trust": None}),
     "vector": ("vector", {}, {}),
     "rrf 0.6/0.4 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.6, "keyword_weight": 0.4}, {}),
     "rrf 0.5/0.5 k60 d30": ("hybrid", {"fusion": "rrf", "vector_weight": 0.5, "keyword_weight": 0.5}, {}),

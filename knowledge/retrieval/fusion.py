@@ -58,6 +58,7 @@ def minmax_fusion(
     weights: Sequence[float] | None = None,
     *,
     missing: float = 0.0,
+    max_only: Sequence[bool] | None = None,
 ) -> dict[K, float]:
     """Weighted sum of per-path min-max normalised scores (CombSUM over normalised scores).
 
@@ -72,11 +73,13 @@ def minmax_fusion(
     """
     ws = _weights(len(score_maps), weights)
     normalised: list[dict[K, float]] = []
-    for scores in score_maps:
+    for i, scores in enumerate(score_maps):
         if not scores:
             normalised.append({})
             continue
         lo, hi = min(scores.values()), max(scores.values())
+        if max_only and max_only[i]:
+            lo = 0.0
         span = hi - lo
         if span > 0:
             normalised.append({k: (v - lo) / span for k, v in scores.items()})

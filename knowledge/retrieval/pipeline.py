@@ -263,6 +263,7 @@ class HybridRetriever:
         background_for_all: bool = False,
         keyword_trust: tuple[float, float] | None = defaults.KEYWORD_TRUST,
         judge_rerank: float = defaults.JUDGE_RERANK,
+        keyword_max_norm: bool = False,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -285,6 +286,7 @@ class HybridRetriever:
         self.background_for_all = background_for_all
         self.keyword_trust = keyword_trust
         self.judge_rerank = judge_rerank
+        self.keyword_max_norm = keyword_max_norm
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -476,20 +478,23 @@ class HybridRetriever:
             if cov is not None:
                 run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, cov / full)))
         paths: list[tuple[dict[int, float], list[int], float]] = []
+        max_only: list[bool] = []
         if run.vector_ran:
             scores = {c: x.vector_similarity for c, x in cands.items() if x.vector_similarity is not None}
             ranked_ids = [c for c, _ in run.vector_hits if c in cands]
             paths.append((scores, ranked_ids, run.weights[0]))
+            max_only.append(False)
         if run.keyword_ran:
             scores = {c: x.bm25_score for c, x in cands.items() if x.bm25_score is not None}
             ranked_ids = [c for c, _ in run.keyword_hits if c in cands]
             paths.append((scores, ranked_ids, run.weights[1]))
+            max_only.append(self.keyword_max_norm)
         if len(paths) == 1:
             paths = [(paths[0][0], paths[0][1], 1.0)]
         if kb.fusion == "rrf":
             fused = fusion.rrf([ids for _, ids, _ in paths], [w for _, _, w in paths], rrf_k=kb.rrf_k)
         else:
-            fused = fusion.minmax_fusion([sc for sc, _, _ in paths], [w for _, _, w in paths])
+            fused = fusion.minmax_fusion([sc for sc, _, _ in paths], [w for _, _, w in paths], max_only=max_only)
 
         def best_rank(c: Candidate) -> int:
             return min((r for r in (c.vector_rank, c.bm25_rank) if r is not None), default=1 << 30)

@@ -322,15 +322,13 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
                                 on_progress=lambda done: holding(chunks_done=done))
     question_vectors = embed_questions(questions, model_id=kb.embedding_model, reuse=reuse_questions)
     t4 = time.perf_counter()
+    timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3}
+    metadata = {**document.metadata, **_jsonable(parsed.metadata), "embeddings_reused": reused,
+                "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
     _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
-                    question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint,
-                    parsed_metadata=parsed.metadata)
-    t5 = time.perf_counter()
-    timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3, "write": t5 - t4}
-    Document.objects.filter(pk=document_id).update(metadata={
-        **document.metadata, **_jsonable(parsed.metadata), "embeddings_reused": reused,
-        "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()},
-    })
+                    question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
+    metadata["timings_ms"]["write"] = round((time.perf_counter() - t4) * 1000, 2)
+    Document.objects.filter(pk=document_id).update(metadata=metadata)
 
 
 def _jsonable(meta: dict) -> dict:
@@ -370,7 +368,8 @@ def _reusable_vectors(*, model_id: str, texts: list[str], document_id: int | Non
 
 def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft], tokens: list[list[str]],
                     vectors: list[np.ndarray], question_vectors: list[np.ndarray | None], analyzer_fingerprint: str,
-                    parsed_metadata: dict) -> None:
+                    metadata: dict) -> None:
+    """Swap the new version in: its chunks, ready status and metadata in one transaction."""
     kb = document.kb
     with transaction.atomic():
         # Lock the KB row: concurrent ingestions of one KB commit one at a time.
@@ -395,6 +394,7 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
         ], batch_size=500)
         Document.objects.filter(pk=document.pk).update(
             status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",
+            metadata=metadata,
         )
         recovery.discard_staged(document.pk)
         kb_bump_version(kb_id=kb.pk)
