@@ -12,10 +12,11 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	@echo "== installing zhiku's packages into $(VENV) (first time: a few minutes; pip shows its progress)"
+	$(BIN)/pip install --progress-bar on --upgrade pip
 	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
-	$(BIN)/pip install -q "torch==2.13.0"
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install --progress-bar on "torch==2.13.0"
+	$(BIN)/pip install --progress-bar on -e ".[dev]"
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 migrate: venv
@@ -25,8 +26,7 @@ bootstrap: migrate
 	$(BIN)/python manage.py bootstrap
 
 run: bootstrap
-	@echo "zhiku on http://$(HOST):$(PORT)/  (admin: /admin/  API docs: /api/docs/)"
-	$(BIN)/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
 worker: venv
 	$(BIN)/celery -A config worker -l info --concurrency 1

@@ -86,6 +86,9 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "axes",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this installation: a company network or an offline
+    # machine cannot reach the public CDN the docs pages load them from by default.
+    "drf_spectacular_sidecar",
     "channels",
     "knowledge",
     "chat",
@@ -245,6 +248,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     # The schema endpoint is how the API is described, not part of it.
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Two choice sets share the field name "role": a KB member's and a chat message's.
     "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role"},
     "POSTPROCESSING_HOOKS": [
