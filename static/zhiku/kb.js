@@ -17,7 +17,8 @@
     confirmDelete: (name) => `删除文档“${name}”及其所有分段？此操作无法撤销。`,
     uploading: (n) => `正在上传 ${n} 个文件…`,
     uploaded: "已上传：",
-    unchanged: "内容未变",
+    unchanged: "内容未变，沿用已有版本",
+    followBelow: "。处理进度见下方文档列表。",
     uploadFailed: "上传失败：",
     actionFailed: "操作失败：",
     searching: "搜索中…",
@@ -149,8 +150,8 @@
     try {
       const data = await api("POST", `${base}/documents/`, form);
       status.className = "small";
-      status.textContent = T.uploaded + data.documents.map((d) =>
-        `${d.source_name}（${d.unchanged ? T.unchanged : window.zhiku.T.statuses[d.status] || d.status}）`).join("，");
+      status.textContent = T.uploaded + data.documents.map((d) => d.source_name + (d.unchanged ? `（${T.unchanged}）` : "")).join("，")
+        + T.followBelow;
     } catch (e) {
       status.className = "small error-text";
       status.textContent = T.uploadFailed + errorText(e);

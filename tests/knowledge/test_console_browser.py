@@ -1,0 +1,162 @@
+"""End to end: the console (KB list, KB page, document page) in headless Chromium, as a non-staff editor and a viewer."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+
+pytestmark = [
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
+    pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),
+    pytest.mark.django_db(transaction=True),
+]
+
+FILES = {
+    "退货政策.md": "# 退货政策\n\n## 运费\n\n购买商品七天内可以无理由退货，退货运费由买家承担。质量问题导致的退货，运费由商家承担。\n\n"
+                 "## 退款时间\n\n退货签收后三个工作日内原路退款。\n",
+    "会员积分.md": "# 会员积分\n\n## 累积规则\n\n会员每消费一元累积一个积分，积分有效期为十二个月，过期积分自动清零。\n",
+}
+
+
+def server_password(user, password: str) -> None:
+    """Set a password the server can check: the test settings' fast MD5 hasher is not in the server's list."""
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    user.password = PBKDF2PasswordHasher().encode(password, PBKDF2PasswordHasher().salt(), iterations=1000)
+    user.save(update_fields=["password"])
+
+
+def sign_in(browser, server, username: str, password: str):
+    """Through the sign-in page, as a person would."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.delete_all_cookies()
+    browser.get(server + "/accounts/login/?next=/")
+    browser.find_element(By.NAME, "username").send_keys(username)
+    browser.find_element(By.NAME, "password").send_keys(password)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "username"))
+    assert browser.find_element(By.ID, "username").text == username
+
+
+def shot(browser, tmp_path, name: str):
+    """A full-page screenshot into ZHIKU_SCREENSHOT_DIR (e.g. docs/img), else the test's temporary folder."""
+    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
+    for _ in range(3):  # the window's height to the page's, as long as it keeps growing
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        if browser.execute_script("return window.innerHeight") >= min(height, 2400):
+            break
+        browser.set_window_size(1280, min(height, 2400) + 200)
+    browser.save_screenshot(str(folder / name))
+    browser.set_window_size(1280, 900)
+
+
+def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice, bob, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Chunk, Document, KnowledgeBase
+    from knowledge.services.kbs import membership_set
+
+    assert not alice.is_staff
+    server_password(alice, "pw-alice")
+    server_password(bob, "pw-bob")
+    wait = WebDriverWait(browser, 60)
+    sign_in(browser, server, "alice", "pw-alice")
+    assert not browser.find_elements(By.LINK_TEXT, "管理后台")  # the admin link is for staff
+
+    # Create a KB from the list page: it opens on its own page.
+    browser.find_element(By.ID, "id_name").send_keys("售后知识库")
+    browser.find_element(By.ID, "id_description").send_keys("退货、积分等售后问题")
+    browser.find_element(By.ID, "kb-create-submit").click()
+    wait.until(lambda d: "/kbs/" in d.current_url)
+    kb = KnowledgeBase.objects.get(name="售后知识库")
+    assert kb.owner == alice and browser.current_url.endswith(f"/kbs/{kb.pk}/")
+    wait.until(lambda d: "还没有文档" in d.find_element(By.ID, "doc-rows").text)
+
+    # Upload two files through the file input; both reach 已就绪.
+    paths = []
+    for name, text in FILES.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    browser.find_element(By.ID, "file-input").send_keys("\n".join(paths))
+    ready = lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]")]  # noqa: E731
+    wait.until(lambda d: len(ready(d)) == 2)
+    assert all(r.find_element(By.CSS_SELECTOR, ".doc-status").text == "已就绪" for r in ready(browser))
+    assert "已上传" in browser.find_element(By.ID, "upload-status").text
+    assert Document.objects.filter(kb=kb, status="ready").count() == 2
+
+    # Search within the KB: a result with its section path and text.
+    browser.find_element(By.ID, "search-query").send_keys("退货运费由谁承担")
+    browser.find_element(By.ID, "search-submit").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results .result"))
+    first = browser.find_elements(By.CSS_SELECTOR, "#search-results .result")[0]
+    assert "退货政策 › 运费" in first.find_element(By.CSS_SELECTOR, ".section-path").text
+    assert "退货运费由买家承担" in first.find_element(By.CSS_SELECTOR, ".text").text
+    shot(browser, tmp_path, "console-kb.png")
+
+    # The home page lists the KB with its counts and the caller's role.
+    browser.get(server + "/")
+    row = browser.find_element(By.CSS_SELECTOR, f'#kb-table tr[data-kb-id="{kb.pk}"]')
+    cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[1] == "所有者" and cells[2] == "2" and cells[3] == str(Chunk.objects.filter(kb=kb).count())
+
+    # Open a document, edit a chunk, reload: the new text is there (and re-embedded).
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    document = Document.objects.get(kb=kb, source_name="退货政策.md")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{document.pk}"] a.doc-link'))
+    browser.find_element(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{document.pk}"] a.doc-link').click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chunks .chunk button.edit"))
+    target = Chunk.objects.filter(document=document, content__contains="退货运费").get()
+    article = browser.find_element(By.CSS_SELECTOR, f'.chunk[data-chunk-id="{target.pk}"]')
+    assert "退货政策 › 运费" in article.find_element(By.CSS_SELECTOR, ".section-path").text
+    before = target.content_hash
+    article.find_element(By.CSS_SELECTOR, "button.edit").click()
+    editor = article.find_element(By.CSS_SELECTOR, "textarea.chunk-editor")
+    editor.clear()
+    editor.send_keys("七天内可以无理由退货，退货运费由平台承担。")
+    article.find_element(By.CSS_SELECTOR, "button.save").click()
+    wait.until(lambda d: not article.find_elements(By.CSS_SELECTOR, "textarea"))
+    browser.refresh()
+    text = browser.find_element(By.CSS_SELECTOR, f'.chunk[data-chunk-id="{target.pk}"] .text').text
+    assert text == "七天内可以无理由退货，退货运费由平台承担。"
+    target.refresh_from_db()
+    assert target.content_hash != before
+
+    # Switch the chunk off and on again.
+    toggle = browser.find_element(By.CSS_SELECTOR, f'.chunk[data-chunk-id="{target.pk}"] button.toggle')
+    toggle.click()
+    wait.until(lambda d: "已停用" in d.find_element(By.CSS_SELECTOR, f'.chunk[data-chunk-id="{target.pk}"] .state').text)
+    target.refresh_from_db()
+    assert not target.enabled
+    toggle.click()
+    wait.until(lambda d: not d.find_element(By.CSS_SELECTOR, f'.chunk[data-chunk-id="{target.pk}"] .state').text)
+    shot(browser, tmp_path, "console-document.png")
+
+    # A viewer of the KB: reads documents and chunks, sees no upload control, and the API refuses their upload.
+    membership_set(kb=kb, user=bob, role="viewer")
+    sign_in(browser, server, "bob", "pw-bob")
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait.until(lambda d: len(ready(d)) == 2)
+    assert browser.find_element(By.ID, "my-role").text == "查看者"
+    assert not browser.find_elements(By.ID, "file-input") and not browser.find_elements(By.ID, "dropzone")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#doc-rows button")
+    status = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const form = new FormData();
+        form.append("files", new Blob(["viewer upload"], {type: "text/plain"}), "viewer.txt");
+        fetch(arguments[0], {method: "POST", credentials: "same-origin", body: form,
+                             headers: {"X-CSRFToken": document.querySelector("input[name=csrfmiddlewaretoken]").value}})
+          .then((r) => done(r.status), (e) => done(String(e)));
+    """, f"/api/kbs/{kb.pk}/documents/")
+    assert status == 403
+    assert Document.objects.filter(kb=kb).count() == 2
+    browser.get(f"{server}/kbs/{kb.pk}/documents/{document.pk}/")
+    assert "七天内可以无理由退货" in browser.find_element(By.ID, "chunks").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "#chunks button")
