@@ -19,7 +19,7 @@ from knowledge import selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.errors import ApplicationError, NotFound
 from knowledge.errors import PermissionDenied as AppPermissionDenied
-from knowledge.models import Document, FusionMethod, KnowledgeBase, Role
+from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.kbs import kb_create
 
@@ -113,7 +113,9 @@ def kb_settings_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     """A KB's settings (owners): name, description, retrieval settings explained, the not-found text, members."""
     kb = _kb_for(request, kb_id, min_role=Role.OWNER)
     return render(request, "knowledge/kb_settings.html", {
-        "kb": kb, "fusion_choices": FusionMethod.choices, "role_labels": ROLE_LABELS, **_role_context(request, kb),
+        "kb": kb, "role_labels": ROLE_LABELS, **_role_context(request, kb),
+        "user_words_text": "\n".join(kb.user_words or []),
+        "synonyms_text": "\n".join(" ".join(group) for group in kb.synonyms or []),
     })
 
 

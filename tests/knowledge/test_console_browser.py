@@ -160,3 +160,58 @@ def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice
     browser.get(f"{server}/kbs/{kb.pk}/documents/{document.pk}/")
     assert "七天内可以无理由退货" in browser.find_element(By.ID, "chunks").text
     assert not browser.find_elements(By.CSS_SELECTOR, "#chunks button")
+
+
+def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from knowledge.models import KnowledgeBase, Membership
+
+    server_password(alice, "pw-alice")
+    wait = WebDriverWait(browser, 30)
+    sign_in(browser, server, "alice", "pw-alice")
+    browser.get(f"{server}/kbs/{kb.pk}/settings/")
+    wait.until(lambda d: "还没有其他成员" in d.find_element(By.ID, "member-rows").text)
+
+    for name, value in {"f-top_k": "8", "f-score_threshold": "0.35"}.items():
+        field = browser.find_element(By.ID, name)
+        field.clear()
+        field.send_keys(value)
+    Select(browser.find_element(By.ID, "f-fusion")).select_by_value("rrf")
+    browser.find_element(By.ID, "f-not_found_text").clear()
+    browser.find_element(By.ID, "f-not_found_text").send_keys("抱歉，知识库里没有找到答案。")
+    browser.find_element(By.ID, "f-synonyms").send_keys("价格 售价，报价")
+    browser.find_element(By.ID, "settings-save").click()
+    wait.until(lambda d: d.find_element(By.ID, "settings-status").text == "已保存。")
+    kb = KnowledgeBase.objects.get(pk=kb.pk)
+    assert (kb.top_k, kb.score_threshold, kb.fusion) == (8, 0.35, "rrf")
+    assert kb.not_found_text == "抱歉，知识库里没有找到答案。" and kb.synonyms == [["价格", "售价", "报价"]]
+
+    # A bad value is refused with the reason, and nothing changes.
+    field = browser.find_element(By.ID, "f-name")
+    field.clear()
+    field.send_keys(" ")
+    browser.execute_script("document.getElementById('settings-form').noValidate = true")
+    browser.find_element(By.ID, "settings-save").click()
+    wait.until(lambda d: "保存失败" in d.find_element(By.ID, "settings-status").text)
+    assert KnowledgeBase.objects.get(pk=kb.pk).name == "Alice KB"
+
+    # Members: add bob as a viewer, make him an editor, remove him; an unknown user is refused.
+    browser.find_element(By.ID, "m-name").send_keys("nobody")
+    browser.find_element(By.ID, "member-add").click()
+    wait.until(lambda d: "用户不存在" in d.find_element(By.ID, "member-status").text)
+    browser.find_element(By.ID, "m-name").clear()
+    browser.find_element(By.ID, "m-name").send_keys("bob")
+    browser.find_element(By.ID, "member-add").click()
+    wait.until(lambda d: "已添加" in d.find_element(By.ID, "member-status").text)
+    assert "bob" in browser.find_element(By.ID, "member-rows").text
+    assert Membership.objects.get(kb=kb, user=bob).role == "viewer"
+    shot(browser, tmp_path, "console-settings.png")
+    Select(browser.find_element(By.CSS_SELECTOR, "#member-rows select")).select_by_value("editor")
+    wait.until(lambda d: "已更新" in d.find_element(By.ID, "member-status").text)
+    assert Membership.objects.get(kb=kb, user=bob).role == "editor"
+    browser.find_element(By.CSS_SELECTOR, "#member-rows button.danger").click()
+    browser.switch_to.alert.accept()
+    wait.until(lambda d: "还没有其他成员" in d.find_element(By.ID, "member-rows").text)
+    assert not Membership.objects.filter(kb=kb).exists()
