@@ -215,3 +215,45 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     browser.switch_to.alert.accept()
     wait.until(lambda d: "还没有其他成员" in d.find_element(By.ID, "member-rows").text)
     assert not Membership.objects.filter(kb=kb).exists()
+
+
+def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, alice, bob, kb):
+    from django.test import Client
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Document
+    from knowledge.services.kbs import membership_set
+
+    working = Document.objects.create(kb=kb, source_name="手册.pdf", doc_type="pdf", sha256="a" * 64, status="processing",
+                                      chunks_done=3, chunks_total=10)
+    Document.objects.create(kb=kb, source_name="坏文件.docx", doc_type="docx", sha256="b" * 64, status="failed",
+                            error_code="parse_error", error_message="文件已损坏，无法解析")
+    membership_set(kb=kb, user=bob, role="editor")
+    client = Client()
+    client.force_login(bob)
+    browser.get(server + "/static/zhiku/console.css")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    # The rows are drawn again at every poll: an element read between two polls may be gone.
+    wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
+    row = lambda d, doc: d.find_element(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{doc.pk}"]')  # noqa: E731
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{working.pk}"]'))
+    wait.until(lambda d: row(d, working).find_element(By.CSS_SELECTOR, ".doc-status").text == "处理中"
+               and "3 / 10" in row(d, working).text)
+
+    def failed_row_complete(d):
+        failed = d.find_element(By.CSS_SELECTOR, "#doc-rows tr[data-status=failed]")
+        return (failed.find_element(By.CSS_SELECTOR, ".doc-status").text == "失败"
+                and failed.find_element(By.CSS_SELECTOR, ".doc-error").text == "文件已损坏，无法解析"
+                and failed.find_elements(By.CSS_SELECTOR, "button.retry") and failed.find_elements(By.CSS_SELECTOR, "button.reindex"))
+
+    wait.until(failed_row_complete)
+
+    # The page polls while a document is on its way: it follows the progress, then the end, without a reload.
+    Document.objects.filter(pk=working.pk).update(chunks_done=7)
+    wait.until(lambda d: "7 / 10" in row(d, working).text)
+    Document.objects.filter(pk=working.pk).update(status="ready", chunks_done=10)
+    wait.until(lambda d: row(d, working).find_element(By.CSS_SELECTOR, ".doc-status").text == "已就绪")
+    assert "10 个分段" in row(browser, working).text  # polling has stopped: nothing is on its way any more
