@@ -81,9 +81,8 @@ def home(request: HttpRequest) -> HttpResponse:
 def kb_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     """A KB: its documents with live status, upload and document actions (editors), search within it."""
     kb = _kb_for(request, kb_id)
-    info = selectors.kbs_with_caller_info(KnowledgeBase.objects.filter(pk=kb.pk), user=request.user).get()
     return render(request, "knowledge/kb.html", {
-        "kb": info, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)), **_role_context(request, kb),
+        "kb": kb, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)), **_role_context(request, kb),
     })
 
 

@@ -177,7 +177,7 @@ def test_retry_action_requeues_a_failed_document(root_client, kb, failed_doc, dj
 def test_retry_action_skips_a_ready_document(root_client, ready_doc):
     response = root_client.post("/admin/knowledge/document/", {"action": "retry_documents", "_selected_action": [ready_doc.pk]}, follow=True)
     assert response.status_code == 200
-    assert "Only failed documents" in response.content.decode()
+    assert "Only failed or stalled documents" in response.content.decode()
     ready_doc.refresh_from_db()
     assert ready_doc.status == "ready"
 
