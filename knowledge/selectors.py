@@ -1,9 +1,10 @@
 """Reads with permissions applied (the rule itself is ``knowledge.access``): KBs, documents, chunks, labelled questions."""
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from knowledge.access import documents_readable_q, has_role, kb_role, role_at_least
+from knowledge.access import caller_role, documents_readable_q, has_role, kb_role, role_at_least, with_caller_role
 from knowledge.errors import NotFound, PermissionDenied
 from knowledge.models import Chunk, Document, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
 
@@ -24,6 +25,30 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     if not role_at_least(role, min_role):
         raise PermissionDenied(f"This action needs the {min_role.value} role on the knowledge base.", code="role_required")
     return kb
+
+
+def kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[KnowledgeBase]:
+    """Annotate document/chunk counts, the newest document change and the caller's best membership rank, in one query.
+
+    Counts hold only what the caller may read: a viewer outside a document's groups doesn't learn it exists.
+    Read the role back with ``set_caller_role`` (or ``knowledge.access.caller_role``).
+    """
+    readable = Document.objects.filter(documents_readable_q(user=user), kb=OuterRef("pk")).order_by().values("kb")
+    docs = readable.annotate(n=Count("pk")).values("n")
+    last = readable.annotate(t=Max("updated_at")).values("t")
+    chunks = (Chunk.objects.filter(documents_readable_q(user=user, prefix="document__"), kb=OuterRef("pk"))
+              .order_by().values("kb").annotate(n=Count("pk")).values("n"))
+    return with_caller_role(qs, user=user).select_related("owner").annotate(
+        document_count=Coalesce(Subquery(docs, output_field=IntegerField()), 0),
+        chunk_count=Coalesce(Subquery(chunks, output_field=IntegerField()), 0),
+        last_document_at=Subquery(last, output_field=DateTimeField()),
+    )
+
+
+def set_caller_role(kbs, *, user) -> None:
+    """Set ``caller_role`` on KBs annotated by ``kbs_with_caller_info``."""
+    for kb in kbs:
+        kb.caller_role = caller_role(kb, user=user)
 
 
 def document_list(*, user, kb: KnowledgeBase) -> QuerySet[Document]:

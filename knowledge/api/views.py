@@ -7,8 +7,6 @@ from typing import Iterable, Sequence
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.authtoken.models import Token
@@ -75,29 +73,9 @@ def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedIt
 
 # --- read helpers -------------------------------------------------------------
 
-def _kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[KnowledgeBase]:
-    """Annotate document/chunk counts and the caller's best membership rank, in the same query.
-
-    Counts hold only what the caller may read: a viewer outside a document's groups doesn't learn it exists.
-    """
-    docs = (Document.objects.filter(access.documents_readable_q(user=user), kb=OuterRef("pk")).order_by().values("kb")
-            .annotate(n=Count("pk")).values("n"))
-    chunks = (Chunk.objects.filter(access.documents_readable_q(user=user, prefix="document__"), kb=OuterRef("pk"))
-              .order_by().values("kb").annotate(n=Count("pk")).values("n"))
-    return access.with_caller_role(qs, user=user).select_related("owner").annotate(
-        document_count=Coalesce(Subquery(docs, output_field=IntegerField()), 0),
-        chunk_count=Coalesce(Subquery(chunks, output_field=IntegerField()), 0),
-    )
-
-
-def _set_caller_role(kbs: Iterable[KnowledgeBase], *, user) -> None:
-    for kb in kbs:
-        kb.caller_role = access.caller_role(kb, user=user)
-
-
 def _kb_output(kb: KnowledgeBase, *, user) -> dict:
-    annotated = _kbs_with_caller_info(KnowledgeBase.objects.filter(pk=kb.pk), user=user).get()
-    _set_caller_role([annotated], user=user)
+    annotated = selectors.kbs_with_caller_info(KnowledgeBase.objects.filter(pk=kb.pk), user=user).get()
+    selectors.set_caller_role([annotated], user=user)
     return s.KBOutput(annotated).data
 
 
@@ -204,8 +182,8 @@ class KBListView(PaginatedView):
 
     @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
     def get(self, request):
-        qs = _kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
-        return self.paginated(qs, s.KBOutput, prepare=lambda page: _set_caller_role(page, user=request.user))
+        qs = selectors.kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
+        return self.paginated(qs, s.KBOutput, prepare=lambda page: selectors.set_caller_role(page, user=request.user))
 
     @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)}, summary="Create a knowledge base (the caller owns it)")
     def post(self, request):

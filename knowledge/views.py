@@ -1,0 +1,125 @@
+"""Pages people use in the browser (the console): the KB list, a KB, a document, a KB's settings, hit testing.
+
+Every page asks ``knowledge.access`` (through ``knowledge.selectors``) what the caller may see: a KB they
+hold no role on is a 404, one they hold too weak a role on is a 403. The pages render what they read and
+leave changes to the REST API, which the page scripts call with the session cookie and the CSRF token.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_http_methods
+
+from knowledge import selectors
+from knowledge.access import kb_role, kbs_for_user, role_at_least
+from knowledge.errors import ApplicationError, NotFound
+from knowledge.errors import PermissionDenied as AppPermissionDenied
+from knowledge.models import Document, KnowledgeBase, Role
+from knowledge.parsers import SUPPORTED_EXTENSIONS
+from knowledge.services.kbs import kb_create
+
+# Visible words, in one place (an i18n framework will wrap them later).
+ROLE_LABELS = {Role.OWNER: "所有者", Role.EDITOR: "编辑者", Role.VIEWER: "查看者"}
+STATUS_LABELS = {"pending": "等待中", "processing": "处理中", "ready": "已就绪", "failed": "失败"}
+CHUNK_TYPE_LABELS = {"text": "正文", "heading": "标题", "table": "表格", "faq": "问答"}
+CHUNKS_PER_PAGE = 50
+
+
+def _kb_for(request: HttpRequest, kb_id: int, min_role: Role = Role.VIEWER) -> KnowledgeBase:
+    """The KB if the caller holds ``min_role`` on it; no role at all is a 404 (its existence stays hidden), too weak a role a 403."""
+    try:
+        return selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=min_role)
+    except NotFound:
+        raise Http404("Knowledge base not found.") from None
+    except AppPermissionDenied as exc:
+        raise PermissionDenied(exc.message) from None
+
+
+def _role_context(request: HttpRequest, kb: KnowledgeBase) -> dict:
+    role = kb_role(user=request.user, kb=kb)
+    return {
+        "role": role, "role_label": ROLE_LABELS.get(role, ""),
+        "can_edit": role_at_least(role, Role.EDITOR), "is_owner": role_at_least(role, Role.OWNER),
+    }
+
+
+class KBCreateForm(forms.Form):
+    name = forms.CharField(max_length=200, label="名称")
+    description = forms.CharField(max_length=20000, required=False, label="描述", widget=forms.Textarea(attrs={"rows": 2}))
+
+
+@require_http_methods(["GET", "POST"])
+def home(request: HttpRequest) -> HttpResponse:
+    """The caller's knowledge bases (counts of what they may read, last change, their role) and a form to create one."""
+    if not request.user.is_authenticated:
+        if request.method == "POST":
+            return redirect("/accounts/login/?next=/")
+        return render(request, "home.html", {"kbs": []})
+    form = KBCreateForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            kb = kb_create(owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"])
+        except ApplicationError as exc:
+            form.add_error("name", "您已有同名的知识库。" if exc.code == "kb_name_taken" else exc.message)
+        else:
+            return redirect("kb", kb_id=kb.pk)
+    kbs = list(selectors.kbs_with_caller_info(kbs_for_user(user=request.user), user=request.user).order_by("name", "id")[:200])
+    selectors.set_caller_role(kbs, user=request.user)
+    for kb in kbs:
+        kb.role_label = ROLE_LABELS.get(kb.caller_role, "")
+        kb.last_change = max(filter(None, [kb.updated_at, kb.last_document_at]))
+    return render(request, "home.html", {"kbs": kbs, "form": form})
+
+
+@login_required
+@ensure_csrf_cookie
+def kb_page(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """A KB: its documents with live status, upload and document actions (editors), search within it."""
+    kb = _kb_for(request, kb_id)
+    return render(request, "knowledge/kb.html", {
+        "kb": kb, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)), **_role_context(request, kb),
+    })
+
+
+@login_required
+@ensure_csrf_cookie
+def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpResponse:
+    """A document: its chunks in order with section path and pages; editors edit a chunk's text or switch it on/off."""
+    kb = _kb_for(request, kb_id)
+    document = selectors.document_list(user=request.user, kb=kb).filter(pk=document_id).first()
+    if document is None:
+        raise Http404("Document not found.")
+    chunks = selectors.chunk_list(user=request.user, kb=kb).filter(document=document).defer(
+        "embedding", "question_embedding", "enriched", "tokens")
+    page = Paginator(chunks, CHUNKS_PER_PAGE).get_page(request.GET.get("page"))
+    for chunk in page:
+        chunk.type_label = CHUNK_TYPE_LABELS.get(chunk.chunk_type, chunk.chunk_type)
+    newer = Document.objects.filter(replaces=document).values_list("pk", flat=True).first()
+    return render(request, "knowledge/document.html", {
+        "kb": kb, "document": document, "status_label": STATUS_LABELS.get(document.status, document.status),
+        "page": page, "newer_id": newer, **_role_context(request, kb),
+    })
+
+
+@login_required
+@ensure_csrf_cookie
+def kb_settings_page(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """A KB's settings (owners): name, description, retrieval settings explained, the not-found text, members."""
+    kb = _kb_for(request, kb_id, min_role=Role.OWNER)
+    return render(request, "knowledge/kb_settings.html", {
+        "kb": kb, "role_labels": ROLE_LABELS, **_role_context(request, kb),
+        "user_words_text": "\n".join(kb.user_words or []),
+        "synonyms_text": "\n".join(" ".join(group) for group in kb.synonyms or []),
+    })
+
+
+@login_required
+def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """命中测试: an editor of the KB searches it and sees every stage's ranks and scores."""
+    kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
+    return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": kb_role(user=request.user, kb=kb) == Role.OWNER})

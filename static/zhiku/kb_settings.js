@@ -1,0 +1,144 @@
+// The settings page (owners): PATCH the KB's name and retrieval settings, manage members, delete the KB.
+(function () {
+  "use strict";
+  const { api, errorText, el, button } = window.zhiku;
+  const T = {
+    saving: "保存中…", saved: "已保存。", failed: "保存失败：",
+    user: "用户", group: "用户组",
+    roles: { owner: "所有者", editor: "编辑者", viewer: "查看者" },
+    remove: "移除", noMembers: "还没有其他成员。",
+    added: (name) => `已添加 ${name}。`, changed: (name) => `已更新 ${name} 的角色。`, removed: (name) => `已移除 ${name}。`,
+    confirmRemove: (name) => `移除成员“${name}”？`,
+    confirmDelete: (name) => `删除知识库“${name}”及其全部文档？此操作无法撤销。请输入知识库名称确认：`,
+  };
+  const root = document.getElementById("settings-page");
+  const base = `/api/kbs/${root.dataset.kbId}/`;
+
+  // --- settings ------------------------------------------------------------------
+
+  const form = document.getElementById("settings-form");
+  const value = (name) => form.elements[name].value;
+  const lines = (text) => text.split("\n").map((s) => s.trim()).filter(Boolean);
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const status = document.getElementById("settings-status");
+    const body = {
+      name: value("name"), description: value("description"),
+      top_k: parseInt(value("top_k"), 10), candidates: parseInt(value("candidates"), 10), rrf_k: parseInt(value("rrf_k"), 10),
+      fusion: value("fusion"), vector_weight: parseFloat(value("vector_weight")), keyword_weight: parseFloat(value("keyword_weight")),
+      rerank_enabled: form.elements.rerank_enabled.checked, score_threshold: parseFloat(value("score_threshold")),
+      not_found_text: value("not_found_text"),
+      user_words: lines(value("user_words")),
+      synonyms: lines(value("synonyms")).map((line) => line.split(/[\s,，、]+/).filter(Boolean)),
+    };
+    status.className = "small muted";
+    status.textContent = T.saving;
+    try {
+      await api("PATCH", base, body);
+      status.className = "small";
+      status.textContent = T.saved;
+    } catch (e) {
+      status.className = "small error-text";
+      status.textContent = T.failed + errorText(e);
+    }
+  });
+
+  // --- members -------------------------------------------------------------------
+
+  const rows = document.getElementById("member-rows");
+  const memberStatus = document.getElementById("member-status");
+  function say(text, bad) { memberStatus.className = bad ? "small error-text" : "small"; memberStatus.textContent = text; }
+
+  function roleSelect(member) {
+    const select = el("select", null, { "aria-label": T.roles[member.role] });
+    Object.entries(T.roles).forEach(([role, label]) => {
+      const option = el("option", label, { value: role });
+      if (role === member.role) option.selected = true;
+      select.append(option);
+    });
+    select.addEventListener("change", async () => {
+      let message = T.changed(member.user || member.group), bad = false;
+      try {
+        await api("PATCH", `${base}members/${member.id}/`, { role: select.value });
+      } catch (e) {
+        message = errorText(e); bad = true;
+      }
+      await loadMembers();
+      say(message, bad);
+    });
+    return select;
+  }
+
+  async function loadMembers() {
+    let members = [];
+    try {
+      let url = `${base}members/?page_size=100`;
+      while (url) {  // every page: a KB rarely has more than a few dozen members
+        const data = await api("GET", url);
+        members = members.concat(data.results);
+        url = data.next;
+      }
+    } catch (e) {
+      say(errorText(e), true);
+      return;
+    }
+    if (!members.length) {
+      const empty = el("tr");
+      empty.append(el("td", T.noMembers, { colspan: "4", class: "muted" }));
+      rows.replaceChildren(empty);
+      return;
+    }
+    rows.replaceChildren(...members.map((m) => {
+      const name = m.user || m.group;
+      const tr = el("tr", null, { "data-member-id": String(m.id) });
+      const roleCell = el("td");
+      roleCell.append(roleSelect(m));
+      const actions = el("td", null, { class: "actions" });
+      actions.append(button(T.remove, async () => {
+        if (!window.confirm(T.confirmRemove(name))) return;
+        let message = T.removed(name), bad = false;
+        try {
+          await api("DELETE", `${base}members/${m.id}/`);
+        } catch (e) {
+          message = errorText(e); bad = true;
+        }
+        await loadMembers();
+        say(message, bad);
+      }, "danger"));
+      tr.append(el("td", name), el("td", m.user ? T.user : T.group), roleCell, actions);
+      return tr;
+    }));
+  }
+
+  document.getElementById("member-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = document.getElementById("m-name").value.trim();
+    if (!name) return;
+    let message = T.added(name), bad = false;
+    try {
+      await api("POST", `${base}members/`, { [document.getElementById("m-kind").value]: name, role: document.getElementById("m-role").value });
+      document.getElementById("m-name").value = "";
+    } catch (e) {
+      message = errorText(e); bad = true;
+    }
+    await loadMembers();
+    say(message, bad);
+  });
+
+  // --- delete --------------------------------------------------------------------
+
+  const del = document.getElementById("kb-delete");
+  del.addEventListener("click", async () => {
+    const answer = window.prompt(T.confirmDelete(del.dataset.name));
+    if (answer === null || answer.trim() !== del.dataset.name) return;
+    try {
+      await api("DELETE", base);
+      window.location.href = "/";
+    } catch (e) {
+      window.alert(errorText(e));
+    }
+  });
+
+  loadMembers();
+})();

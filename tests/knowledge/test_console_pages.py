@@ -1,0 +1,148 @@
+"""The console pages with Django's test client: who may open which page, and what each role is shown."""
+from __future__ import annotations
+
+import pytest
+
+from knowledge.models import Document, KnowledgeBase
+
+pytestmark = pytest.mark.django_db
+
+DOCS = {"退货政策.md": "# 退货政策\n\n## 运费\n\n购买商品七天内可以无理由退货，退货运费由买家承担。\n"}
+
+
+@pytest.fixture
+def carol(make_user):
+    return make_user("carol")
+
+
+def pages(kb, document=None):
+    urls = [f"/kbs/{kb.pk}/", f"/kbs/{kb.pk}/settings/"]
+    if document is not None:
+        urls.append(f"/kbs/{kb.pk}/documents/{document.pk}/")
+    return urls
+
+
+def test_anonymous_is_sent_to_sign_in(client, kb, ingest):
+    ingest(kb, DOCS)
+    for url in pages(kb, Document.objects.get()):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_a_stranger_gets_404_for_another_users_kb(client, kb, ingest, carol):
+    ingest(kb, DOCS)
+    client.force_login(carol)
+    for url in pages(kb, Document.objects.get()):
+        assert client.get(url).status_code == 404
+    assert "Alice KB" not in client.get("/").content.decode()
+
+
+def test_unknown_kb_and_document_are_404(client, kb, alice):
+    client.force_login(alice)
+    assert client.get("/kbs/999999/").status_code == 404
+    assert client.get(f"/kbs/{kb.pk}/documents/999999/").status_code == 404
+
+
+def test_a_document_of_another_kb_is_404(client, kb, make_kb, alice, ingest):
+    other = make_kb(alice, "Other")
+    ingest(other, DOCS)
+    client.force_login(alice)
+    assert client.get(f"/kbs/{kb.pk}/documents/{Document.objects.get().pk}/").status_code == 404
+
+
+def test_header_links_and_sign_out(client, alice, make_user):
+    client.force_login(alice)
+    html = client.get("/").content.decode()
+    assert 'href="/chat/"' in html and 'action="/accounts/logout/"' in html and "alice" in html
+    assert 'href="/admin/"' not in html  # not staff
+    client.force_login(make_user("root", superuser=True))
+    assert 'href="/admin/"' in client.get("/").content.decode()
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert "_auth_user_id" not in client.session
+
+
+def test_kb_list_shows_counts_role_and_creates_a_kb(client, alice, bob, kb, ingest):
+    from knowledge.services.kbs import membership_set
+
+    ingest(kb, DOCS)
+    membership_set(kb=kb, user=bob, role="viewer")
+    client.force_login(bob)
+    html = client.get("/").content.decode()
+    assert "Alice KB" in html and "查看者" in html and f'href="/kbs/{kb.pk}/"' in html
+    assert f"/kbs/{kb.pk}/settings/" not in html and f"/kbs/{kb.pk}/hit-test/" not in html
+    row = html[html.index(f'data-kb-id="{kb.pk}"'):]
+    chunks = Document.objects.get().chunks.count()
+    assert '<td class="num">1</td>' in row and f'<td class="num">{chunks}</td>' in row
+
+    response = client.post("/", {"name": "Bob 的知识库", "description": "测试"})
+    created = KnowledgeBase.objects.get(name="Bob 的知识库")
+    assert created.owner == bob and response.status_code == 302 and response["Location"] == f"/kbs/{created.pk}/"
+    response = client.post("/", {"name": "Bob 的知识库"})
+    assert response.status_code == 200 and "您已有同名的知识库" in response.content.decode()
+    assert client.post("/", {"name": "  "}).status_code == 200
+    assert KnowledgeBase.objects.filter(owner=bob).count() == 1
+
+
+def test_anonymous_cannot_create_a_kb(client, db):
+    response = client.post("/", {"name": "x"})
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    assert not KnowledgeBase.objects.exists()
+
+
+def test_counts_hold_only_what_the_caller_may_read(client, alice, bob, kb, ingest):
+    from django.contrib.auth.models import Group
+
+    from knowledge.services.kbs import membership_set
+
+    ingest(kb, DOCS)
+    ingest(kb, {"secret.md": "# 机密\n\n只有财务部可以看。\n"})
+    Document.objects.get(source_name="secret.md").restricted_to_groups.add(Group.objects.create(name="财务部"))
+    membership_set(kb=kb, user=bob, role="viewer")
+    client.force_login(bob)
+    html = client.get("/").content.decode()
+    row = html[html.index(f'data-kb-id="{kb.pk}"'):]
+    assert '<td class="num">1</td>' in row  # one readable document of two
+
+
+def test_viewer_sees_no_upload_or_edit_controls(client, alice, bob, kb, ingest):
+    from knowledge.services.kbs import membership_set
+
+    ingest(kb, DOCS)
+    document = Document.objects.get()
+    membership_set(kb=kb, user=bob, role="viewer")
+    client.force_login(bob)
+    html = client.get(f"/kbs/{kb.pk}/").content.decode()
+    assert 'id="file-input"' not in html and 'data-can-edit=""' in html and "查看者" in html
+    assert f"/kbs/{kb.pk}/settings/" not in html
+    html = client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    assert "购买商品七天内可以无理由退货" in html and "运费" in html
+    assert "document.js" not in html
+    assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
+    assert client.get(f"/kbs/{kb.pk}/hit-test/").status_code == 403
+
+
+def test_editor_and_owner_see_their_controls(client, alice, bob, kb, ingest):
+    from knowledge.services.kbs import membership_set
+
+    ingest(kb, DOCS)
+    document = Document.objects.get()
+    membership_set(kb=kb, user=bob, role="editor")
+    client.force_login(bob)
+    html = client.get(f"/kbs/{kb.pk}/").content.decode()
+    assert 'id="file-input"' in html and 'data-can-edit="1"' in html and f"/kbs/{kb.pk}/settings/" not in html
+    assert "document.js" in client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
+    client.force_login(alice)
+    html = client.get(f"/kbs/{kb.pk}/").content.decode()
+    assert f"/kbs/{kb.pk}/settings/" in html and "所有者" in html
+    assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 200
+
+
+def test_names_and_text_are_escaped(client, alice, make_kb, ingest):
+    kb = make_kb(alice, "<b>KB</b>", description="<i>desc</i>")
+    ingest(kb, {"x.txt": "<script>window.__x=1</script> 正文\n"})
+    client.force_login(alice)
+    for url in ("/", f"/kbs/{kb.pk}/", f"/kbs/{kb.pk}/documents/{Document.objects.get().pk}/"):
+        html = client.get(url).content.decode()
+        assert "<b>KB</b>" not in html and "<i>desc</i>" not in html and "<script>window.__x" not in html
