@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run test migrate bootstrap worker stop bench-ingest bench-chat clean
+.PHONY: venv run test messages migrate bootstrap worker stop bench-ingest bench-chat clean
 
 venv: $(STAMP)
 
@@ -19,7 +19,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --progress-bar on -e ".[dev]"
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
-migrate: venv
+# Message catalogues first (pure Python, no system gettext needed; docs/i18n.md), then the schema.
+messages: venv
+	$(BIN)/python scripts/compile_messages.py
+
+migrate: messages
 	$(BIN)/python manage.py migrate --noinput
 
 bootstrap: migrate
@@ -28,7 +32,7 @@ bootstrap: migrate
 run: bootstrap
 	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
-worker: venv
+worker: messages
 	$(BIN)/celery -A config worker -l info --concurrency 1
 
 test: venv

@@ -2,8 +2,17 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# The message catalogues (.mo) are built, not committed: compile any .po newer than its .mo, as `make migrate` does.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import compile_messages  # noqa: E402
+
+compile_messages.compile_all(quiet=True)
+sys.path.pop(0)
 
 os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 # No sweeper thread in the test process (an in-process Celery test worker would start one);
