@@ -99,6 +99,10 @@ def browser():
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
         options.add_argument(arg)
+    # Chinese, as a user in China would ask for it (headless Chromium otherwise sends en-US and
+    # the pages answer in English); an English test sets the django_language cookie.
+    options.add_argument("--lang=zh-CN")
+    options.add_experimental_option("prefs", {"intl.accept_languages": "zh-CN,zh"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     yield driver
