@@ -1,6 +1,8 @@
 """App config for chat."""
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ChatConfig(AppConfig):
     name = "chat"
+    verbose_name = _("Chat")

@@ -7,8 +7,11 @@ from contextlib import aclosing
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import translation
+from django.utils.translation import gettext
 
 from chat.services import turn_abandon, turn_prepare, turn_stream
+from config.i18n import language_from_scope
 from knowledge import safejson
 from knowledge.errors import ApplicationError
 
@@ -30,11 +33,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     message_id: int | None = None
     stopping: str = ""
 
+    async def __call__(self, scope, receive, send):
+        # Error events in the handshake's language: the language switch's cookie, else Accept-Language, else zh-hans.
+        with translation.override(language_from_scope(scope)):
+            return await super().__call__(scope, receive, send)
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         await self.accept()
         if user is None or not user.is_authenticated:
-            await self.send_error("not_authenticated", "Sign in, or connect with ?token=<API token>.")
+            await self.send_error("not_authenticated", gettext("Sign in, or connect with ?token=<API token>."))
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
@@ -47,7 +55,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         if text_data is None or len(text_data) > MAX_FRAME_CHARS:
-            await self.send_error("invalid_message", f"Send JSON text frames of at most {MAX_FRAME_CHARS} characters.")
+            await self.send_error("invalid_message", gettext("Send JSON text frames of at most %(limit)s characters.")
+                                  % {"limit": MAX_FRAME_CHARS})
             return
         try:
             # Depth, size and character checks (knowledge/safejson.py): a bad frame is an error event, never a 1011.
@@ -66,11 +75,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         elif kind == "cancel":
             await self.cancel()
         else:
-            await self.send_error("unknown_type", 'The message type must be "ask" or "cancel".')
+            await self.send_error("unknown_type", gettext('The message type must be "ask" or "cancel".'))
 
     async def ask(self, content: dict[str, Any]) -> None:
         if self.task is not None and not self.task.done():
-            await self.send_error("busy", "An answer is still streaming; cancel it or wait for it to finish.")
+            await self.send_error("busy", gettext("An answer is still streaming; cancel it or wait for it to finish."))
             return
         self.stopping = ""
         self.message_id = None
@@ -78,7 +87,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def cancel(self) -> None:
         if self.task is None or self.task.done():
-            await self.send_error("nothing_to_cancel", "No answer is streaming.")
+            await self.send_error("nothing_to_cancel", gettext("No answer is streaming."))
             return
         self.stopping = "cancel"
         self.task.cancel()
@@ -111,13 +120,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_json(event)
         except asyncio.CancelledError:
             if self.stopping == "cancel":
-                await self.send_json({"type": "error", "code": "cancelled", "message": "The answer was cancelled.",
+                await self.send_json({"type": "error", "code": "cancelled", "message": gettext("The answer was cancelled."),
                                       "message_id": self.message_id, "status": "cancelled"})
             else:
                 raise
         except Exception:  # noqa: BLE001 - the socket stays usable; the service already settled the message
             logger.exception("chat consumer failed")
-            await self.send_error("internal_error", "The answer could not be produced.")
+            await self.send_error("internal_error", gettext("The answer could not be produced."))
 
     async def send_error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "code": code, "message": message})
+        await self.send_json({"type": "error", "code": code, "message": str(message)})

@@ -8,6 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from chat.prompts import NOT_FOUND_MARKER, Source
 from knowledge.retrieval.analysis import get_analyzer
@@ -61,10 +62,10 @@ def _classify(exc: BaseException) -> LLMError:
 
     names = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(exc, openai.APITimeoutError) or "TimeoutException" in names or isinstance(exc, TimeoutError):
-        return LLMError("llm_timeout", "The language model did not answer in time.")
+        return LLMError("llm_timeout", gettext("The language model did not answer in time."))
     if isinstance(exc, openai.APIStatusError):
-        return LLMError("llm_failed", f"The language model returned HTTP {exc.status_code}.")
-    return LLMError("llm_failed", f"The language model connection failed ({type(exc).__name__}).")
+        return LLMError("llm_failed", gettext("The language model returned HTTP %(status)s.") % {"status": exc.status_code})
+    return LLMError("llm_failed", gettext("The language model connection failed (%(error)s).") % {"error": type(exc).__name__})
 
 
 def _client(config: LLMConfig, *, timeout: float | None = None):

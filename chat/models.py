@@ -4,18 +4,21 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class Conversation(models.Model):
     """A user's chat over one or more knowledge bases; only its owner may read it."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
-    title = models.CharField(max_length=200, blank=True, default="")
-    kb_ids = models.JSONField(default=list, blank=True, help_text="The KBs the last question searched")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="conversations")
+    title = models.CharField(verbose_name=_("title"), max_length=200, blank=True, default="")
+    kb_ids = models.JSONField(verbose_name=_("knowledge bases"), default=list, blank=True, help_text=_("The KBs the last question searched"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-updated_at", "-id"]
         indexes = [models.Index(fields=["user", "-updated_at"], name="conversation_user_recent")]
 
@@ -24,45 +27,47 @@ class Conversation(models.Model):
 
 
 class Role(models.TextChoices):
-    USER = "user", "user"
-    ASSISTANT = "assistant", "assistant"
+    USER = "user", _("user")
+    ASSISTANT = "assistant", _("assistant")
 
 
 class MessageStatus(models.TextChoices):
-    COMPLETE = "complete", "complete"
-    INCOMPLETE = "incomplete", "incomplete"
+    COMPLETE = "complete", _("complete")
+    INCOMPLETE = "incomplete", _("incomplete")
     """Still streaming, or the stream broke: the content is the partial answer."""
-    CANCELLED = "cancelled", "cancelled"
-    ERROR = "error", "error"
+    CANCELLED = "cancelled", _("cancelled")
+    ERROR = "error", _("error")
 
 
 class NotFoundBy(models.TextChoices):
-    RETRIEVAL = "retrieval", "retrieval"
+    RETRIEVAL = "retrieval", _("retrieval")
     """Relevance was below the KB's threshold; no LLM was called."""
-    LLM = "llm", "llm"
+    LLM = "llm", _("llm")
     """Retrieval passed the threshold, but the LLM replied that the sources do not hold the answer."""
 
 
 class Message(models.Model):
     """One turn. An assistant message is created ``incomplete`` when its answer starts and settled when it ends."""
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
-    role = models.CharField(max_length=10, choices=Role.choices)
-    content = models.TextField(blank=True, default="")
-    rewritten_query = models.TextField(blank=True, default="", help_text="The standalone query retrieval used")
-    sources = models.JSONField(default=list, blank=True, help_text="The chunks given to the answer, numbered as cited")
-    citations = models.JSONField(default=list, blank=True, help_text="The sources the answer cites with [n]")
-    hit = models.BooleanField(null=True, blank=True, help_text="Whether the answer was found (false: not found)")
-    not_found_by = models.CharField(max_length=10, choices=NotFoundBy.choices, null=True, blank=True, default=None,
-                                    help_text="Who judged the answer not found: retrieval or llm; null on a hit")
-    confidence = models.FloatField(null=True, blank=True)
-    status = models.CharField(max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
-    error_code = models.CharField(max_length=50, blank=True, default="")
-    answer_mode = models.CharField(max_length=12, blank=True, default="", help_text="llm, extractive or not_found")
-    timings = models.JSONField(default=dict, blank=True, help_text="Milliseconds per stage")
-    created_at = models.DateTimeField(auto_now_add=True)
+    conversation = models.ForeignKey(Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(verbose_name=_("role"), max_length=10, choices=Role.choices)
+    content = models.TextField(verbose_name=_("content"), blank=True, default="")
+    rewritten_query = models.TextField(verbose_name=_("rewritten query"), blank=True, default="", help_text=_("The standalone query retrieval used"))
+    sources = models.JSONField(verbose_name=_("sources"), default=list, blank=True, help_text=_("The chunks given to the answer, numbered as cited"))
+    citations = models.JSONField(verbose_name=_("citations"), default=list, blank=True, help_text=_("The sources the answer cites with [n]"))
+    hit = models.BooleanField(verbose_name=_("hit"), null=True, blank=True, help_text=_("Whether the answer was found (false: not found)"))
+    not_found_by = models.CharField(verbose_name=_("not found by"), max_length=10, choices=NotFoundBy.choices, null=True, blank=True, default=None,
+                                    help_text=_("Who judged the answer not found: retrieval or llm; null on a hit"))
+    confidence = models.FloatField(verbose_name=_("confidence"), null=True, blank=True)
+    status = models.CharField(verbose_name=_("status"), max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
+    error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
+    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="", help_text=_("llm, extractive or not_found"))
+    timings = models.JSONField(verbose_name=_("timings"), default=dict, blank=True, help_text=_("Milliseconds per stage"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="message_role_valid"),
@@ -84,21 +89,23 @@ class Message(models.Model):
 
 
 class Rating(models.TextChoices):
-    UP = "up", "up"
-    DOWN = "down", "down"
+    UP = "up", _("up")
+    DOWN = "down", _("down")
 
 
 class Feedback(models.Model):
     """A user's rating of an assistant message; one per user and message (a second replaces the first)."""
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_feedback")
-    rating = models.CharField(max_length=4, choices=Rating.choices)
-    reason = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    message = models.ForeignKey(Message, verbose_name=_("message"), on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="chat_feedback")
+    rating = models.CharField(verbose_name=_("rating"), max_length=4, choices=Rating.choices)
+    reason = models.TextField(verbose_name=_("reason"), blank=True, default="")
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
+        verbose_name = _("feedback")
+        verbose_name_plural = _("feedback")
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["message", "user"], name="feedback_one_per_user"),

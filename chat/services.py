@@ -19,6 +19,7 @@ from channels.db import database_sync_to_async
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from chat import selectors
 from chat.llm import (
@@ -95,10 +96,10 @@ def _clean_kb_ids(kb_ids: Any) -> list[int]:
     if kb_ids is None:
         return []
     if not isinstance(kb_ids, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
-        raise ValidationFailed("kb_ids must be a list of knowledge base ids.", code="invalid_kb_ids")
+        raise ValidationFailed(gettext("kb_ids must be a list of knowledge base ids."), code="invalid_kb_ids")
     ids = list(dict.fromkeys(kb_ids))
     if len(ids) > MAX_KBS:
-        raise ValidationFailed(f"At most {MAX_KBS} knowledge bases per question.", code="too_many_kbs")
+        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per question.") % {"limit": MAX_KBS}, code="too_many_kbs")
     return ids
 
 
@@ -111,12 +112,13 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     conversation's KBs are used.
     """
     if not isinstance(question, str) or not question.strip():
-        raise ValidationFailed("The question is empty.", code="empty_question")
+        raise ValidationFailed(gettext("The question is empty."), code="empty_question")
     question = question.strip()
     if len(question) > MAX_QUERY_CHARS:
-        raise ValidationFailed(f"The question is over {MAX_QUERY_CHARS} characters.", code="question_too_long")
+        raise ValidationFailed(gettext("The question is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS},
+                               code="question_too_long")
     if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
-        raise ValidationFailed("conversation must be an id or null.", code="invalid_conversation")
+        raise ValidationFailed(gettext("conversation must be an id or null."), code="invalid_conversation")
     ids = _clean_kb_ids(kb_ids)
     with transaction.atomic():
         conversation = None
@@ -125,7 +127,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
             conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
             ids = ids or list(conversation.kb_ids or [])
         if not ids:
-            raise ValidationFailed("Choose at least one knowledge base.", code="no_kbs")
+            raise ValidationFailed(gettext("Choose at least one knowledge base."), code="no_kbs")
         kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in ids]
         history: list[Message] = []
         if conversation is None:
@@ -296,7 +298,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     except Exception:
         logger.exception("chat turn %s failed", turn.message_id)
         if not settled:
-            yield await fail("internal_error", "The answer could not be produced.")
+            yield await fail("internal_error", gettext("The answer could not be produced."))
 
 
 # --- conversations and feedback --------------------------------------------------
@@ -310,7 +312,7 @@ def conversation_delete(*, user, conversation_id: Any) -> None:
 def feedback_give(*, user, message_id: Any, rating: str, reason: str = "") -> Feedback:
     """Rate an answer in one of the user's conversations; a second rating replaces the first."""
     if rating not in Rating.values:
-        raise ValidationFailed("rating must be up or down.", code="invalid_rating")
+        raise ValidationFailed(gettext("rating must be up or down."), code="invalid_rating")
     message = selectors.answer_get(user=user, message_id=message_id)
     feedback, _ = Feedback.objects.update_or_create(
         message=message, user=user, defaults={"rating": rating, "reason": (reason or "").strip()[:2000]},

@@ -8,6 +8,8 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
+from django.utils import translation
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
@@ -23,10 +25,12 @@ def sse_encode(event: dict[str, Any]) -> bytes:
     return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
 
 
-async def sse_frames(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
-    async with aclosing(events):
-        async for event in events:
-            yield sse_encode(event)
+async def sse_frames(events: AsyncIterator[dict[str, Any]], language: str | None = None) -> AsyncIterator[bytes]:
+    # The events are produced while the response streams, after the middleware: in the request's language.
+    with translation.override(language):
+        async with aclosing(events):
+            async for event in events:
+                yield sse_encode(event)
 
 
 def _error(code: str, message: str, status: int) -> JsonResponse:
@@ -58,10 +62,10 @@ async def _authenticate(request: HttpRequest):
         return user, None
     user = await request.auser()
     if not user.is_authenticated:
-        return None, _error("not_authenticated", "Sign in, or send Authorization: Token <API token>.", 401)
+        return None, _error("not_authenticated", gettext("Sign in, or send Authorization: Token <API token>."), 401)
     reason = _csrf_failure(request)
     if reason:
-        return None, _error("permission_denied", f"CSRF failed: {reason}", 403)
+        return None, _error("permission_denied", gettext("CSRF failed: %(reason)s") % {"reason": reason}, 403)
     return user, None
 
 
@@ -75,7 +79,7 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = _error("method_not_allowed", "Use POST.", 405)
+        response = _error("method_not_allowed", gettext("Use POST."), 405)
         response["Allow"] = "POST"
         return response
     user, failure = await _authenticate(request)
@@ -83,7 +87,7 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
         return failure
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return _error("body_too_large", f"The body is over {MAX_BODY_BYTES} bytes.", 413)
+        return _error("body_too_large", gettext("The body is over %(limit)s bytes.") % {"limit": MAX_BODY_BYTES}, 413)
     try:
         # The REST API's checks (knowledge/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
         # invalid_characters.
@@ -91,13 +95,13 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         return _error(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
-        return _error("invalid", 'The body must be an "ask" message: {"conversation", "kb_ids", "question"}.', 400)
+        return _error("invalid", gettext('The body must be an "ask" message: {"conversation", "kb_ids", "question"}.'), 400)
     try:
         turn = await turn_prepare(user=user, conversation_id=body.get("conversation"), kb_ids=body.get("kb_ids"),
                                   question=body.get("question"))
     except ApplicationError as exc:
         return _error(exc.code, exc.message, exc.status_code)
-    response = StreamingHttpResponse(sse_frames(turn_stream(turn)), content_type="text/event-stream; charset=utf-8")
+    response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()), content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
     return response

@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext
+
+from config.i18n import language_from_scope
 
 
 def _reject(status: int, code: str, message: str):
@@ -28,13 +32,21 @@ def check(scope) -> tuple[int, str, str] | None:
     """(status, code, message) when the request passes a limit, else None."""
     target = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string") or b"")
     if target > settings.ZHIKU_MAX_URL_BYTES:
-        return 414, "uri_too_long", f"The URL is longer than {settings.ZHIKU_MAX_URL_BYTES} bytes."
+        return 414, "uri_too_long", gettext("The URL is longer than %(limit)s bytes.") % {"limit": settings.ZHIKU_MAX_URL_BYTES}
     headers = scope.get("headers") or []
     size = sum(len(name) + len(value) + 4 for name, value in headers)
     if size > settings.ZHIKU_MAX_HEADER_BYTES or len(headers) > settings.ZHIKU_MAX_HEADER_COUNT:
-        return 431, "headers_too_large", (f"Send at most {settings.ZHIKU_MAX_HEADER_COUNT} headers and "
-                                          f"{settings.ZHIKU_MAX_HEADER_BYTES} bytes of them.")
+        return 431, "headers_too_large", gettext("Send at most %(count)s headers and %(size)s bytes of them.") % {
+            "count": settings.ZHIKU_MAX_HEADER_COUNT, "size": settings.ZHIKU_MAX_HEADER_BYTES}
     return None
+
+
+def check_in_language(scope) -> tuple[int, str, str] | None:
+    """``check`` with its message in the language the request asks for (the language cookie, Accept-Language, else zh-hans)."""
+    if check(scope) is None:  # the usual case: no language to look up
+        return None
+    with translation.override(language_from_scope(scope)):
+        return check(scope)
 
 
 class RequestLimits:
@@ -44,7 +56,8 @@ class RequestLimits:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] in ("http", "websocket") and (over := check(scope)) is not None:
+        # Before Django's LocaleMiddleware: the message's language comes from the scope's Accept-Language.
+        if scope["type"] in ("http", "websocket") and (over := check_in_language(scope)) is not None:
             if scope["type"] == "http":
                 await _reject(*over)(send)
             else:

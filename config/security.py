@@ -19,9 +19,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy
 
 LOCKOUT_CODE = "too_many_attempts"
-LOCKOUT_MESSAGE = "登录失败次数过多，请稍后再试。Too many failed login attempts; try again later."
+LOCKOUT_MESSAGE = gettext_lazy("Too many failed login attempts; try again later.")
 
 
 def _valid_ip(value: str | None) -> str | None:
@@ -60,11 +61,11 @@ def lockout_cooloff(request=None) -> timedelta:
 
 
 def lockout_response(request, original_response=None, credentials=None) -> HttpResponse:
-    """django-axes' AXES_LOCKOUT_CALLABLE: the API's error shape under /api/, a Chinese page elsewhere (both 429)."""
+    """django-axes' AXES_LOCKOUT_CALLABLE: the API's error shape under /api/, a page elsewhere (both 429)."""
     retry_after = max(1, math.ceil(lockout_cooloff().total_seconds()))
     if request.path.startswith("/api/"):
         response = JsonResponse(
-            {"error": {"code": LOCKOUT_CODE, "message": LOCKOUT_MESSAGE, "retry_after": retry_after}}, status=429
+            {"error": {"code": LOCKOUT_CODE, "message": str(LOCKOUT_MESSAGE), "retry_after": retry_after}}, status=429
         )
     else:
         html = render_to_string(

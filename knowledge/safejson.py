@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from knowledge.errors import ApplicationError, BodyTooLarge, ValidationFailed
 
@@ -43,7 +44,7 @@ def check_depth(text: str, limit: int) -> None:
         if token in "[{":
             depth += 1
             if depth > limit:
-                raise ValidationFailed(f"The JSON nests arrays and objects deeper than {limit} levels.",
+                raise ValidationFailed(gettext("The JSON nests arrays and objects deeper than %(limit)s levels.") % {"limit": limit},
                                        code="json_too_deep")
         elif token in "]}":
             depth -= 1
@@ -59,9 +60,15 @@ def check_characters(value: Any) -> None:
         if isinstance(item, str):
             found = _UNSTORABLE.search(item)
             if found:
-                what = "a NUL character" if found.group() == "\x00" else "an unpaired surrogate"
-                where = f" in {path}" if path else ""
-                raise ValidationFailed(f"The input contains {what}{where}; remove it and retry.",
+                nul = found.group() == "\x00"
+                if path:
+                    message = (gettext("The input contains a NUL character in %(field)s; remove it and retry.") if nul else
+                               gettext("The input contains an unpaired surrogate in %(field)s; remove it and retry."))
+                    message %= {"field": path}
+                else:
+                    message = (gettext("The input contains a NUL character; remove it and retry.") if nul else
+                               gettext("The input contains an unpaired surrogate; remove it and retry."))
+                raise ValidationFailed(message,
                                        code="invalid_characters", extra={"field": path} if path else None)
         elif isinstance(item, dict):
             for key, inner in item.items():
@@ -86,19 +93,20 @@ def loads(raw: str | bytes, *, limit_bytes: int | None = None, limit_depth: int 
     limit_depth = max_depth() if limit_depth is None else limit_depth
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > limit_bytes:
-        raise BodyTooLarge(f"The JSON body is {size} bytes, over the limit of {limit_bytes}.", code="body_too_large")
+        raise BodyTooLarge(gettext("The JSON body is %(size)s bytes, over the limit of %(limit)s.") % {"size": size, "limit": limit_bytes},
+                           code="body_too_large")
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ValidationFailed("The body is not valid UTF-8 JSON.", code="invalid_json") from None
+            raise ValidationFailed(gettext("The body is not valid UTF-8 JSON."), code="invalid_json") from None
     else:
         text = raw
     check_depth(text, limit_depth)
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
-        raise ValidationFailed(f"The body is not valid JSON: {exc}", code="invalid_json") from None
+        raise ValidationFailed(gettext("The body is not valid JSON: %(error)s") % {"error": exc}, code="invalid_json") from None
     check_characters(value)
     return value
 

@@ -1,6 +1,7 @@
 """Reads with permissions applied (the rule itself is ``knowledge.access``): KBs, documents, chunks, labelled questions."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -18,12 +19,13 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     try:
         kb = KnowledgeBase.objects.get(pk=int(kb_id))
     except (KnowledgeBase.DoesNotExist, TypeError, ValueError):
-        raise NotFound("Knowledge base not found.", code="kb_not_found") from None
+        raise NotFound(gettext("Knowledge base not found."), code="kb_not_found") from None
     role = kb_role(user=user, kb=kb)
     if role is None:
-        raise NotFound("Knowledge base not found.", code="kb_not_found")
+        raise NotFound(gettext("Knowledge base not found."), code="kb_not_found")
     if not role_at_least(role, min_role):
-        raise PermissionDenied(f"This action needs the {min_role.value} role on the knowledge base.", code="role_required")
+        raise PermissionDenied(gettext("This action needs the %(role)s role on the knowledge base.") % {"role": min_role.value},
+                               code="role_required")
     return kb
 
 

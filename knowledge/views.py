@@ -6,6 +6,8 @@ leave changes to the REST API, which the page scripts call with the session cook
 """
 from __future__ import annotations
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -23,10 +25,10 @@ from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.kbs import kb_create
 
-# Visible words, in one place (an i18n framework will wrap them later).
-ROLE_LABELS = {Role.OWNER: "所有者", Role.EDITOR: "编辑者", Role.VIEWER: "查看者"}
-STATUS_LABELS = {"pending": "等待中", "processing": "处理中", "ready": "已就绪", "failed": "失败"}
-CHUNK_TYPE_LABELS = {"text": "正文", "heading": "标题", "table": "表格", "faq": "问答"}
+# Visible words, in one place (translated: locale/, docs/i18n.md).
+ROLE_LABELS = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
+STATUS_LABELS = {"pending": _("pending"), "processing": _("processing"), "ready": _("ready"), "failed": _("failed")}
+CHUNK_TYPE_LABELS = {"text": _("body text"), "heading": _("heading"), "table": _("table"), "faq": _("FAQ")}
 CHUNKS_PER_PAGE = 50
 
 
@@ -49,8 +51,8 @@ def _role_context(request: HttpRequest, kb: KnowledgeBase) -> dict:
 
 
 class KBCreateForm(forms.Form):
-    name = forms.CharField(max_length=200, label="名称")
-    description = forms.CharField(max_length=20000, required=False, label="描述", widget=forms.Textarea(attrs={"rows": 2}))
+    name = forms.CharField(max_length=200, label=_("Name"))
+    description = forms.CharField(max_length=20000, required=False, label=_("Description"), widget=forms.Textarea(attrs={"rows": 2}))
 
 
 @require_http_methods(["GET", "POST"])
@@ -65,7 +67,8 @@ def home(request: HttpRequest) -> HttpResponse:
         try:
             kb = kb_create(owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"])
         except ApplicationError as exc:
-            form.add_error("name", "您已有同名的知识库。" if exc.code == "kb_name_taken" else exc.message)
+            form.add_error("name", gettext("You already have a knowledge base with this name.") if exc.code == "kb_name_taken"
+                           else exc.message)
         else:
             return redirect("kb", kb_id=kb.pk)
     kbs = list(selectors.kbs_with_caller_info(kbs_for_user(user=request.user), user=request.user).order_by("name", "id")[:200])

@@ -11,7 +11,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import compile_messages  # noqa: E402
 
-compile_messages.compile_all(quiet=True)
+if compile_messages.compile_all(quiet=True):
+    # Django may have read the old catalogues while it was set up (before this file): forget them.
+    import gettext as _gettext_module
+
+    from django.utils.translation import trans_real
+
+    _gettext_module._translations.clear()
+    trans_real._translations = {}
+    trans_real._default = None
 sys.path.pop(0)
 
 os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")

@@ -127,10 +127,79 @@ def test_project_catalogues_compile_like_msgfmt(tmp_path):
     for po in compile_messages.po_files():
         ours = tmp_path / "ours.mo"
         ours.write_bytes(compile_messages.mo_bytes(compile_messages.parse_po(po)))
-        assert _catalog(ours)["Sign in"] == "登录"
+        if po.name == "django.po":
+            assert _catalog(ours)["Sign in"] == "登录"
         if shutil.which("msgfmt"):
             reference = tmp_path / "reference.mo"
             subprocess.run(["msgfmt", "-o", str(reference), str(po)], check=True)
             theirs, mine = _catalog(reference), _catalog(ours)
             theirs.pop(""), mine.pop("")  # msgfmt drops POT-Creation-Date from the header
             assert theirs == mine
+
+
+# --- API errors: the code stays, the message follows Accept-Language ---------------------------------
+
+
+def both(call) -> tuple[dict, dict]:
+    """The error body of the same request asked in English and in Chinese (and Chinese when no language is sent)."""
+    english = call(HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9").json()["error"]
+    chinese = call(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").json()["error"]
+    default = call().json()["error"]
+    assert english["code"] == chinese["code"] == default["code"]
+    assert chinese["message"] == default["message"] != english["message"]
+    return english, chinese
+
+
+@pytest.mark.django_db
+def test_application_errors_follow_accept_language(make_user, client_for):
+    client = client_for(make_user("lang"))
+    english, chinese = both(lambda **h: client.get("/api/kbs/99999/", **h))
+    assert english == {"code": "kb_not_found", "message": "Knowledge base not found."}
+    assert chinese == {"code": "kb_not_found", "message": "未找到该知识库。"}
+    # A message with a value in it.
+    assert client.post("/api/kbs/", {"name": "手册"}, format="json").status_code == 201
+    english, chinese = both(lambda **h: client.post("/api/kbs/", {"name": "手册"}, format="json", **h))
+    assert english == {"code": "kb_name_taken", "message": "You already have a knowledge base named '手册'."}
+    assert chinese == {"code": "kb_name_taken", "message": "您已有同名的知识库 '手册'。"}
+
+
+@pytest.mark.django_db
+def test_drf_and_json_errors_follow_accept_language(make_user, client_for, api_client):
+    english, chinese = both(lambda **h: api_client.get("/api/kbs/", **h))
+    assert english == {"code": "not_authenticated", "message": "Authentication credentials were not provided."}
+    assert chinese["code"] == "not_authenticated" and "身份认证" in chinese["message"]
+    client = client_for(make_user("lang"))
+    english, chinese = both(lambda **h: client.post("/api/kbs/", "{nope", content_type="application/json", **h))
+    assert english["code"] == "parse_error" and english["message"].startswith("The body is not valid JSON")
+    assert chinese["message"].startswith("请求体不是有效的 JSON")
+    english, chinese = both(lambda **h: client.get("/api/no-such-thing/", **h))
+    assert (english, chinese) == ({"code": "not_found", "message": "Not found."}, {"code": "not_found", "message": "未找到。"})
+
+
+def test_request_limit_messages_follow_the_scope(settings):
+    from config.request_limits import check_in_language
+
+    settings.ZHIKU_MAX_URL_BYTES = 10
+
+    def scope(*headers):
+        return {"type": "http", "path": "/api/" + "x" * 20, "query_string": b"", "headers": list(headers)}
+
+    english = check_in_language(scope((b"accept-language", b"en")))
+    chinese = check_in_language(scope())
+    assert english[:2] == chinese[:2] == (414, "uri_too_long")
+    assert english[2] == "The URL is longer than 10 bytes." and chinese[2] == "URL 长度超过了 10 字节。"
+    # The switch's cookie wins over the browser; an unknown language is Chinese.
+    assert check_in_language(scope((b"accept-language", b"zh-CN"), (b"cookie", b"a=b; django_language=en")))[2].startswith("The URL")
+    assert check_in_language(scope((b"accept-language", b"fr, de;q=0.5")))[2].startswith("URL 长度")
+    assert check_in_language(scope((b"cookie", b"\x00bad;;=")))[2].startswith("URL 长度")
+
+
+def test_lockout_message_follows_the_language():
+    from django.utils import translation
+
+    from config.security import LOCKOUT_MESSAGE
+
+    with translation.override("en"):
+        assert str(LOCKOUT_MESSAGE) == "Too many failed login attempts; try again later."
+    with translation.override("zh-hans"):
+        assert str(LOCKOUT_MESSAGE) == "登录失败次数过多，请稍后再试。"

@@ -1,6 +1,7 @@
 """A KB's judge calibration and its operating point: GET (viewer), POST recalibrate (owner), PATCH threshold (owner)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -66,17 +67,17 @@ class CalibrationView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if len(values) != 1:
-            raise ValidationFailed("Give exactly one of threshold or target_rejection.", code="threshold_or_target")
+            raise ValidationFailed(gettext("Give exactly one of threshold or target_rejection."), code="threshold_or_target")
         if "threshold" in values:
             threshold = values["threshold"]
         else:
             row = JudgeCalibration.objects.filter(kb=kb, status=CalibrationStatus.READY).first()
             if row is None or not row.curve:
-                raise Conflict("The KB has no ready calibration to pick a threshold from; POST .../calibration/ first.",
+                raise Conflict(gettext("The KB has no ready calibration to pick a threshold from; POST .../calibration/ first."),
                                code="not_calibrated")
             threshold = threshold_for_rejection(row.curve, values["target_rejection"])
             if threshold is None:
-                raise ValidationFailed("No threshold on the curve rejects that share of unanswerable questions.",
+                raise ValidationFailed(gettext("No threshold on the curve rejects that share of unanswerable questions."),
                                        code="target_unreachable")
         kb = kb_update(kb=kb, score_threshold=threshold)
         return Response(calibration_payload(kb))

@@ -1,6 +1,7 @@
 """The single DRF exception handler: every error becomes ``{"error": {"code", "message", ...}}``."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions
@@ -17,9 +18,9 @@ def _first_message(detail) -> str:
         for key, value in detail.items():
             inner = _first_message(value)
             return inner if key in ("non_field_errors", "detail") else f"{key}: {inner}"
-        return "Invalid input."
+        return gettext("Invalid input.")
     if isinstance(detail, (list, tuple)):
-        return _first_message(detail[0]) if detail else "Invalid input."
+        return _first_message(detail[0]) if detail else gettext("Invalid input.")
     return str(detail)
 
 
@@ -33,7 +34,7 @@ def _code_of(exc: exceptions.APIException) -> str:
 def exception_handler(exc, context):
     """Map ApplicationError and DRF's own exceptions to one error shape; anything else stays DRF's (a 500)."""
     if isinstance(exc, ApplicationError):
-        body = {"code": exc.code, "message": exc.message, **exc.extra}
+        body = {"code": exc.code, "message": str(exc.message), **exc.extra}
         set_rollback()
         return Response({"error": body}, status=exc.status_code)
     if isinstance(exc, Http404):

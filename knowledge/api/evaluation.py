@@ -1,6 +1,7 @@
 """A KB's labelled questions and the evaluation run over them (seed 002's POST /api/v1/evaluation/run)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -51,7 +52,8 @@ class EvalQuestionListView(APIView):
         data.is_valid(raise_exception=True)
         rows = data.validated_data if many else [data.validated_data]
         if kb.eval_questions.count() + len(rows) > MAX_QUESTIONS_PER_RUN:
-            raise ValidationFailed(f"A KB holds at most {MAX_QUESTIONS_PER_RUN} labelled questions.", code="too_many_questions")
+            raise ValidationFailed(gettext("A KB holds at most %(limit)s labelled questions.") % {"limit": MAX_QUESTIONS_PER_RUN},
+                                   code="too_many_questions")
         with transaction.atomic():
             created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
             schedule_recalibration(kb.pk)
@@ -64,7 +66,7 @@ class EvalQuestionDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
         if not deleted:
-            raise NotFound("Question not found.", code="question_not_found")
+            raise NotFound(gettext("Question not found."), code="question_not_found")
         schedule_recalibration(kb.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -79,7 +81,7 @@ class EvaluateView(APIView):
         questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant))
                      for q in selectors.eval_question_list(user=request.user, kb=kb)]
         if not questions:
-            raise ValidationFailed("Add labelled questions first (POST .../eval-questions/).", code="no_questions")
+            raise ValidationFailed(gettext("Add labelled questions first (POST .../eval-questions/)."), code="no_questions")
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
                            top_k=data.validated_data["top_k"])
         # The trade-off of this run: per threshold, answerable questions kept and unanswerable ones rejected.

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -18,8 +19,8 @@ def _finite(value: float) -> None:
 def unknown_fields(names: list[str]) -> ValidationFailed:
     """400 ``unknown_field``, with ``fields`` keyed by field name like every other error's ``fields``."""
     return ValidationFailed(
-        f"Unknown fields: {', '.join(names)}.", code="unknown_field",
-        extra={"fields": {name: ["Unknown field."] for name in names}},
+        gettext("Unknown fields: %(fields)s.") % {"fields": ", ".join(names)}, code="unknown_field",
+        extra={"fields": {name: [gettext("Unknown field.")] for name in names}},
     )
 
 

@@ -7,6 +7,7 @@ from typing import Iterable, Sequence
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.models import Group
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.authtoken.models import Token
@@ -50,7 +51,8 @@ def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
     limit = settings.ZHIKU_MAX_UPLOAD_BYTES
     for f in files:
         if f.size is not None and f.size > limit:
-            raise FileTooLarge(f"{f.name}: {f.size} bytes is over the {limit}-byte limit.", code="file_too_large")
+            raise FileTooLarge(gettext("%(name)s: %(size)s bytes is over the %(limit)s-byte limit.")
+                               % {"name": f.name, "size": f.size, "limit": limit}, code="file_too_large")
     return [UploadedItem(name=f.name or "", data=f.read()) for f in files]
 
 
@@ -58,11 +60,12 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
     """The groups with these names; an unknown name is a 400 ``unknown_group``."""
     wanted = sorted({n.strip() for n in names if n and n.strip()})
     if any("\x00" in n for n in wanted):
-        raise ValidationFailed("Group names cannot contain NUL characters.", code="unknown_group")
+        raise ValidationFailed(gettext("Group names cannot contain NUL characters."), code="unknown_group")
     groups = list(Group.objects.filter(name__in=wanted))
     missing = sorted(set(wanted) - {g.name for g in groups})
     if missing:
-        raise ValidationFailed(f"Unknown groups: {', '.join(missing)}.", code="unknown_group", extra={"groups": missing})
+        raise ValidationFailed(gettext("Unknown groups: %(groups)s.") % {"groups": ", ".join(missing)}, code="unknown_group",
+                               extra={"groups": missing})
     return groups
 
 
@@ -82,14 +85,14 @@ def _kb_output(kb: KnowledgeBase, *, user) -> dict:
 def _document_for(*, user, kb: KnowledgeBase, document_id: int) -> Document:
     document = selectors.document_list(user=user, kb=kb).prefetch_related("restricted_to_groups").filter(pk=document_id).first()
     if document is None:
-        raise NotFound("Document not found.", code="document_not_found")
+        raise NotFound(gettext("Document not found."), code="document_not_found")
     return document
 
 
 def _chunk_for(*, user, kb: KnowledgeBase, chunk_id: int) -> Chunk:
     chunk = selectors.chunk_list(user=user, kb=kb).select_related("kb").filter(pk=chunk_id).first()
     if chunk is None:
-        raise NotFound("Chunk not found.", code="chunk_not_found")
+        raise NotFound(gettext("Chunk not found."), code="chunk_not_found")
     return chunk
 
 
@@ -170,7 +173,7 @@ class TokenView(APIView):
         if getattr(http_request, "axes_locked_out", False):
             raise TooManyAttempts()
         if user is None or not user.is_active:
-            raise ValidationFailed("Unable to log in with the given username and password.", code="invalid_credentials")
+            raise ValidationFailed(gettext("Unable to log in with the given username and password."), code="invalid_credentials")
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -204,7 +207,7 @@ class KBDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         data = _parse(s.KBUpdateInput, request.data, partial=partial)
         if not data:
-            raise ValidationFailed("Nothing to change.", code="nothing_to_update")
+            raise ValidationFailed(gettext("Nothing to change."), code="nothing_to_update")
         kb = kb_update(kb=kb, **data)
         return Response(_kb_output(kb, user=request.user))
 
@@ -245,11 +248,11 @@ class MemberListView(PaginatedView):
         if "username" in data:
             user = get_user_model().objects.filter(username=data["username"]).first()
             if user is None:
-                raise ValidationFailed(f"Unknown user {data['username']!r}.", code="unknown_user")
+                raise ValidationFailed(gettext("Unknown user %(name)r.") % {"name": data["username"]}, code="unknown_user")
         if "group" in data:
             group = Group.objects.filter(name=data["group"]).first()
             if group is None:
-                raise ValidationFailed(f"Unknown group {data['group']!r}.", code="unknown_group")
+                raise ValidationFailed(gettext("Unknown group %(name)r.") % {"name": data["group"]}, code="unknown_group")
         membership = membership_set(kb=kb, role=data["role"], user=user, group=group)
         return Response(s.MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
 
@@ -261,7 +264,7 @@ class MemberDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         membership = Membership.objects.filter(kb=kb, pk=membership_id).select_related("user", "group").first()
         if membership is None:
-            raise NotFound("Membership not found.", code="membership_not_found")
+            raise NotFound(gettext("Membership not found."), code="membership_not_found")
         return kb, membership
 
     @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary="Change a member's role (owner)")
@@ -296,7 +299,8 @@ class DocumentListView(PaginatedView):
         wanted = request.query_params.get("status")
         if wanted is not None:
             if wanted not in DocumentStatus.values:
-                raise ValidationFailed(f"status must be one of {', '.join(DocumentStatus.values)}.", code="invalid_filter")
+                raise ValidationFailed(gettext("status must be one of %(values)s.") % {"values": ", ".join(DocumentStatus.values)},
+                                       code="invalid_filter")
             qs = qs.filter(status=wanted)
         return self.paginated(qs, s.DocumentOutput)
 
@@ -371,7 +375,7 @@ class ChunkListView(PaginatedView):
         filters = s.ChunkFilterInput(data=request.query_params.dict())
         if not filters.is_valid():
             raise ValidationFailed(
-                "Invalid filter: " + "; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items()),
+                gettext("Invalid filter: %(errors)s") % {"errors": "; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items())},
                 code="invalid_filter", extra={"fields": filters.errors},
             )
         params = filters.validated_data
@@ -410,6 +414,6 @@ class ChunkDetailView(APIView):
         chunk = _chunk_for(user=request.user, kb=kb, chunk_id=chunk_id)
         data = _parse(s.ChunkUpdateInput, request.data)
         if not data:
-            raise ValidationFailed("Send content or enabled.", code="nothing_to_update")
+            raise ValidationFailed(gettext("Send content or enabled."), code="nothing_to_update")
         chunk = chunk_update(chunk=chunk, content=data.get("content"), enabled=data.get("enabled"))
         return Response(s.ChunkOutput(chunk).data)

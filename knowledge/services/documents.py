@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
 from knowledge.embeddings import get_embedder
@@ -86,19 +87,21 @@ def _storage_name(name: str) -> str:
 
 def _check_upload(item: UploadedItem) -> None:
     if not item.name or not item.name.strip():
-        raise ValidationFailed("Every file needs a name.", code="name_required")
+        raise ValidationFailed(gettext("Every file needs a name."), code="name_required")
     if _extension(item.name) not in SUPPORTED_EXTENSIONS:
         raise UnsupportedFileType(
-            f"{item.name}: unsupported file type; supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))}.",
+            gettext("%(name)s: unsupported file type; supported: %(supported)s.")
+            % {"name": item.name, "supported": ", ".join(sorted(SUPPORTED_EXTENSIONS))},
             code="unsupported_type",
         )
     if len(item.data) > settings.ZHIKU_MAX_UPLOAD_BYTES:
         raise FileTooLarge(
-            f"{item.name}: {len(item.data)} bytes is over the {settings.ZHIKU_MAX_UPLOAD_BYTES}-byte limit.",
+            gettext("%(name)s: %(size)s bytes is over the %(limit)s-byte limit.")
+            % {"name": item.name, "size": len(item.data), "limit": settings.ZHIKU_MAX_UPLOAD_BYTES},
             code="file_too_large",
         )
     if not item.data.strip():
-        raise ValidationFailed(f"{item.name}: the file is empty.", code="empty_file")
+        raise ValidationFailed(gettext("%(name)s: the file is empty.") % {"name": item.name}, code="empty_file")
 
 
 def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
@@ -114,12 +117,13 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     version it replaces. Returns at once; ingestion runs in the background.
     """
     if not items:
-        raise ValidationFailed("No files were sent; use the multipart field 'files'.", code="no_files")
+        raise ValidationFailed(gettext("No files were sent; use the multipart field 'files'."), code="no_files")
     if len(items) > settings.ZHIKU_MAX_FILES_PER_UPLOAD:
-        raise ValidationFailed(f"At most {settings.ZHIKU_MAX_FILES_PER_UPLOAD} files per upload.", code="too_many_files")
+        raise ValidationFailed(gettext("At most %(limit)s files per upload.") % {"limit": settings.ZHIKU_MAX_FILES_PER_UPLOAD},
+                               code="too_many_files")
     names = [item.name for item in items]
     if len(set(names)) != len(names):
-        raise ValidationFailed("The same file name appears twice in one upload.", code="duplicate_name")
+        raise ValidationFailed(gettext("The same file name appears twice in one upload."), code="duplicate_name")
     for item in items:
         _check_upload(item)
 
@@ -413,7 +417,7 @@ def _lock_document(document: Document) -> Document:
     KnowledgeBase.objects.select_for_update().filter(pk=document.kb_id).first()
     current = Document.objects.select_for_update().filter(pk=document.pk).first()
     if current is None:
-        raise NotFound("Document not found.", code="document_not_found")
+        raise NotFound(gettext("Document not found."), code="document_not_found")
     return current
 
 
@@ -431,7 +435,7 @@ def document_retry(*, document: Document) -> Document:
     with transaction.atomic():
         current = _lock_document(document)
         if current.status != DocumentStatus.FAILED and not recovery.is_stalled(current):
-            raise Conflict(f"Only failed or stalled documents can be retried; this one is {current.status}.",
+            raise Conflict(gettext("Only failed or stalled documents can be retried; this one is %(status)s.") % {"status": current.status},
                            code="not_failed")
         _requeue(current)
     document.refresh_from_db()
@@ -449,15 +453,15 @@ def document_reindex(*, document: Document) -> Document:
         document = _lock_document(document)
         stalled = recovery.is_stalled(document)
         if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED) and not stalled:
-            raise Conflict("The document is still being processed.", code="busy")
+            raise Conflict(gettext("The document is still being processed."), code="busy")
         if not document.file:
-            raise Conflict("The original file is not stored, so it cannot be re-indexed.", code="no_file")
+            raise Conflict(gettext("The original file is not stored, so it cannot be re-indexed."), code="no_file")
         if document.status == DocumentStatus.READY:
             newer = document.replacements.select_for_update().filter(
                 status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).first()
             if newer is not None:
                 if not recovery.is_stalled(newer):
-                    raise Conflict("A new version of this document is already being processed.", code="busy")
+                    raise Conflict(gettext("A new version of this document is already being processed."), code="busy")
                 _requeue(newer)
                 newer.refresh_from_db()
                 return newer
@@ -498,7 +502,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
         if content is not None:
             content = content.strip()
             if not content:
-                raise ValidationFailed("A chunk cannot be empty; disable it instead.", code="empty_chunk")
+                raise ValidationFailed(gettext("A chunk cannot be empty; disable it instead."), code="empty_chunk")
             if content != chunk.content:
                 prefix = chunk.enriched[: len(chunk.enriched) - len(chunk.content)] if chunk.enriched.endswith(chunk.content) else ""
                 chunk.enriched = prefix + content
@@ -605,5 +609,5 @@ def iter_ids(values: Iterable) -> list[int]:
         try:
             out.append(int(v))
         except (TypeError, ValueError):
-            raise ValidationFailed(f"{v!r} is not a valid id.", code="invalid_id") from None
+            raise ValidationFailed(gettext("%(value)r is not a valid id.") % {"value": v}, code="invalid_id") from None
     return out

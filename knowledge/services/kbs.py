@@ -1,6 +1,7 @@
 """Create, change and delete knowledge bases and their memberships."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -24,15 +25,15 @@ def embedding_model_check(*, model_id: str) -> int:
     """Check ``model_id`` is allowed, load it, and check its dimension fits the vector column; return it."""
     if model_id not in settings.ZHIKU_ALLOWED_EMBEDDING_MODELS:
         raise EmbeddingError(
-            f"Embedding model {model_id!r} is not allowed here; allowed: {', '.join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS)} "
-            "(ZHIKU_ALLOWED_EMBEDDING_MODELS).",
+            gettext("Embedding model %(model)r is not allowed here; allowed: %(allowed)s (ZHIKU_ALLOWED_EMBEDDING_MODELS).")
+            % {"model": model_id, "allowed": ", ".join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS)},
             code="unknown_embedding_model",
         )
     dim = get_embedder(model_id).dim
     if dim != settings.ZHIKU_EMBEDDING_DIM:
         raise EmbeddingError(
-            f"Model {model_id!r} produces {dim}-dimensional vectors but this installation stores "
-            f"{settings.ZHIKU_EMBEDDING_DIM} (ZHIKU_EMBEDDING_DIM).",
+            gettext("Model %(model)r produces %(dim)s-dimensional vectors but this installation stores "
+                    "%(stored)s (ZHIKU_EMBEDDING_DIM).") % {"model": model_id, "dim": dim, "stored": settings.ZHIKU_EMBEDDING_DIM},
             code="embedding_dimension_mismatch",
         )
     return dim
@@ -42,20 +43,20 @@ def _validate_settings(values: dict) -> None:
     if "user_words" in values:
         words = values["user_words"]
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
-            raise ValidationFailed("user_words must be a list of non-empty strings.", code="invalid_user_words")
+            raise ValidationFailed(gettext("user_words must be a list of non-empty strings."), code="invalid_user_words")
     if "synonyms" in values:
         groups = values["synonyms"]
         if not isinstance(groups, list) or not all(
             isinstance(g, list) and len(g) >= 2 and all(isinstance(w, str) and w.strip() for w in g) for g in groups
         ):
-            raise ValidationFailed("synonyms must be a list of groups of at least two strings.", code="invalid_synonyms")
+            raise ValidationFailed(gettext("synonyms must be a list of groups of at least two strings."), code="invalid_synonyms")
     if "score_threshold" in values and not 0 <= float(values["score_threshold"]) <= 1:
-        raise ValidationFailed("score_threshold must be between 0 and 1.", code="invalid_threshold")
+        raise ValidationFailed(gettext("score_threshold must be between 0 and 1."), code="invalid_threshold")
     if "top_k" in values and not 1 <= int(values["top_k"]) <= 100:
-        raise ValidationFailed("top_k must be between 1 and 100.", code="invalid_top_k")
+        raise ValidationFailed(gettext("top_k must be between 1 and 100."), code="invalid_top_k")
     for key in ("vector_weight", "keyword_weight"):
         if key in values and float(values[key]) < 0:
-            raise ValidationFailed(f"{key} must not be negative.", code="invalid_weight")
+            raise ValidationFailed(gettext("%(field)s must not be negative.") % {"field": key}, code="invalid_weight")
 
 
 @transaction.atomic
@@ -63,10 +64,10 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
     """Create a KB owned by ``owner``; the embedding model must fit the vector column."""
     name = (name or "").strip()
     if not name:
-        raise ValidationFailed("A knowledge base needs a name.", code="name_required")
+        raise ValidationFailed(gettext("A knowledge base needs a name."), code="name_required")
     unknown = set(values) - set(SETTING_FIELDS)
     if unknown:
-        raise ValidationFailed(f"Unknown fields: {', '.join(sorted(unknown))}.", code="unknown_field")
+        raise ValidationFailed(gettext("Unknown fields: %(fields)s.") % {"fields": ", ".join(sorted(unknown))}, code="unknown_field")
     _validate_settings(values)
     model_id = embedding_model or settings.ZHIKU_EMBEDDING_MODEL
     dim = embedding_model_check(model_id=model_id)
@@ -74,7 +75,7 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
         with transaction.atomic():
             return KnowledgeBase.objects.create(owner=owner, name=name, embedding_model=model_id, embedding_dim=dim, **values)
     except IntegrityError:
-        raise Conflict(f"You already have a knowledge base named {name!r}.", code="kb_name_taken") from None
+        raise Conflict(gettext("You already have a knowledge base named %(name)r.") % {"name": name}, code="kb_name_taken") from None
 
 
 @transaction.atomic
@@ -83,12 +84,13 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
     allowed = set(SETTING_FIELDS) | {"name"}
     unknown = set(values) - allowed
     if unknown:
-        raise ValidationFailed(f"These fields cannot be changed here: {', '.join(sorted(unknown))}.", code="unknown_field")
+        raise ValidationFailed(gettext("These fields cannot be changed here: %(fields)s.") % {"fields": ", ".join(sorted(unknown))},
+                               code="unknown_field")
     _validate_settings(values)
     if "name" in values:
         values["name"] = (values["name"] or "").strip()
         if not values["name"]:
-            raise ValidationFailed("A knowledge base needs a name.", code="name_required")
+            raise ValidationFailed(gettext("A knowledge base needs a name."), code="name_required")
     analysis_changed = any(k in values and values[k] != getattr(kb, k) for k in ("user_words", "synonyms"))
     for key, value in values.items():
         setattr(kb, key, value)
@@ -96,7 +98,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
         with transaction.atomic():
             kb.save()
     except IntegrityError:
-        raise Conflict(f"You already have a knowledge base named {kb.name!r}.", code="kb_name_taken") from None
+        raise Conflict(gettext("You already have a knowledge base named %(name)r.") % {"name": kb.name}, code="kb_name_taken") from None
     # Retrieval settings change results too: bump so caches keyed on the version expire.
     kb_bump_version(kb_id=kb.pk)
     if analysis_changed:
@@ -118,9 +120,9 @@ def kb_delete(*, kb: KnowledgeBase) -> None:
 def membership_set(*, kb: KnowledgeBase, role: str, user=None, group=None) -> Membership:
     """Give ``user`` or ``group`` (exactly one) ``role`` on ``kb``, replacing any earlier role."""
     if (user is None) == (group is None):
-        raise ValidationFailed("Give exactly one of user or group.", code="user_xor_group")
+        raise ValidationFailed(gettext("Give exactly one of user or group."), code="user_xor_group")
     if role not in Role.values:
-        raise ValidationFailed(f"Unknown role {role!r}; use viewer, editor or owner.", code="invalid_role")
+        raise ValidationFailed(gettext("Unknown role %(role)r; use viewer, editor or owner.") % {"role": role}, code="invalid_role")
     lookup = {"kb": kb, "user": user} if user is not None else {"kb": kb, "group": group}
     membership, _ = Membership.objects.update_or_create(**lookup, defaults={"role": role})
     return membership

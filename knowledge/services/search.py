@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 from django.conf import settings
 from django.db import close_old_connections, connection
+from django.utils.translation import gettext
 
 from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
@@ -151,25 +152,25 @@ def parse_filters(raw: dict | None) -> SearchFilters:
     if not raw:
         return SearchFilters()
     if not isinstance(raw, dict):
-        raise ValidationFailed("filters must be an object.", code="invalid_filters")
+        raise ValidationFailed(gettext("filters must be an object."), code="invalid_filters")
     unknown = set(raw) - {"document_ids", "source_names", "chunk_types", "metadata"}
     if unknown:
-        raise ValidationFailed(f"Unknown filters: {', '.join(sorted(unknown))}.", code="invalid_filters")
+        raise ValidationFailed(gettext("Unknown filters: %(names)s.") % {"names": ", ".join(sorted(unknown))}, code="invalid_filters")
 
     def str_list(name: str) -> tuple[str, ...]:
         value = raw.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValidationFailed(f"filters.{name} must be a list of strings.", code="invalid_filters")
+            raise ValidationFailed(gettext("filters.%(name)s must be a list of strings.") % {"name": name}, code="invalid_filters")
         return tuple(value)
 
     ids = raw.get("document_ids") or []
     if not isinstance(ids, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
-        raise ValidationFailed("filters.document_ids must be a list of integers.", code="invalid_filters")
+        raise ValidationFailed(gettext("filters.document_ids must be a list of integers."), code="invalid_filters")
     meta = raw.get("metadata") or {}
     if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in meta.items()):
-        raise ValidationFailed("filters.metadata must map keys to scalar values.", code="invalid_filters")
+        raise ValidationFailed(gettext("filters.metadata must map keys to scalar values."), code="invalid_filters")
     if any(not k.replace("_", "").isalnum() for k in meta):
-        raise ValidationFailed("filters.metadata keys may hold letters, digits and underscores only.", code="invalid_filters")
+        raise ValidationFailed(gettext("filters.metadata keys may hold letters, digits and underscores only."), code="invalid_filters")
     return SearchFilters(
         document_ids=tuple(ids), source_names=str_list("source_names"), chunk_types=str_list("chunk_types"),
         metadata=tuple(sorted((k, json.dumps(v) if isinstance(v, bool) else str(v)) for k, v in meta.items())),
@@ -196,17 +197,17 @@ def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
     """The stripped query, or a 400 for bad input (checked before any KB is looked up)."""
     query = (query or "").strip()
     if not query:
-        raise ValidationFailed("The query is empty.", code="empty_query")
+        raise ValidationFailed(gettext("The query is empty."), code="empty_query")
     if len(query) > MAX_QUERY_CHARS:
-        raise ValidationFailed(f"The query is over {MAX_QUERY_CHARS} characters.", code="query_too_long")
+        raise ValidationFailed(gettext("The query is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS}, code="query_too_long")
     if mode not in MODES:
-        raise ValidationFailed(f"mode must be one of {', '.join(MODES)}.", code="invalid_mode")
+        raise ValidationFailed(gettext("mode must be one of %(modes)s.") % {"modes": ", ".join(MODES)}, code="invalid_mode")
     if not kb_ids:
-        raise ValidationFailed("Give at least one knowledge base in kb_ids.", code="no_kbs")
+        raise ValidationFailed(gettext("Give at least one knowledge base in kb_ids."), code="no_kbs")
     if len(kb_ids) > MAX_KBS:
-        raise ValidationFailed(f"At most {MAX_KBS} knowledge bases per search.", code="too_many_kbs")
+        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per search.") % {"limit": MAX_KBS}, code="too_many_kbs")
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
-        raise ValidationFailed(f"top_k must be between 1 and {MAX_TOP_K}.", code="invalid_top_k")
+        raise ValidationFailed(gettext("top_k must be between 1 and %(limit)s.") % {"limit": MAX_TOP_K}, code="invalid_top_k")
     return query
 
 

@@ -13,6 +13,37 @@
   const statusLine = $("status");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
 
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const fmt = (text, values) => interpolate(text, values, true);
+  const T = {
+    pages: (start, end) => fmt(gettext("pages %(start)s–%(end)s"), { start, end }),
+    page: (start) => fmt(gettext("page %(start)s"), { start }),
+    source: (n) => fmt(gettext("Source %(n)s"), { n }),
+    sources: gettext("Sources"),
+    document: (id) => fmt(gettext("Document %(id)s"), { id }),
+    relevance: (v) => fmt(gettext(" · relevance %(value)s"), { value: v }),
+    extractive: gettext("Extracted answer (no language model configured)"),
+    notFoundLLM: gettext("Not in the knowledge base (judged by the language model)"),
+    notFound: gettext("Not in the knowledge base"),
+    confidence: (v) => fmt(gettext("confidence %(value)s"), { value: v }),
+    firstToken: (ms) => fmt(gettext("first token %(ms)s ms"), { ms }),
+    total: (ms) => fmt(gettext("total %(ms)s ms"), { ms }),
+    status: (s) => fmt(gettext("status %(status)s"), { status: s }),
+    useful: gettext("👍 Useful"), notUseful: gettext("👎 Not useful"),
+    whatWrong: gettext("What was wrong? (optional)"), submit: gettext("Submit"),
+    thanks: gettext("Recorded, thank you"), feedbackFailed: gettext("Feedback failed"),
+    searching: gettext("Searching…"),
+    searchedFor: (q) => fmt(gettext("Searched for: %(query)s"), { query: q }),
+    answering: gettext("Answering…"), nothingFound: gettext("Nothing relevant found"),
+    stopped: gettext("Stopped."), failed: gettext("Something went wrong: "),
+    connectionLost: gettext("Connection lost"), requestFailed: gettext("Request failed"),
+    conversation: (id) => fmt(gettext("Conversation %(id)s"), { id }),
+    remove: gettext("Delete"), confirmRemove: gettext("Delete this conversation?"),
+    cannotOpen: gettext("Cannot open the conversation"),
+    incomplete: (code) => fmt(gettext("Incomplete: %(code)s"), { code }),
+    chooseKb: gettext("Choose at least one knowledge base"), sending: gettext("Sending…"),
+  };
+
   const state = { conversation: null, ws: null, wsFailures: 0, useSSE: !window.WebSocket, current: null, abort: null, queued: null };
 
   // --- DOM helpers -----------------------------------------------------------
@@ -24,7 +55,7 @@
   }
   function pagesLabel(p) {
     if (!p || p.start === null || p.start === undefined) return "";
-    return p.end && p.end !== p.start ? "第 " + p.start + "–" + p.end + " 页" : "第 " + p.start + " 页";
+    return p.end && p.end !== p.start ? T.pages(p.start, p.end) : T.page(p.start);
   }
   function setStatus(text) { statusLine.textContent = text || ""; }
   function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
@@ -43,7 +74,7 @@
         const n = Number(m[1]);
         const cite = el("span", "[" + n + "]", "cite");
         cite.dataset.n = String(n);
-        cite.title = "来源 " + n;
+        cite.title = T.source(n);
         cite.addEventListener("click", () => flashSource(view, n));
         parent.appendChild(cite);
       } else {
@@ -116,7 +147,7 @@
     box.replaceChildren();
     if (!view.sources.length) { box.hidden = true; return; }
     box.hidden = false;
-    box.appendChild(el("div", "来源 Sources", "muted"));
+    box.appendChild(el("div", T.sources, "muted"));
     const ol = el("ol");
     view.sources.forEach((s) => {
       const li = el("li");
@@ -124,7 +155,7 @@
       li.value = s.n;
       if (view.cited.has(s.n)) li.classList.add("cited");
       const doc = s.document || {};
-      li.appendChild(el("span", doc.title || doc.source_name || "文档 " + doc.id, "src-title"));
+      li.appendChild(el("span", doc.title || doc.source_name || T.document(doc.id), "src-title"));
       const where = [];
       const path = (s.section_path || []).filter((p) => p && p !== doc.title);
       if (path.length) where.push(path.join(" › "));
@@ -133,7 +164,7 @@
       if (doc.source_name && doc.source_name !== doc.title) where.push(doc.source_name);
       if (where.length) li.appendChild(el("span", " · " + where.join(" · "), "muted src-where"));
       const rel = s.scores && typeof s.scores.relevance === "number" ? s.scores.relevance : null;
-      if (rel !== null) li.appendChild(el("span", " · 相关度 " + rel.toFixed(2), "muted"));
+      if (rel !== null) li.appendChild(el("span", T.relevance(rel.toFixed(2)), "muted"));
       li.appendChild(el("div", s.content || "", "snippet"));
       ol.appendChild(li);
     });
@@ -148,20 +179,20 @@
   }
   function renderMeta(view, info) {
     const parts = [];
-    if (info.mode === "extractive") parts.push("摘录答案（未配置大模型）");
-    if (info.mode === "not_found" || info.hit === false) parts.push(info.not_found_by === "llm" ? "未命中知识库（大模型判定）" : "未命中知识库");
-    if (typeof info.confidence === "number" && info.hit) parts.push("置信度 " + info.confidence.toFixed(2));
+    if (info.mode === "extractive") parts.push(T.extractive);
+    if (info.mode === "not_found" || info.hit === false) parts.push(info.not_found_by === "llm" ? T.notFoundLLM : T.notFound);
+    if (typeof info.confidence === "number" && info.hit) parts.push(T.confidence(info.confidence.toFixed(2)));
     const t = info.timings || {};
-    if (typeof t.first_token_ms === "number") parts.push("首字 " + Math.round(t.first_token_ms) + " ms");
-    if (typeof t.total_ms === "number") parts.push("总计 " + Math.round(t.total_ms) + " ms");
-    if (info.status && info.status !== "complete") parts.push("状态 " + info.status);
+    if (typeof t.first_token_ms === "number") parts.push(T.firstToken(Math.round(t.first_token_ms)));
+    if (typeof t.total_ms === "number") parts.push(T.total(Math.round(t.total_ms)));
+    if (info.status && info.status !== "complete") parts.push(T.status(info.status));
     view.meta.textContent = parts.join(" · ");
   }
   function renderFeedback(view, current) {
     const box = view.feedback;
     box.replaceChildren();
     if (!view.id) return;
-    const up = el("button", "👍 有用"), down = el("button", "👎 没用");
+    const up = el("button", T.useful), down = el("button", T.notUseful);
     up.type = down.type = "button";
     up.dataset.rating = "up"; down.dataset.rating = "down";
     if (current && current.rating === "up") up.classList.add("chosen");
@@ -169,8 +200,8 @@
     up.addEventListener("click", () => sendFeedback(view, "up", ""));
     down.addEventListener("click", () => {
       if (box.querySelector("input")) return;
-      const reason = el("input"); reason.type = "text"; reason.maxLength = 2000; reason.placeholder = "哪里不对？（可选）";
-      const submit = el("button", "提交"); submit.type = "button";
+      const reason = el("input"); reason.type = "text"; reason.maxLength = 2000; reason.placeholder = T.whatWrong;
+      const submit = el("button", T.submit); submit.type = "button";
       submit.addEventListener("click", () => sendFeedback(view, "down", reason.value));
       box.appendChild(reason); box.appendChild(submit); reason.focus();
     });
@@ -178,8 +209,8 @@
   }
   async function sendFeedback(view, rating, reason) {
     const res = await api("/api/messages/" + view.id + "/feedback/", { method: "POST", body: JSON.stringify({ rating, reason }) });
-    if (res.ok) { renderFeedback(view, await res.json()); view.feedback.appendChild(el("span", "已记录，谢谢", "muted")); }
-    else setStatus("反馈失败 Feedback failed");
+    if (res.ok) { renderFeedback(view, await res.json()); view.feedback.appendChild(el("span", T.thanks, "muted")); }
+    else setStatus(T.feedbackFailed);
   }
   function showError(view, text) { view.error.hidden = false; view.error.textContent = text; }
 
@@ -192,16 +223,16 @@
       case "start":
         state.conversation = ev.conversation;
         view.id = ev.message;
-        setStatus("检索中… Searching");
+        setStatus(T.searching);
         loadConversations();
         break;
       case "rewrite":
-        if (ev.method && ev.method !== "none") { view.rewrite.hidden = false; view.rewrite.textContent = "检索问题：" + ev.query; }
+        if (ev.method && ev.method !== "none") { view.rewrite.hidden = false; view.rewrite.textContent = T.searchedFor(ev.query); }
         break;
       case "sources":
         view.sources = ev.sources || [];
         renderSources(view);
-        setStatus(ev.hit ? "生成中… Answering" : "未找到相关内容 Not found");
+        setStatus(ev.hit ? T.answering : T.nothingFound);
         break;
       case "token":
         view.text += ev.text;
@@ -215,7 +246,7 @@
         break;
       case "error":
         if (typeof ev.partial === "string" && ev.partial) { view.text = ev.partial; renderAnswer(view); }
-        showError(view, (ev.code === "cancelled" ? "已停止。" : "出错了：") + (ev.message || ev.code) + " (" + ev.code + ")");
+        showError(view, (ev.code === "cancelled" ? T.stopped : T.failed) + (ev.message || ev.code) + " (" + ev.code + ")");
         renderMeta(view, { status: ev.status });
         done("");
         break;
@@ -237,7 +268,7 @@
     ws.onmessage = (m) => { try { handleEvent(JSON.parse(m.data)); } catch (e) { console.error(e); } };
     ws.onclose = () => {
       state.ws = null;
-      if (state.current) { showError(state.current, "连接已断开 Connection lost"); done(""); }
+      if (state.current) { showError(state.current, T.connectionLost); done(""); }
       if (!opened && ++state.wsFailures >= 2) { state.useSSE = true; return; } // websockets blocked: use SSE
       setTimeout(connect, Math.min(5000, 500 * (state.wsFailures + 1)));
     };
@@ -261,7 +292,7 @@
         headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "text/event-stream" },
         body: JSON.stringify(payload),
       });
-    } catch (e) { if (state.current) { showError(state.current, "请求失败 Request failed"); done(""); } return; }
+    } catch (e) { if (state.current) { showError(state.current, T.requestFailed); done(""); } return; }
     if (!res.ok) {
       let body = {}; try { body = await res.json(); } catch (e) { /* not JSON */ }
       handleEvent(Object.assign({ type: "error" }, body.error || { code: "http_" + res.status, message: res.statusText }));
@@ -283,7 +314,7 @@
         }
       }
     } catch (e) {
-      if (state.current) { showError(state.current, controller.signal.aborted ? "已停止。" : "连接已断开"); done(""); }
+      if (state.current) { showError(state.current, controller.signal.aborted ? T.stopped : T.connectionLost); done(""); }
     }
   }
   function cancel() {
@@ -308,13 +339,13 @@
     data.results.forEach((c) => {
       const li = el("li");
       if (c.id === state.conversation) li.classList.add("active");
-      const open = el("button", c.title || "对话 " + c.id, "open");
+      const open = el("button", c.title || T.conversation(c.id), "open");
       open.type = "button"; open.title = c.title || "";
       open.addEventListener("click", () => openConversation(c.id));
       const del = el("button", "×", "delete");
-      del.type = "button"; del.title = "删除 Delete";
+      del.type = "button"; del.title = T.remove;
       del.addEventListener("click", async () => {
-        if (!window.confirm("删除这个对话？ Delete this conversation?")) return;
+        if (!window.confirm(T.confirmRemove)) return;
         const r = await api("/api/conversations/" + c.id + "/", { method: "DELETE" });
         if (r.ok && state.conversation === c.id) newChat();
         loadConversations();
@@ -326,7 +357,7 @@
   async function openConversation(id) {
     if (state.current) return;
     const res = await api("/api/conversations/" + id + "/");
-    if (!res.ok) { setStatus("无法打开对话 Cannot open"); return; }
+    if (!res.ok) { setStatus(T.cannotOpen); return; }
     const data = await res.json();
     state.conversation = data.id;
     messagesBox.replaceChildren();
@@ -339,14 +370,14 @@
         return;
       }
       const view = assistantView();
-      if (rewritten) { view.rewrite.hidden = false; view.rewrite.textContent = "检索问题：" + rewritten; }
+      if (rewritten) { view.rewrite.hidden = false; view.rewrite.textContent = T.searchedFor(rewritten); }
       view.id = m.id;
       view.text = m.content;
       view.sources = m.sources || [];
       view.cited = new Set((m.citations || []).map((c) => c.n));
       renderAnswer(view); renderSources(view);
       renderMeta(view, { mode: m.answer_mode, hit: m.hit, not_found_by: m.not_found_by, confidence: m.confidence, timings: m.timings, status: m.status });
-      if (m.error_code && m.status !== "complete") showError(view, "未完成：" + m.error_code);
+      if (m.error_code && m.status !== "complete") showError(view, T.incomplete(m.error_code));
       renderFeedback(view, m.feedback);
     });
     loadConversations();
@@ -368,12 +399,12 @@
     const question = questionInput.value.trim();
     if (!question || state.current) return;
     const kbIds = Array.from(document.querySelectorAll('#kb-list input[name="kb"]:checked')).map((b) => Number(b.value));
-    if (!kbIds.length) { setStatus("请至少选择一个知识库 Choose a knowledge base"); return; }
+    if (!kbIds.length) { setStatus(T.chooseKb); return; }
     userBubble(question);
     state.current = assistantView();
     questionInput.value = "";
     sendButton.disabled = true; stopButton.hidden = false;
-    setStatus("发送中… Sending");
+    setStatus(T.sending);
     scrollDown();
     sendAsk({ conversation: state.conversation, kb_ids: kbIds, question });
   }

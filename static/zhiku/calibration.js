@@ -12,8 +12,22 @@
   const summary = document.getElementById("op-summary");
   const actions = document.getElementById("op-actions");
   const curveBox = document.getElementById("op-curve");
-  const STATUS = { none: "未校准", pending: "等待校准", running: "校准中", ready: "已校准", failed: "校准失败" };
-  const SOURCE = { labelled: "标注问题 labelled", self: "自动生成的问题 self", "": "—" };
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const fmt = (text, values) => interpolate(text, values, true);
+  const STATUS = { none: gettext("not calibrated"), pending: gettext("waiting for calibration"), running: gettext("calibrating"),
+                   ready: gettext("calibrated"), failed: gettext("calibration failed") };
+  const SOURCE = { labelled: gettext("labelled questions"), self: gettext("generated questions"), "": "—" };
+  const T = {
+    threshold: (v) => fmt(gettext("Current threshold %(value)s"), { value: v }),
+    calibration: (status, source) => fmt(gettext(" · calibration: %(status)s · source: %(source)s"), { status, source }),
+    questions: (a, u) => fmt(gettext(" · %(answerable)s answerable / %(unanswerable)s unanswerable questions"), { answerable: a, unanswerable: u }),
+    error: gettext("Error: "),
+    recalibrate: gettext("Recalibrate"),
+    noCurve: gettext("No trade-off table yet: it shows once calibration is done."),
+    columns: [gettext("Threshold"), gettext("Answerable kept"), gettext("Unanswerable rejected"), ""],
+    current: gettext(" ← current"),
+    use: gettext("Use as threshold"),
+  };
 
   function el(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -39,15 +53,15 @@
 
   function render(data) {
     summary.replaceChildren(
-      el("strong", "当前阈值 threshold " + Number(data.threshold).toFixed(2)),
-      el("span", ` · 校准 calibration: ${STATUS[data.status] || data.status} · 来源 source: ${SOURCE[data.source] || data.source}` +
+      el("strong", T.threshold(Number(data.threshold).toFixed(2))),
+      el("span", T.calibration(STATUS[data.status] || data.status, SOURCE[data.source] || data.source) +
         ` · slope ${Number(data.slope).toFixed(3)} · offset ${Number(data.offset).toFixed(3)}` +
-        (data.status === "ready" || data.answerable ? ` · 可回答 ${data.answerable} / 不可回答 ${data.unanswerable} 个问题` : "")),
+        (data.status === "ready" || data.answerable ? T.questions(data.answerable, data.unanswerable) : "")),
     );
-    if (data.error) summary.appendChild(el("p", "错误 error: " + data.error, { class: "muted" }));
+    if (data.error) summary.appendChild(el("p", T.error + data.error, { class: "muted" }));
     actions.replaceChildren();
     if (isOwner) {
-      const button = el("button", "重新校准 Recalibrate", { type: "button" });
+      const button = el("button", T.recalibrate, { type: "button" });
       button.addEventListener("click", async () => {
         button.disabled = true;
         try { render(await call("POST")); setTimeout(load, 5000); } catch (e) { actions.appendChild(el("span", " " + e.message)); }
@@ -56,22 +70,22 @@
     }
     curveBox.replaceChildren();
     if (!data.curve || !data.curve.length) {
-      curveBox.appendChild(el("p", "还没有取舍表：校准完成后显示。No trade-off table yet.", { class: "muted" }));
+      curveBox.appendChild(el("p", T.noCurve, { class: "muted" }));
       return;
     }
     const t = el("table");
     const head = el("tr");
-    ["阈值 threshold", "答案保留率 answerable kept", "拒答率 unanswerable rejected", ""].forEach((c) => head.appendChild(el("th", c)));
+    T.columns.forEach((c) => head.appendChild(el("th", c)));
     t.appendChild(head);
     data.curve.forEach((p) => {
       const tr = el("tr");
       const current = Math.abs(p.threshold - data.threshold) < 1e-9;
-      tr.appendChild(el("td", p.threshold.toFixed(2) + (current ? " ← 当前" : "")));
+      tr.appendChild(el("td", p.threshold.toFixed(2) + (current ? T.current : "")));
       tr.appendChild(el("td", `${pct(p.answerable_kept)} (${p.answerable_kept_count}/${data.answerable})`));
       tr.appendChild(el("td", `${pct(p.unanswerable_rejected)} (${p.unanswerable_rejected_count}/${data.unanswerable})`));
       const cell = el("td");
       if (isOwner && !current) {
-        const use = el("button", "设为阈值 Use", { type: "button" });
+        const use = el("button", T.use, { type: "button" });
         use.addEventListener("click", async () => {
           use.disabled = true;
           try { render(await call("PATCH", { threshold: p.threshold })); } catch (e) { cell.appendChild(el("span", " " + e.message)); }
@@ -86,7 +100,7 @@
   }
 
   async function load() {
-    try { render(await call("GET")); } catch (e) { summary.textContent = "错误 error: " + e.message; }
+    try { render(await call("GET")); } catch (e) { summary.textContent = T.error + e.message; }
   }
   load();
 })();

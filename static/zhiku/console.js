@@ -4,25 +4,26 @@
 (function () {
   "use strict";
   // Visible strings in one place, to wrap for translation later.
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
   const T = {
-    network: "网络错误，请检查连接后重试。",
+    network: gettext("Network error; check the connection and retry."),
     codes: {
-      role_required: "您的角色不允许执行此操作。",
-      permission_denied: "您的角色不允许执行此操作。",
-      not_authenticated: "登录已失效，请重新登录。",
-      kb_not_found: "知识库不存在或您无权访问。",
-      document_not_found: "文档不存在或您无权访问。",
-      chunk_not_found: "分段不存在或您无权访问。",
-      busy: "文档仍在处理中，请稍后再试。",
-      no_file: "原始文件未保存，无法重新索引。",
-      file_too_large: "文件太大。",
-      body_too_large: "请求太大。",
-      unsupported_type: "不支持的文件类型。",
-      unknown_group: "用户组不存在。",
-      unknown_user: "用户不存在。",
-      throttled: "请求太频繁，请稍后再试。",
+      role_required: gettext("Your role does not allow this."),
+      permission_denied: gettext("Your role does not allow this."),
+      not_authenticated: gettext("You are signed out; sign in again."),
+      kb_not_found: gettext("The knowledge base does not exist or you cannot access it."),
+      document_not_found: gettext("The document does not exist or you cannot access it."),
+      chunk_not_found: gettext("The chunk does not exist or you cannot access it."),
+      busy: gettext("The document is still being processed; try again later."),
+      no_file: gettext("The original file is not stored, so it cannot be re-indexed."),
+      file_too_large: gettext("The file is too large."),
+      body_too_large: gettext("The request is too large."),
+      unsupported_type: gettext("Unsupported file type."),
+      unknown_group: gettext("No such group."),
+      unknown_user: gettext("No such user."),
+      throttled: gettext("Too many requests; try again later."),
     },
-    statuses: { pending: "等待中", processing: "处理中", ready: "已就绪", failed: "失败" },
+    statuses: { pending: gettext("pending"), processing: gettext("processing"), ready: gettext("ready"), failed: gettext("failed") },
   };
 
   class ApiError extends Error {
@@ -101,7 +102,8 @@
   function sectionPath(parts) { return (parts || []).join(" › "); }
   function pages(start, end) {
     if (!start) return "";
-    return end && end !== start ? `第 ${start}–${end} 页` : `第 ${start} 页`;
+    return end && end !== start ? interpolate(gettext("pages %(start)s–%(end)s"), { start, end }, true)
+      : interpolate(gettext("page %(start)s"), { start }, true);
   }
 
   window.zhiku = { T, ApiError, api, errorText, el, button, formatTime, statusBadge, sectionPath, pages };

@@ -2,10 +2,11 @@
 (function () {
   "use strict";
   const { api, errorText, el, button } = window.zhiku;
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
   const T = {
-    edit: "编辑", save: "保存", cancel: "取消", saving: "保存中…",
-    disable: "停用", enable: "启用", disabled: "已停用",
-    failed: "保存失败：",
+    edit: gettext("Edit"), save: gettext("Save"), cancel: gettext("Cancel"), saving: gettext("Saving…"),
+    disable: gettext("Disable"), enable: gettext("Enable"), disabled: gettext("Disabled"),
+    failed: gettext("Saving failed: "),
   };
   const root = document.getElementById("document-page");
   const base = `/api/kbs/${root.dataset.kbId}/chunks/`;

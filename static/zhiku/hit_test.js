@@ -4,6 +4,12 @@
   "use strict";
   const form = document.getElementById("hit-form");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const T = {
+    searching: gettext("Searching…"), error: gettext("Error: "),
+    hit: gettext("Hit"), notFound: gettext("Not found"),
+    results: gettext("Results"), stages: gettext("Stages"),
+  };
 
   function el(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -60,7 +66,7 @@
     const results = document.getElementById("results");
     const stages = document.getElementById("stages");
     results.replaceChildren(); stages.replaceChildren();
-    verdict.hidden = false; verdict.textContent = "检索中… searching";
+    verdict.hidden = false; verdict.textContent = T.searching;
     const body = {
       query: document.getElementById("query").value,
       kb_ids: [parseInt(document.getElementById("kb-id").value, 10)],
@@ -76,21 +82,21 @@
     });
     const data = await response.json();
     if (!response.ok) {
-      verdict.textContent = "错误 error: " + (data.error ? data.error.code + " — " + data.error.message : response.status);
+      verdict.textContent = T.error + (data.error ? data.error.code + " — " + data.error.message : response.status);
       return;
     }
     verdict.replaceChildren(
-      el("strong", data.hit ? "命中 hit" : "未找到 not found"),
+      el("strong", data.hit ? T.hit : T.notFound),
       el("span", `  relevance ${fmt(data.relevance)} / threshold ${fmt(data.threshold)} · mode ${data.mode} · reranker ${data.reranker}` +
         (data.keyword_available ? "" : " · keyword path unavailable")),
     );
     if (!data.hit) verdict.appendChild(el("p", data.not_found_text));
     (data.notes || []).forEach((n) => verdict.appendChild(el("p", n, { class: "muted" })));
     verdict.appendChild(el("p", "timings (ms): " + Object.entries(data.timings).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted" }));
-    results.appendChild(el("h2", "结果 Results"));
+    results.appendChild(el("h2", T.results));
     results.appendChild(table(data.results, ["scores.fused_rank", "document.source_name", "section_path", "content",
       "scores.vector_similarity", "scores.vector_rank", "scores.bm25_score", "scores.bm25_rank", "scores.fused_score",
       "scores.rerank_score", "scores.relevance"]));
-    if (data.debug) { stages.appendChild(el("h2", "各阶段 Stages")); renderStages(data.debug, stages); }
+    if (data.debug) { stages.appendChild(el("h2", T.stages)); renderStages(data.debug, stages); }
   });
 })();

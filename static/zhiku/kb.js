@@ -3,29 +3,31 @@
 (function () {
   "use strict";
   const { api, errorText, el, button, formatTime, statusBadge, sectionPath, pages } = window.zhiku;
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const fmt = (text, values) => interpolate(text, values, true);
   const T = {
-    loading: "加载中…",
-    noDocuments: "还没有文档。",
-    noMatching: "没有符合条件的文档。",
-    total: (n) => `共 ${n} 个文档`,
-    pageOf: (p, n) => `第 ${p} / ${n} 页`,
-    queued: "排队中",
-    chunks: (n) => `${n} 个分段`,
-    progress: (done, total) => (total ? `${done} / ${total}` : "解析中"),
-    restricted: (groups) => `仅限：${groups.join("、")}`,
-    retry: "重试", reindex: "重新索引", remove: "删除",
-    confirmDelete: (name) => `删除文档“${name}”及其所有分段？此操作无法撤销。`,
-    uploading: (n) => `正在上传 ${n} 个文件…`,
-    uploaded: "已上传：",
-    unchanged: "内容未变，沿用已有版本",
-    followBelow: "。处理进度见下方文档列表。",
-    uploadFailed: "上传失败：",
-    actionFailed: "操作失败：",
-    searching: "搜索中…",
-    noResults: "没有找到相关内容。",
-    belowThreshold: (r, t) => `相关度 ${r} 低于阈值 ${t}，系统会回答“未找到”。以下是最接近的内容：`,
-    hit: (n) => `找到 ${n} 条结果`,
-    relevance: (v) => `相关度 ${v}`,
+    loading: gettext("Loading…"),
+    noDocuments: gettext("No documents yet."),
+    noMatching: gettext("No documents match."),
+    total: (n) => fmt(ngettext("%(n)s document", "%(n)s documents", n), { n }),
+    pageOf: (p, n) => fmt(gettext("Page %(page)s of %(pages)s"), { page: p, pages: n }),
+    queued: gettext("Queued"),
+    chunks: (n) => fmt(ngettext("%(n)s chunk", "%(n)s chunks", n), { n }),
+    progress: (done, total) => (total ? `${done} / ${total}` : gettext("Parsing")),
+    restricted: (groups) => fmt(gettext("Only: %(groups)s"), { groups: groups.join(gettext(", ")) }),
+    retry: gettext("Retry"), reindex: gettext("Re-index"), remove: gettext("Delete"),
+    confirmDelete: (name) => fmt(gettext("Delete the document “%(name)s” and all its chunks? This cannot be undone."), { name }),
+    uploading: (n) => fmt(ngettext("Uploading %(n)s file…", "Uploading %(n)s files…", n), { n }),
+    uploaded: gettext("Uploaded: "),
+    unchanged: gettext("content unchanged, the existing version is kept"),
+    followBelow: gettext(". Follow the processing in the document list below."),
+    uploadFailed: gettext("Upload failed: "),
+    actionFailed: gettext("Action failed: "),
+    searching: gettext("Searching…"),
+    noResults: gettext("Nothing relevant was found."),
+    belowThreshold: (r, t) => fmt(gettext("Relevance %(relevance)s is below the threshold %(threshold)s, so the answer would be “not found”. The closest passages:"), { relevance: r, threshold: t }),
+    hit: (n) => fmt(ngettext("%(n)s result", "%(n)s results", n), { n }),
+    relevance: (v) => fmt(gettext("relevance %(value)s"), { value: v }),
   };
 
   const root = document.getElementById("kb-page");

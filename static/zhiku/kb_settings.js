@@ -2,14 +2,18 @@
 (function () {
   "use strict";
   const { api, errorText, el, button } = window.zhiku;
+  // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const fmt = (text, values) => interpolate(text, values, true);
   const T = {
-    saving: "保存中…", saved: "已保存。", failed: "保存失败：",
-    user: "用户", group: "用户组",
-    roles: { owner: "所有者", editor: "编辑者", viewer: "查看者" },
-    remove: "移除", noMembers: "还没有其他成员。",
-    added: (name) => `已添加 ${name}。`, changed: (name) => `已更新 ${name} 的角色。`, removed: (name) => `已移除 ${name}。`,
-    confirmRemove: (name) => `移除成员“${name}”？`,
-    confirmDelete: (name) => `删除知识库“${name}”及其全部文档？此操作无法撤销。请输入知识库名称确认：`,
+    saving: gettext("Saving…"), saved: gettext("Saved."), failed: gettext("Saving failed: "),
+    user: gettext("User"), group: gettext("Group"),
+    roles: { owner: gettext("owner"), editor: gettext("editor"), viewer: gettext("viewer") },
+    remove: gettext("Remove"), noMembers: gettext("No other members yet."),
+    added: (name) => fmt(gettext("Added %(name)s."), { name }),
+    changed: (name) => fmt(gettext("Changed the role of %(name)s."), { name }),
+    removed: (name) => fmt(gettext("Removed %(name)s."), { name }),
+    confirmRemove: (name) => fmt(gettext("Remove the member “%(name)s”?"), { name }),
+    confirmDelete: (name) => fmt(gettext("Delete the knowledge base “%(name)s” with all its documents? This cannot be undone. Type the knowledge base's name to confirm:"), { name }),
   };
   const root = document.getElementById("settings-page");
   const base = `/api/kbs/${root.dataset.kbId}/`;

@@ -110,7 +110,7 @@ async def test_errors_before_streaming_are_json_with_their_status(chat_kb, bob_k
     monkeypatch.setattr("chat.services.search_run", lambda **kw: searched.append(kw))
     communicator, head = await start({"kb_ids": [bob_kb.pk], "question": QUESTION}, auth(alice_token))
     assert head["status"] == 404
-    assert json.loads(await read_body(communicator)) == {"error": {"code": "kb_not_found", "message": "Knowledge base not found."}}
+    assert json.loads(await read_body(communicator)) == {"error": {"code": "kb_not_found", "message": "未找到该知识库。"}}
     assert searched == []
 
 

@@ -177,7 +177,7 @@ def test_retry_action_requeues_a_failed_document(root_client, kb, failed_doc, dj
 def test_retry_action_skips_a_ready_document(root_client, ready_doc):
     response = root_client.post("/admin/knowledge/document/", {"action": "retry_documents", "_selected_action": [ready_doc.pk]}, follow=True)
     assert response.status_code == 200
-    assert "Only failed or stalled documents" in response.content.decode()
+    assert "只有失败或停滞的文档可以重试" in response.content.decode()  # the service's message, in the default language
     ready_doc.refresh_from_db()
     assert ready_doc.status == "ready"
 

@@ -39,7 +39,7 @@ def sign_in(browser, server, username: str, password: str):
     browser.get(server + "/accounts/login/?next=/")
     browser.find_element(By.NAME, "username").send_keys(username)
     browser.find_element(By.NAME, "password").send_keys(password)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
     WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "username"))
     assert browser.find_element(By.ID, "username").text == username
 
@@ -257,3 +257,33 @@ def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, a
     Document.objects.filter(pk=working.pk).update(status="ready", chunks_done=10)
     wait.until(lambda d: row(d, working).find_element(By.CSS_SELECTOR, ".doc-status").text == "已就绪")
     assert "10 个分段" in row(browser, working).text  # polling has stopped: nothing is on its way any more
+
+
+def test_the_language_switch_turns_the_console_english(server, browser, alice, kb, ingest):
+    """Chinese first (the browser asks for zh-CN); the header's switch makes the pages and their scripts English."""
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ingest(kb, {"退货政策.md": FILES["退货政策.md"]})
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/zhiku/console.css")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait = WebDriverWait(browser, 20)
+    wait.until(lambda d: "共 1 个文档" in d.find_element(By.ID, "doc-summary").text)
+    assert "上传文档" in browser.find_element(By.ID, "upload").text
+    assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-status").text == "已就绪"
+
+    browser.find_element(By.CSS_SELECTOR, '#language-switch button[value="en"]').click()
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en")
+    assert browser.current_url.endswith(f"/kbs/{kb.pk}/")  # back on the same page
+    wait.until(lambda d: "1 document" in d.find_element(By.ID, "doc-summary").text)
+    assert "Upload documents" in browser.find_element(By.ID, "upload").text
+    assert "Search this knowledge base" in browser.find_element(By.ID, "search-form").text
+    assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-status").text == "ready"
+    assert "上传" not in browser.find_element(By.TAG_NAME, "main").text
+    # The switch back offers Chinese.
+    browser.find_element(By.CSS_SELECTOR, '#language-switch button[value="zh-hans"]').click()
+    wait.until(lambda d: "共 1 个文档" in d.find_element(By.ID, "doc-summary").text)

@@ -146,3 +146,54 @@ def test_names_and_text_are_escaped(client, alice, make_kb, ingest):
     for url in ("/", f"/kbs/{kb.pk}/", f"/kbs/{kb.pk}/documents/{Document.objects.get().pk}/"):
         html = client.get(url).content.decode()
         assert "<b>KB</b>" not in html and "<i>desc</i>" not in html and "<script>window.__x" not in html
+
+
+# --- Both languages: Chinese by default, English with Accept-Language or the language switch -------
+
+
+def visible(html: str) -> str:
+    """The page's text without its tags (what a reader sees, near enough)."""
+    import re
+
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_console_pages_in_both_languages(client, alice, kb, ingest):
+    ingest(kb, DOCS)
+    document = Document.objects.get()
+    client.force_login(alice)
+    expected = {
+        "/": (["我的知识库", "我的角色", "新建知识库", "所有者", "命中测试"],
+              ["My knowledge bases", "My role", "New knowledge base", "owner", "Hit testing"]),
+        f"/kbs/{kb.pk}/": (["在本知识库中搜索", "上传文档", "文档", "加载中…", "上一页"],
+                           ["Search this knowledge base", "Upload documents", "Documents", "Loading…", "Previous"]),
+        f"/kbs/{kb.pk}/settings/": (["检索设置", "相关度阈值", "同义词", "删除这个知识库", "查看者"],
+                                    ["Retrieval settings", "Relevance threshold", "Synonyms", "Delete this knowledge base", "viewer"]),
+        f"/kbs/{kb.pk}/documents/{document.pk}/": (["已就绪", "按原文顺序", "正文"],
+                                                   ["ready", "in the original order", "body text"]),
+        f"/kbs/{kb.pk}/hit-test/": (["命中测试", "相关度与未找到", "模式"], ["Hit testing", 'Relevance and "not found"', "Mode"]),
+        "/chat/": (["对话", "新对话", "历史对话", "发送"], ["Chat", "New chat", "Conversations", "Send"]),
+    }
+    for url, (chinese, english) in expected.items():
+        zh = visible(client.get(url).content.decode())
+        en = visible(client.get(url, HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9").content.decode())
+        for word in chinese:
+            assert word in zh, (url, word)
+        for word in english:
+            assert word in en, (url, word)
+        assert not any(word in en for word in chinese if word not in ("所有者",)), url
+        # The page scripts get their strings from the catalogue of the same language.
+        assert 'src="/jsi18n/"' in client.get(url).content.decode()
+
+
+def test_javascript_catalogue_has_the_page_strings(client):
+    zh = client.get("/jsi18n/").content.decode()
+    en = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "\\u7f51\\u7edc\\u9519\\u8bef" in zh or "网络错误" in zh  # 网络错误: the console's network error
+    assert "网络错误" not in en and "\\u7f51\\u7edc" not in en
+
+
+def test_kb_create_error_in_english(client, alice, kb):
+    client.force_login(alice)
+    html = client.post("/", {"name": kb.name}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "You already have a knowledge base with this name." in html
