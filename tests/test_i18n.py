@@ -203,3 +203,20 @@ def test_lockout_message_follows_the_language():
         assert str(LOCKOUT_MESSAGE) == "Too many failed login attempts; try again later."
     with translation.override("zh-hans"):
         assert str(LOCKOUT_MESSAGE) == "登录失败次数过多，请稍后再试。"
+
+
+@pytest.mark.django_db
+def test_admin_and_model_names_in_both_languages(client, make_user):
+    from django.utils import translation
+
+    from knowledge.models import Document, DocumentStatus
+
+    client.force_login(make_user("root", superuser=True))
+    chinese = client.get("/admin/").content.decode()
+    english = client.get("/admin/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "知识库管理" in chinese and "Knowledge administration" not in chinese
+    assert "Knowledge administration" in english and "Knowledge bases" in english and "知识库管理" not in english
+    with translation.override("en"):
+        assert str(Document._meta.verbose_name_plural) == "documents" and str(DocumentStatus.READY.label) == "ready"
+    with translation.override("zh-hans"):
+        assert str(Document._meta.verbose_name_plural) == "文档" and str(DocumentStatus.READY.label) == "已就绪"
