@@ -20,6 +20,7 @@ import numpy as np
 from chat.llm import LLMConfig
 from chat.prompts import without_citations
 from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
+from knowledge.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer
 
@@ -66,8 +67,14 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
 
 
 async def turn_outcome(*, user, kb_ids: list[int], question: str, llm: LLMConfig | None | Any = USE_SETTINGS) -> TurnOutcome:
-    """Ask ``question`` as the first turn of a new conversation, collect its events, then delete the conversation."""
-    turn = await in_thread(turn_start)(user=user, conversation_id=None, kb_ids=kb_ids, question=question)
+    """Ask ``question`` as the first turn of a new conversation, collect its events, then delete the conversation.
+
+    A question the chat refuses (too long, say) is an outcome with its error code, not the end of the evaluation.
+    """
+    try:
+        turn = await in_thread(turn_start)(user=user, conversation_id=None, kb_ids=kb_ids, question=question)
+    except ApplicationError as exc:
+        return TurnOutcome(error=exc.code)
     outcome = TurnOutcome()
     try:
         async for event in turn_stream(turn, llm=llm):

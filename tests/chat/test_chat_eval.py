@@ -88,3 +88,26 @@ def test_llm_flag_without_a_configured_llm_is_refused(labelled):
 def test_answer_matching_ignores_whitespace_width_and_script(text, span, expected):
     assert contains_answer(text, [span]) is expected
     assert normalise("Ａ　b") == "ab"
+
+
+def test_the_evaluate_api_scores_answers_when_asked(kb, ingest, alice, client_for):
+    ingest(kb, {f"{i}.md": f"# {t}\n\n{x}\n" for i, t, x in PASSAGES})
+    c = client_for(alice)
+    created = c.post(f"/api/kbs/{kb.pk}/eval-questions/", [
+        {"text": t, "relevant": [f"{r[0]}.md"] if r else [], "answers": a} for _, t, r, a in QUESTIONS
+    ], format="json")
+    assert created.status_code == 201 and created.json()[0]["answers"] == ["每年 9800 元"]
+    plain = c.post(f"/api/kbs/{kb.pk}/evaluate/", {}, format="json").json()
+    assert "answers" not in plain and plain["recall@1"] == 1.0  # unchanged unless asked
+    metrics = c.post(f"/api/kbs/{kb.pk}/evaluate/", {"answers": True}, format="json").json()
+    assert metrics["recall@1"] == 1.0
+    assert KEYS <= set(metrics["answers"])
+    assert metrics["answers"]["answer_contains"] == 1.0 and metrics["answers"]["not_found_rate_unanswerable"] == 1.0
+    assert not Conversation.objects.exists()
+
+
+def test_a_question_the_chat_refuses_is_counted_as_an_error(kb, alice):
+    from chat.evaluation import AnswerQuestion, answer_evaluate
+
+    metrics = answer_evaluate(user=alice, kb_ids=[kb.pk], questions=[AnswerQuestion(id="x", text="问" * 1001, relevant=["a"], answers=["b"])])
+    assert metrics["errors"] == 1 and metrics["answer_contains"] == 0.0 and metrics["not_found_rate_answerable"] == 1.0
