@@ -124,9 +124,9 @@ class EvalQuestionInline(MembershipInline):
     """Labelled questions for the KB's evaluation (POST /api/kbs/{id}/evaluate/); editors manage them."""
 
     model = EvalQuestion
-    fields = ("text", "relevant", "created_at")
+    fields = ("text", "relevant", "answers", "created_at")
     verbose_name = "评测问题 evaluation question"
-    verbose_name_plural = "评测问题 Evaluation questions (relevant: source names or external ids; empty = should be not found)"
+    verbose_name_plural = "评测问题 Evaluation questions (relevant: source names or external ids; empty = should be not found; answers: answer spans, optional)"
     manage_role = Role.EDITOR
 
 
