@@ -173,6 +173,11 @@ def cited_numbers(answer: str) -> list[int]:
     return seen
 
 
+def without_citations(answer: str) -> str:
+    """The answer as read, without its ``[n]`` markers (answer evaluation measures the text)."""
+    return _CITE_RE.sub("", answer or "")
+
+
 def citations_map(answer: str, sources: Sequence[Source]) -> list[dict[str, Any]]:
     """The sources the answer cites, in order of first citation; numbers that match no source are ignored."""
     by_n = {s.n: s for s in sources}

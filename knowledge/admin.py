@@ -130,9 +130,10 @@ class EvalQuestionInline(MembershipInline):
     """Labelled questions for the KB's evaluation (POST /api/kbs/{id}/evaluate/); editors manage them."""
 
     model = EvalQuestion
-    fields = ("text", "relevant", "created_at")
+    fields = ("text", "relevant", "answers", "created_at")
     verbose_name = _("evaluation question")
-    verbose_name_plural = _("Evaluation questions (relevant: source names or external ids; empty = should be not found)")
+    verbose_name_plural = _("Evaluation questions (relevant: source names or external ids; empty = should be not found; "
+                            "answers: answer spans, optional)")
     manage_role = Role.EDITOR
 
 

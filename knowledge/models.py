@@ -268,11 +268,16 @@ def document_labels(document_id: int, source_name: str, external_id: str = "") -
 
 
 class EvalQuestion(models.Model):
-    """A labelled question of a KB: the documents (external ids or source names) that answer it; none = unanswerable."""
+    """A labelled question of a KB: the documents (external ids or source names) that answer it; none = unanswerable.
+
+    ``answers``, optional, are the answer's text spans: with them an evaluation
+    can also score the chat's answers (``chat.evaluation``), not only retrieval.
+    """
 
     kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="eval_questions")
     text = models.TextField(verbose_name=_("text"), )
     relevant = ArrayField(models.CharField(max_length=500), verbose_name=_("relevant"), default=list, blank=True)
+    answers = ArrayField(models.CharField(max_length=1000), verbose_name=_("answers"), default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 

@@ -8,6 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chat.evaluation import AnswerQuestion, answer_evaluate
 from knowledge import selectors
 from knowledge.api.serializers import StrictInput
 from knowledge.errors import NotFound, ValidationFailed
@@ -17,22 +18,29 @@ from knowledge.services.calibration import schedule_recalibration, trade_off_cur
 from knowledge.services.evaluation import LabelledQuery, evaluate
 
 MAX_QUESTIONS_PER_RUN = 500
+# A chat turn costs far more than a search (an LLM call, when one is configured): answers are scored on fewer.
+MAX_ANSWER_QUESTIONS = 100
 
 
 class EvalQuestionInput(StrictInput):
     text = serializers.CharField(max_length=1000)
     relevant = serializers.ListField(child=serializers.CharField(max_length=500), default=list, max_length=50)
+    answers = serializers.ListField(child=serializers.CharField(max_length=1000), default=list, max_length=20,
+                                    help_text="The answer's text spans (optional): evaluate with answers=true scores the chat's answers")
 
 
 class EvalQuestionOutput(serializers.ModelSerializer):
     class Meta:
         model = EvalQuestion
-        fields = ["id", "text", "relevant", "created_at"]
+        fields = ["id", "text", "relevant", "answers", "created_at"]
 
 
 class EvaluateInput(StrictInput):
     mode = serializers.ChoiceField(choices=MODES, default="hybrid")
     top_k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    answers = serializers.BooleanField(
+        default=False, help_text=f"Also ask the first {MAX_ANSWER_QUESTIONS} questions as chat turns and score the answers "
+                                 "(adds an `answers` object: answer_contains, citation_precision, not-found rates…)")
 
 
 class EvalQuestionListView(APIView):
@@ -45,7 +53,7 @@ class EvalQuestionListView(APIView):
 
     @extend_schema(request=EvalQuestionInput(many=True), responses={201: EvalQuestionOutput(many=True)})
     def post(self, request, kb_id: int):
-        """Add one question ({text, relevant}) or a list of them."""
+        """Add one question ({text, relevant, answers}) or a list of them."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         many = isinstance(request.data, list)
         data = EvalQuestionInput(data=request.data, many=many)
@@ -74,12 +82,17 @@ class EvalQuestionDetailView(APIView):
 class EvaluateView(APIView):
     @extend_schema(request=EvaluateInput, responses={200: dict})
     def post(self, request, kb_id: int):
-        """Run the KB's labelled questions through search as the caller: recall, MRR, nDCG, not-found rates, latency."""
+        """Run the KB's labelled questions through search as the caller: recall, MRR, nDCG, not-found rates, latency.
+
+        With ``answers: true`` the first questions are also asked as chat turns
+        (as the chat page would, with the site's LLM or extractive) and the
+        answers scored on their answer spans (``chat.evaluation``).
+        """
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         data = EvaluateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant))
-                     for q in selectors.eval_question_list(user=request.user, kb=kb)]
+        rows = list(selectors.eval_question_list(user=request.user, kb=kb))
+        questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant)) for q in rows]
         if not questions:
             raise ValidationFailed(gettext("Add labelled questions first (POST .../eval-questions/)."), code="no_questions")
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
@@ -91,4 +104,9 @@ class EvaluateView(APIView):
             [r["relevance"] if r["relevance"] is not None else 0.0 for r in per_query if r["id"] in answerable],
             [r["relevance"] if r["relevance"] is not None else 0.0 for r in per_query if r["id"] not in answerable],
         )
+        if data.validated_data["answers"]:
+            metrics["answers"] = answer_evaluate(user=request.user, kb_ids=[kb.pk], questions=[
+                AnswerQuestion(id=str(q.pk), text=q.text, relevant=list(q.relevant), answers=list(q.answers))
+                for q in rows[:MAX_ANSWER_QUESTIONS]
+            ])
         return Response(metrics)

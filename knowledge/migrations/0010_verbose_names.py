@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('knowledge', '0008_ingest_heartbeat'),
+        ('knowledge', '0009_eval_question_answers'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -287,6 +287,11 @@ class Migration(migrations.Migration):
             model_name='document',
             name='version',
             field=models.PositiveIntegerField(default=1, verbose_name='version'),
+        ),
+        migrations.AlterField(
+            model_name='evalquestion',
+            name='answers',
+            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=1000), blank=True, default=list, size=None, verbose_name='answers'),
         ),
         migrations.AlterField(
             model_name='evalquestion',

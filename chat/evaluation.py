@@ -1,0 +1,148 @@
+"""Answer evaluation: labelled questions run as chat turns, scored on the answer text and its citations.
+
+Retrieval metrics (``knowledge.services.evaluation``) say whether the right
+passage was found; what a user reads is the answer. Each question here is one
+first turn of a fresh conversation, through ``turn_start`` and ``turn_stream``
+exactly as the websocket runs it (rewrite, retrieval, not-found judge, answer,
+citations), and the conversation is deleted afterwards so an evaluation leaves
+nothing in anyone's history.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chat.llm import LLMConfig
+from chat.prompts import without_citations
+from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
+from knowledge.errors import ApplicationError
+from knowledge.models import Chunk
+from knowledge.retrieval.analysis import get_analyzer
+
+# The answer must show within this many characters (citation markers aside) to count for ``answer_contains``.
+HEAD_CHARS = 200
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass
+class AnswerQuestion:
+    """A question, the documents that answer it (empty: unanswerable) and the answer's text spans."""
+
+    id: str
+    text: str
+    relevant: list[str] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnOutcome:
+    """What one chat turn produced, as the evaluation needs it."""
+
+    answer: str = ""
+    hit: bool = False
+    cited_chunk_ids: list[int] = field(default_factory=list)
+    first_token_ms: float | None = None
+    mode: str = ""
+    error: str = ""
+
+
+def normalise(text: str) -> str:
+    """Text for matching: NFKC (full-width → half-width), lower case, traditional → simplified, no whitespace.
+
+    Both the answer and the answer spans go through it, so 「Ｐｙｔｈｏｎ　3.11」
+    matches 「python 3.11」.
+    """
+    return _SPACE_RE.sub("", get_analyzer().normalize(text or ""))
+
+
+def contains_answer(text: str, answers: Sequence[str]) -> bool:
+    """True when any answer span occurs in ``text`` (both normalised)."""
+    haystack = normalise(text)
+    return any(span and span in haystack for span in (normalise(a) for a in answers))
+
+
+async def turn_outcome(*, user, kb_ids: list[int], question: str, llm: LLMConfig | None | Any = USE_SETTINGS) -> TurnOutcome:
+    """Ask ``question`` as the first turn of a new conversation, collect its events, then delete the conversation.
+
+    A question the chat refuses (too long, say) is an outcome with its error code, not the end of the evaluation.
+    """
+    try:
+        turn = await in_thread(turn_start)(user=user, conversation_id=None, kb_ids=kb_ids, question=question)
+    except ApplicationError as exc:
+        return TurnOutcome(error=exc.code)
+    outcome = TurnOutcome()
+    try:
+        async for event in turn_stream(turn, llm=llm):
+            if event["type"] == "finish":
+                outcome.answer, outcome.hit, outcome.mode = event["answer"], bool(event["hit"]), event["mode"]
+                outcome.cited_chunk_ids = [c["chunk_id"] for c in event["citations"]]
+                outcome.first_token_ms = event["timings"].get("first_token_ms")
+            elif event["type"] == "error":
+                outcome.error = event["code"]
+    finally:
+        await in_thread(conversation_delete)(user=user, conversation_id=turn.conversation_id)
+    return outcome
+
+
+def answer_evaluate(*, user, kb_ids: Sequence[int], questions: Sequence[AnswerQuestion],
+                    llm: LLMConfig | None | Any = USE_SETTINGS, progress: Callable[[int], None] | None = None) -> dict:
+    """Run every question as a chat turn and aggregate the answer metrics (``answer_metrics``).
+
+    ``llm``: None for extractive answers, a config for that endpoint, or the
+    site's settings (what users get). Call from synchronous code only.
+    """
+    async def run_all() -> list[TurnOutcome]:
+        outcomes = []
+        for n, q in enumerate(questions, 1):
+            outcomes.append(await turn_outcome(user=user, kb_ids=list(kb_ids), question=q.text, llm=llm))
+            if progress:
+                progress(n)
+        return outcomes
+
+    outcomes = asyncio.run(run_all())
+    cited = {c.pk: c.content for c in Chunk.objects.filter(pk__in={i for o in outcomes for i in o.cited_chunk_ids})}
+    return answer_metrics(questions, outcomes, cited)
+
+
+def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnOutcome], chunk_text: dict[int, str]) -> dict:
+    """The figures of docs/chat.md "Evaluating answers", from each question's outcome and the cited chunks' text.
+
+    Answer-text figures count answerable questions that carry answer spans (a
+    not-found answer holds no span); ``citation_precision`` counts the citations
+    of those questions; ``answer_chars_p50`` is over answers that are hits.
+    """
+    spans = [(q, o) for q, o in zip(questions, outcomes) if q.relevant and q.answers]
+    answered = [(q, o) for q, o in spans if o.hit]
+    citations = [contains_answer(chunk_text.get(cid, ""), q.answers) for q, o in answered for cid in o.cited_chunk_ids]
+    answerable = [o for q, o in zip(questions, outcomes) if q.relevant]
+    unanswerable = [o for q, o in zip(questions, outcomes) if not q.relevant]
+    shown = [without_citations(o.answer) for o in outcomes if o.hit]
+    return {
+        "questions": len(questions), "answerable": len(answerable), "unanswerable": len(unanswerable),
+        "with_answers": len(spans), "answered": len(answered), "citations": len(citations),
+        "errors": sum(1 for o in outcomes if o.error),
+        "answer_contains": _share([o.hit and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers) for q, o in spans]),
+        "answer_contains_full": _share([o.hit and contains_answer(without_citations(o.answer), q.answers) for q, o in spans]),
+        "answer_contains_answered": _share([contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers) for q, o in answered]),
+        "citation_precision": _share(citations),
+        "not_found_rate_answerable": _share([not o.hit for o in answerable]),
+        "not_found_rate_unanswerable": _share([not o.hit for o in unanswerable]),
+        "answer_chars_p50": _p50([len(a) for a in shown]),
+        "first_token_ms_p50": _p50([o.first_token_ms for o in outcomes if o.first_token_ms is not None]),
+        "per_query": [{"id": q.id, "hit": o.hit, "mode": o.mode, "error": o.error,
+                       "contains": bool(q.answers) and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers),
+                       "answer": o.answer[:HEAD_CHARS]} for q, o in zip(questions, outcomes)],
+    }
+
+
+def _share(flags: Sequence[bool]) -> float | None:
+    return round(sum(map(bool, flags)) / len(flags), 4) if flags else None
+
+
+def _p50(values: Sequence[float]) -> float | None:
+    return round(float(np.percentile(values, 50)), 1) if values else None

@@ -1,0 +1,56 @@
+"""Evaluate answers on a labelled corpus: `manage.py chat_eval --corpus C --queries Q --kb NAME [--llm] [--limit N] [--json]`."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.evaluation import AnswerQuestion, answer_evaluate
+from chat.llm import llm_config
+from knowledge.management.commands._corpus import add_corpus_arguments, eval_set
+
+SHOWN = ("answer_contains", "answer_contains_full", "answer_contains_answered", "citation_precision",
+         "not_found_rate_answerable", "not_found_rate_unanswerable", "answer_chars_p50", "first_token_ms_p50")
+
+
+class Command(BaseCommand):
+    help = ("Load a corpus into a KB (or reuse it) and ask each question as a chat turn: answer contains the answer, "
+            "citation precision, not-found rates, answer length, time to first token.")
+
+    def add_arguments(self, parser):
+        add_corpus_arguments(parser)
+        parser.add_argument("--llm", action="store_true",
+                            help="answer with the configured LLM (ZHIKU_LLM_BASE_URL, ZHIKU_LLM_MODEL); default: extractive")
+
+    def handle(self, *args, **opts):
+        config = llm_config() if opts["llm"] else None
+        if opts["llm"] and config is None:
+            raise CommandError("--llm needs ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL.")
+        loaded = eval_set(opts, quiet=opts["json"])
+        questions = [AnswerQuestion(id=str(q["id"]), text=q["text"], relevant=loaded.relevant(q),
+                                    answers=[str(a) for a in q.get("answers") or []]) for q in loaded.queries]
+        started = time.perf_counter()
+        metrics = answer_evaluate(user=loaded.user, kb_ids=[loaded.kb.pk], questions=questions, llm=config,
+                                  progress=None if opts["json"] else self._progress(len(questions)))
+        metrics["mode"] = "llm" if config else "extractive"
+        metrics["seconds"] = round(time.perf_counter() - started, 1)
+        metrics["kb"] = {"id": loaded.kb.pk, "name": loaded.kb.name, "chunks": loaded.kb.chunks.count()}
+        if not opts["per_query"]:
+            metrics.pop("per_query")
+        if opts["json"]:
+            self.stdout.write(json.dumps(metrics, ensure_ascii=False))
+            return
+        self.stdout.write("")
+        self.stdout.write(f"KB {loaded.kb.name!r} (id {loaded.kb.pk}); {metrics['mode']} answers; {metrics['answerable']} answerable "
+                          f"({metrics['with_answers']} with answer spans) + {metrics['unanswerable']} unanswerable questions")
+        for key in SHOWN:
+            value = metrics[key]
+            self.stdout.write(f"  {key:<28} {'—' if value is None else value}")
+
+    def _progress(self, total: int):
+        def show(n: int) -> None:
+            if n % 20 == 0 or n == total:
+                sys.stderr.write(f"\r  {n}/{total} questions")
+        return show
