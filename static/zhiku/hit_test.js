@@ -9,7 +9,17 @@
     searching: gettext("Searching…"), error: gettext("Error: "),
     hit: gettext("Hit"), notFound: gettext("Not found"),
     results: gettext("Results"), stages: gettext("Stages"),
+    verdict: gettext("relevance %(relevance)s / threshold %(threshold)s · mode %(mode)s · reranker %(reranker)s"),
+    noKeyword: gettext("keyword path unavailable"), timings: gettext("timings (ms): "),
   };
+  // The results table: a header in words per column, the text wide enough to read (console.css td.text).
+  const RESULT_COLUMNS = [
+    ["scores.fused_rank", "#"], ["document.source_name", gettext("Document")], ["section_path", gettext("Section")],
+    ["content", gettext("Text")], ["scores.relevance", gettext("Relevance")],
+    ["scores.vector_similarity", gettext("Cosine")], ["scores.vector_rank", gettext("Vector rank")],
+    ["scores.bm25_score", "BM25"], ["scores.bm25_rank", gettext("Keyword rank")],
+    ["scores.fused_score", gettext("Fused score")], ["scores.rerank_score", gettext("Rerank score")],
+  ];
 
   function el(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -24,18 +34,22 @@
     if (typeof v === "object") return JSON.stringify(v);
     return String(v);
   }
+  // columns: field paths ("scores.relevance"), or [path, header] pairs where a header in words exists.
   function table(rows, columns) {
     const t = el("table");
     const head = el("tr");
-    columns.forEach((c) => head.appendChild(el("th", c)));
+    const cols = columns.map((c) => (Array.isArray(c) ? c : [c, c]));
+    cols.forEach(([, header]) => head.appendChild(el("th", header)));
     t.appendChild(head);
     rows.forEach((row) => {
       const tr = el("tr");
-      columns.forEach((c) => {
+      cols.forEach(([path]) => {
         let v = row;
-        for (const part of c.split(".")) v = v == null ? undefined : v[part];
+        for (const part of path.split(".")) v = v == null ? undefined : v[part];
         const td = el("td", fmt(v));
-        if (c === "content") td.style.maxWidth = "28rem";
+        if (path === "content") td.className = "text";
+        else if (path === "document.source_name") td.className = "nowrap";
+        else if (typeof v === "number") td.className = "num";
         tr.appendChild(td);
       });
       t.appendChild(tr);
@@ -48,7 +62,9 @@
       if (Array.isArray(value) && value.length && typeof value[0] === "object") {
         container.appendChild(el("h3", key));
         const cols = Array.from(new Set(value.flatMap((r) => Object.keys(r))));
-        container.appendChild(table(value, cols));
+        const scroller = el("div", null, { class: "scroll-x" });
+        scroller.appendChild(table(value, cols));
+        container.appendChild(scroller);
       } else if (value && typeof value === "object" && !Array.isArray(value)) {
         const box = el("div", null, { class: "card" });
         box.appendChild(el("h3", key));
@@ -87,16 +103,17 @@
     }
     verdict.replaceChildren(
       el("strong", data.hit ? T.hit : T.notFound),
-      el("span", `  relevance ${fmt(data.relevance)} / threshold ${fmt(data.threshold)} · mode ${data.mode} · reranker ${data.reranker}` +
-        (data.keyword_available ? "" : " · keyword path unavailable")),
+      el("span", "  " + interpolate(T.verdict, {relevance: fmt(data.relevance), threshold: fmt(data.threshold),
+                                                mode: data.mode, reranker: data.reranker}, true) +
+        (data.keyword_available ? "" : " · " + T.noKeyword)),
     );
     if (!data.hit) verdict.appendChild(el("p", data.not_found_text));
     (data.notes || []).forEach((n) => verdict.appendChild(el("p", n, { class: "muted" })));
-    verdict.appendChild(el("p", "timings (ms): " + Object.entries(data.timings).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted" }));
+    verdict.appendChild(el("p", T.timings + Object.entries(data.timings).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted" }));
     results.appendChild(el("h2", T.results));
-    results.appendChild(table(data.results, ["scores.fused_rank", "document.source_name", "section_path", "content",
-      "scores.vector_similarity", "scores.vector_rank", "scores.bm25_score", "scores.bm25_rank", "scores.fused_score",
-      "scores.rerank_score", "scores.relevance"]));
+    const scroller = el("div", null, { class: "scroll-x" });  // the wide table scrolls, not the page
+    scroller.appendChild(table(data.results, RESULT_COLUMNS));
+    results.appendChild(scroller);
     if (data.debug) { stages.appendChild(el("h2", T.stages)); renderStages(data.debug, stages); }
   });
 })();

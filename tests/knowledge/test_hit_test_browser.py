@@ -72,3 +72,29 @@ def test_a_viewer_sees_the_table_without_controls(server, browser, alice, bob, k
     browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
     WebDriverWait(browser, 20).until(lambda d: "当前阈值" in d.find_element(By.ID, "op-summary").text)
     assert not browser.find_elements(By.CSS_SELECTOR, "#operating-point button")
+
+
+def test_the_results_table_reads_in_words_with_room_for_the_text(server, browser, alice, kb, ingest, tmp_path):
+    """Issue 9: the results table's headers were raw field paths (scores.fused_rank) and the text column
+    about four characters wide."""
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ingest(kb, DOCS)
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/zhiku/hit_test.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    browser.find_element(By.ID, "query").send_keys("退货运费谁承担")
+    browser.find_element(By.CSS_SELECTOR, "#hit-form button[type=submit], #hit-form input[type=submit]").click()
+    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results table tr td"))
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#results table tr th")]
+    assert headers[:5] == ["#", "文档", "章节", "内容", "相关度"] and not any("scores." in h for h in headers)
+    text_cell = browser.find_element(By.CSS_SELECTOR, "#results table td.text")
+    assert "七天内可以无理由退货" in text_cell.text and text_cell.size["width"] >= 300
+    assert "相关度" in browser.find_element(By.ID, "verdict").text and "threshold" not in browser.find_element(By.ID, "verdict").text
+    browser.execute_script("document.getElementById('results').scrollIntoView()")
+    shot = os.environ.get("ZHIKU_SCREENSHOT_DIR")
+    browser.save_screenshot(str((tmp_path if not shot else __import__("pathlib").Path(shot)) / "hit_test_results.png"))
