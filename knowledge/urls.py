@@ -9,4 +9,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/documents/<int:document_id>/", views.document_page, name="document"),
     path("kbs/<int:kb_id>/settings/", views.kb_settings_page, name="kb-settings"),
     path("kbs/<int:kb_id>/hit-test/", views.hit_test, name="hit-test"),
+    path("kbs/<int:kb_id>/evaluation/", views.evaluation_page, name="kb-evaluation"),
 ]

@@ -126,3 +126,11 @@ def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
     """命中测试: an editor of the KB searches it and sees every stage's ranks and scores."""
     kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
     return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": kb_role(user=request.user, kb=kb) == Role.OWNER})
+
+
+@login_required
+@ensure_csrf_cookie
+def evaluation_page(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """评测 (editors): the KB's labelled questions, adding and deleting them, and a run with its metrics."""
+    kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
+    return render(request, "knowledge/evaluation.html", {"kb": kb, **_role_context(request, kb)})

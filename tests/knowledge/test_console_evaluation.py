@@ -1,0 +1,74 @@
+"""Issue 9: the console's evaluation page: labelled questions added, listed and deleted, and a run's
+metrics, for editors; in headless Chromium (CJK font) and through the Django client."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+
+DOCS = {
+    "退货政策.md": "# 退货政策\n\n购买商品七天内可以无理由退货，退货运费由买家承担。质量问题导致的退货，运费由商家承担。\n",
+    "会员积分.md": "# 会员积分\n\n会员每消费一元累积一个积分，积分有效期为十二个月，过期积分自动清零。\n",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("role", "status"), [("editor", 200), ("viewer", 403), (None, 404)])
+def test_the_page_is_for_editors(role, status, kb, bob, client):
+    from knowledge.services.kbs import membership_set
+
+    if role:
+        membership_set(kb=kb, user=bob, role=role)
+    client.force_login(bob)
+    assert client.get(f"/kbs/{kb.pk}/evaluation/", HTTP_ACCEPT_LANGUAGE="zh-hans").status_code == status
+
+
+@pytest.mark.django_db
+def test_the_page_speaks_both_languages_and_the_kb_page_links_it(kb, alice, client):
+    client.force_login(alice)
+    chinese = client.get(f"/kbs/{kb.pk}/evaluation/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    english = client.get(f"/kbs/{kb.pk}/evaluation/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "添加标注问题" in chinese and "运行评测" in chinese
+    assert "Add a labelled question" in english and "Run the evaluation" in english
+    assert f"/kbs/{kb.pk}/evaluation/" in client.get(f"/kbs/{kb.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER and selenium), reason="needs chromium, chromium-driver and selenium")
+@pytest.mark.django_db(transaction=True)
+def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, alice, kb, ingest):
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import EvalQuestion
+
+    ingest(kb, DOCS)
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/zhiku/evaluation.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/evaluation/")
+    wait = WebDriverWait(browser, 30)
+    wait.until(lambda d: "还没有标注问题" in d.find_element(By.ID, "questions").text)
+
+    for text, relevant in [("退货运费谁承担？", "退货政策.md"), ("积分多久过期？", "会员积分.md"), ("发票怎么开？", "")]:
+        browser.find_element(By.ID, "q-text").send_keys(text)
+        browser.find_element(By.ID, "q-relevant").send_keys(relevant)
+        browser.find_element(By.ID, "q-add").click()
+        wait.until(lambda d, t=text: t in d.find_element(By.ID, "questions").text)
+    assert "应回答未找到" in browser.find_element(By.ID, "questions").text
+    assert sorted(EvalQuestion.objects.filter(kb=kb).values_list("text", flat=True)) == ["发票怎么开？", "积分多久过期？", "退货运费谁承担？"]
+
+    browser.find_element(By.ID, "run-submit").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#metrics-table tr td"))
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+            for r in browser.find_elements(By.CSS_SELECTOR, "#metrics-table tr") if r.find_elements(By.TAG_NAME, "td")}
+    assert rows["问题数"] == "3" and rows["正确文档排第一（recall@1）"] == "1.000"
+    if shot := os.environ.get("ZHIKU_SCREENSHOT_DIR"):
+        browser.save_screenshot(os.path.join(shot, "console-evaluation.png"))
+
+    browser.find_elements(By.CSS_SELECTOR, "#questions button")[0].click()  # delete the first
+    wait.until(lambda d: "共 2 个问题" in d.find_element(By.ID, "q-count").text)
+    assert EvalQuestion.objects.filter(kb=kb).count() == 2
