@@ -449,3 +449,20 @@ def test_home_page_lists_the_users_kbs_escaped(client, alice, make_kb, make_user
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in content and "<script>alert" not in content
     assert "Zoe private KB" not in content
     assert "/api/docs/" in content
+
+
+def test_deleting_the_last_reader_group_of_a_document_is_refused(root_client, kb, ready_doc):
+    """Issue 8: deleting a group deleted its restriction rows, so a document restricted to it alone became
+    readable by every viewer of its KB. The admin now lists such documents as protected and keeps the group."""
+    hr, finance, spare = (Group.objects.create(name=n) for n in ("hr", "finance", "spare"))
+    ready_doc.restricted_to_groups.set([hr])
+    response = root_client.post(f"/admin/auth/group/{hr.pk}/delete/", {"post": "yes"}, HTTP_ACCEPT_LANGUAGE="en")
+    assert Group.objects.filter(pk=hr.pk).exists() and "no reader group would be left" in response.content.decode()
+    # Bulk deletion of all its reader groups is refused the same way; a group that leaves a reader is deleted.
+    ready_doc.restricted_to_groups.set([hr, finance])
+    root_client.post("/admin/auth/group/", {"action": "delete_selected", "_selected_action": [hr.pk, finance.pk], "post": "yes"})
+    assert Group.objects.filter(pk__in=[hr.pk, finance.pk]).count() == 2
+    root_client.post(f"/admin/auth/group/{finance.pk}/delete/", {"post": "yes"})
+    root_client.post(f"/admin/auth/group/{spare.pk}/delete/", {"post": "yes"})
+    assert not Group.objects.filter(pk__in=[finance.pk, spare.pk]).exists()
+    assert list(ready_doc.restricted_to_groups.all()) == [hr]
