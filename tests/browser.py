@@ -41,22 +41,33 @@ def test_database_url() -> str:
 test_database_url.__test__ = False  # a helper, not a test
 
 
+def server_env(**overrides: str) -> dict[str, str]:
+    """The environment of a platform process (daphne, a Celery worker, scripts/serve.py) on the test database.
+
+    This process's environment without the LLM and Redis settings, extractive answers and inline
+    ingestion, then ``overrides``.
+    """
+    from django.conf import settings
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_") and k != "REDIS_URL"}
+    env.update({
+        "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY, "ZHIKU_INGEST_MODE": "sync",
+        "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "WARNING", **overrides,
+    })
+    return env
+
+
+server_env.__test__ = False
+
+
 @contextmanager
 def daphne(log: Path, **env_overrides: str):
     """daphne serving config.asgi on a free port against the test database; yields its base URL.
 
     Extractive answers (no LLM), no Redis and inline ingestion unless ``env_overrides`` say otherwise.
     """
-    from django.conf import settings
-
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_")}
-    env.pop("REDIS_URL", None)
-    env.update({
-        "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY,
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "ZHIKU_INGEST_MODE": "sync", "DJANGO_SETTINGS_MODULE": "config.settings",
-        "LOG_LEVEL": "WARNING", **env_overrides,
-    })
+    env = server_env(DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost", **env_overrides)
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -90,8 +101,8 @@ def server(tmp_path, settings):
         yield url
 
 
-@pytest.fixture
-def browser():
+def chromium(*, network_log: bool = False):
+    """Headless Chromium (Selenium), asking for Chinese; with ``network_log``, recording the DevTools network log."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -103,9 +114,31 @@ def browser():
     # the pages answer in English); an English test sets the django_language cookie.
     options.add_argument("--lang=zh-CN")
     options.add_experimental_option("prefs", {"intl.accept_languages": "zh-CN,zh"})
+    if network_log:
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
+    return driver
+
+
+@pytest.fixture
+def browser():
+    driver = chromium()
     yield driver
     driver.quit()
+
+
+def open_as(browser, server: str, user, path: str) -> None:
+    """Open ``path`` in ``browser`` signed in as ``user`` (a session made by the test client, no login form).
+
+    The cookie is set on a static file of the server first: a browser takes cookies only for the page's host.
+    """
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    browser.get(server + "/static/zhiku/console.css")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(server + path)
 
 

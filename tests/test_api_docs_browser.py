@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, chromium, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -20,15 +20,7 @@ pytestmark = [
 @pytest.fixture
 def logging_browser():
     """Headless Chromium that records the DevTools network log."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = chromium(network_log=True)
     yield driver
     driver.quit()
 

@@ -2,7 +2,6 @@
 reports a port in use instead of failing obscurely."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,22 +9,20 @@ import time
 
 import pytest
 
-from tests.browser import ROOT, free_port, test_database_url
+from tests.browser import ROOT, free_port, server_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def serve(port: int, settings) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY,
-           "ZHIKU_INGEST_MODE": "sync", "LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
-    env.pop("REDIS_URL", None)
-    return subprocess.Popen([sys.executable, "scripts/serve.py", "--port", str(port)], cwd=ROOT, env=env,
+def serve(port: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "scripts/serve.py", "--port", str(port)], cwd=ROOT,
+                            env=server_env(PYTHONUNBUFFERED="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def test_the_address_is_printed_once_the_server_listens(settings):
+def test_the_address_is_printed_once_the_server_listens():
     port = free_port()
-    proc = serve(port, settings)
+    proc = serve(port)
     try:
         deadline = time.monotonic() + 90
         for line in proc.stdout:
@@ -41,10 +38,10 @@ def test_the_address_is_printed_once_the_server_listens(settings):
         proc.wait(timeout=20)
 
 
-def test_a_port_in_use_is_reported(settings):
+def test_a_port_in_use_is_reported():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        proc = serve(taken.getsockname()[1], settings)
+        proc = serve(taken.getsockname()[1])
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 1 and "is in use" in out

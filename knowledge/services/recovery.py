@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,13 +37,17 @@ logger = logging.getLogger(__name__)
 _sweeper_started = threading.Event()
 
 
+def _silent_q(now: datetime) -> Q:
+    """Processing documents whose run stopped writing its heartbeat (or never wrote one)."""
+    silent = now - timedelta(seconds=settings.ZHIKU_INGEST_STALL_SECONDS)
+    return Q(status=DocumentStatus.PROCESSING) & (Q(heartbeat_at__lt=silent) | Q(heartbeat_at__isnull=True))
+
+
 def stalled_q(now: datetime | None = None) -> Q:
     """Documents whose ingestion stopped: processing with a silent heartbeat, or pending and never picked up."""
     now = now or timezone.now()
-    silent = now - timedelta(seconds=settings.ZHIKU_INGEST_STALL_SECONDS)
     forgotten = now - timedelta(seconds=settings.ZHIKU_PENDING_REQUEUE_SECONDS)
-    processing = Q(status=DocumentStatus.PROCESSING) & (Q(heartbeat_at__lt=silent) | Q(heartbeat_at__isnull=True))
-    return processing | Q(status=DocumentStatus.PENDING, updated_at__lt=forgotten)
+    return _silent_q(now) | Q(status=DocumentStatus.PENDING, updated_at__lt=forgotten)
 
 
 def is_stalled(document: Document, now: datetime | None = None) -> bool:
@@ -58,9 +63,7 @@ def claim_document(document_id: int) -> str | None:
     """
     token = uuid.uuid4().hex
     now = timezone.now()
-    silent = now - timedelta(seconds=settings.ZHIKU_INGEST_STALL_SECONDS)
-    takeable = Q(status__in=[DocumentStatus.PENDING, DocumentStatus.FAILED]) | (
-        Q(status=DocumentStatus.PROCESSING) & (Q(heartbeat_at__lt=silent) | Q(heartbeat_at__isnull=True)))
+    takeable = Q(status__in=[DocumentStatus.PENDING, DocumentStatus.FAILED]) | _silent_q(now)
     claimed = Document.objects.filter(takeable, pk=document_id).update(
         status=DocumentStatus.PROCESSING, claim=token, heartbeat_at=now, ingest_attempts=F("ingest_attempts") + 1,
         error_code="", error_message="", chunks_done=0, chunks_total=0, updated_at=now,
@@ -156,7 +159,7 @@ def start_sweeper() -> bool:
                 logger.exception("ingestion sweeper failed")
             finally:
                 connection.close()  # no connection left open across a Celery pool fork
-            threading.Event().wait(settings.ZHIKU_SWEEP_SECONDS)
+            time.sleep(settings.ZHIKU_SWEEP_SECONDS)
 
     threading.Thread(target=loop, name="zhiku-sweeper", daemon=True).start()
     return True

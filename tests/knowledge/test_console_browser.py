@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, open_as, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -218,7 +218,6 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
 
 
 def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, alice, bob, kb):
-    from django.test import Client
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -231,11 +230,7 @@ def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, a
     Document.objects.create(kb=kb, source_name="坏文件.docx", doc_type="docx", sha256="b" * 64, status="failed",
                             error_code="parse_error", error_message="文件已损坏，无法解析")
     membership_set(kb=kb, user=bob, role="editor")
-    client = Client()
-    client.force_login(bob)
-    browser.get(server + "/static/zhiku/console.css")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/")
+    open_as(browser, server, bob, f"/kbs/{kb.pk}/")
     # The rows are drawn again at every poll: an element read between two polls may be gone.
     wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
     row = lambda d, doc: d.find_element(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{doc.pk}"]')  # noqa: E731
@@ -261,16 +256,11 @@ def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, a
 
 def test_the_language_switch_turns_the_console_english(server, browser, alice, kb, ingest):
     """Chinese first (the browser asks for zh-CN); the header's switch makes the pages and their scripts English."""
-    from django.test import Client
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     ingest(kb, {"退货政策.md": FILES["退货政策.md"]})
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/zhiku/console.css")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/")
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/")
     wait = WebDriverWait(browser, 20)
     wait.until(lambda d: "共 1 个文档" in d.find_element(By.ID, "doc-summary").text)
     assert "上传文档" in browser.find_element(By.ID, "upload").text

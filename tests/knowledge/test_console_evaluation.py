@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, open_as, selenium
 
 DOCS = {
     "退货政策.md": "# 退货政策\n\n购买商品七天内可以无理由退货，退货运费由买家承担。质量问题导致的退货，运费由商家承担。\n",
@@ -38,18 +38,13 @@ def test_the_page_speaks_both_languages_and_the_kb_page_links_it(kb, alice, clie
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER and selenium), reason="needs chromium, chromium-driver and selenium")
 @pytest.mark.django_db(transaction=True)
 def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, alice, kb, ingest):
-    from django.test import Client
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import EvalQuestion
 
     ingest(kb, DOCS)
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/zhiku/evaluation.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/evaluation/")
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/evaluation/")
     wait = WebDriverWait(browser, 30)
     wait.until(lambda d: "还没有标注问题" in d.find_element(By.ID, "questions").text)
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, open_as, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -23,7 +23,6 @@ DOCS = {
 
 
 def test_owner_reads_the_trade_off_and_picks_an_operating_point(server, browser, alice, kb, ingest, tmp_path):
-    from django.test import Client
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -33,11 +32,7 @@ def test_owner_reads_the_trade_off_and_picks_an_operating_point(server, browser,
     ingest(kb, DOCS)
     calibration = recalibrate_kb(kb.pk)
     assert calibration is not None and calibration.status == "ready" and calibration.curve
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/zhiku/calibration.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/hit-test/")
     wait = WebDriverWait(browser, 20)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#op-curve table tr"))
     panel = browser.find_element(By.ID, "operating-point").text
@@ -57,7 +52,6 @@ def test_owner_reads_the_trade_off_and_picks_an_operating_point(server, browser,
 
 
 def test_a_viewer_sees_the_table_without_controls(server, browser, alice, bob, kb, ingest):
-    from django.test import Client
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -65,11 +59,7 @@ def test_a_viewer_sees_the_table_without_controls(server, browser, alice, bob, k
 
     ingest(kb, DOCS)
     membership_set(kb=kb, user=bob, role="editor")  # the page is for editors; only owners change the operating point
-    client = Client()
-    client.force_login(bob)
-    browser.get(server + "/static/zhiku/calibration.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    open_as(browser, server, bob, f"/kbs/{kb.pk}/hit-test/")
     WebDriverWait(browser, 20).until(lambda d: "当前阈值" in d.find_element(By.ID, "op-summary").text)
     assert not browser.find_elements(By.CSS_SELECTOR, "#operating-point button")
 
@@ -77,16 +67,11 @@ def test_a_viewer_sees_the_table_without_controls(server, browser, alice, bob, k
 def test_the_results_table_reads_in_words_with_room_for_the_text(server, browser, alice, kb, ingest, tmp_path):
     """Issue 9: the results table's headers were raw field paths (scores.fused_rank) and the text column
     about four characters wide."""
-    from django.test import Client
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     ingest(kb, DOCS)
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/zhiku/hit_test.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
-    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/hit-test/")
     browser.find_element(By.ID, "query").send_keys("退货运费谁承担")
     browser.find_element(By.CSS_SELECTOR, "#hit-form button[type=submit], #hit-form input[type=submit]").click()
     WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results table tr td"))

@@ -17,7 +17,7 @@ from django.utils import timezone
 from knowledge.models import Document, DocumentStatus, StagedEmbedding
 from knowledge.services import recovery
 from knowledge.services.documents import UploadedItem, document_ingest, document_upload
-from tests.browser import test_database_url
+from tests.browser import server_env
 from tests.helpers import celery_broker, redis_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,19 +173,15 @@ def test_reindex_resumes_a_stalled_new_version_instead_of_answering_busy(kb, ali
 # --- real workers killed with SIGKILL ----------------------------------------------------------
 
 
-def worker_env(settings, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "ZHIKU_"))}
-    env.update({
-        "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY, "REDIS_URL": REDIS_URL,
-        "ZHIKU_REDIS_PREFIX": settings.ZHIKU_REDIS_PREFIX, "DJANGO_SETTINGS_MODULE": "config.settings",
-        "ZHIKU_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "ZHIKU_INGEST_MODE": "celery", "ZHIKU_AUTO_CALIBRATE": "0", "LOG_LEVEL": "WARNING",
+def worker_env(settings) -> dict:
+    env = server_env(
+        REDIS_URL=REDIS_URL, ZHIKU_REDIS_PREFIX=settings.ZHIKU_REDIS_PREFIX, ZHIKU_MEDIA_ROOT=str(settings.MEDIA_ROOT),
+        ZHIKU_INGEST_MODE="celery", ZHIKU_AUTO_CALIBRATE="0",
         # Small batches make the document take seconds, so it can be killed in the middle.
-        "ZHIKU_EMBED_BATCH": "2", "ZHIKU_INGEST_HEARTBEAT_SECONDS": "0.5", "ZHIKU_INGEST_STALL_SECONDS": "3",
-        "ZHIKU_SWEEP_SECONDS": "1",
-    })
-    env.update(extra)
-    return env
+        ZHIKU_EMBED_BATCH="2", ZHIKU_INGEST_HEARTBEAT_SECONDS="0.5", ZHIKU_INGEST_STALL_SECONDS="3", ZHIKU_SWEEP_SECONDS="1",
+    )
+    # pytest's own variables are not the worker's.
+    return {k: v for k, v in env.items() if not k.startswith("PYTEST")}
 
 
 def start_worker(env: dict, log: Path, pool: str) -> subprocess.Popen:

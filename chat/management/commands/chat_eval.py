@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.evaluation import AnswerQuestion, answer_evaluate
 from chat.llm import llm_config
-from knowledge.management.commands._corpus import add_corpus_arguments, eval_set
+from knowledge.management.commands._corpus import add_corpus_arguments, eval_set, stderr_progress
 
 SHOWN = ("answer_contains", "answer_contains_full", "answer_contains_answered", "citation_precision",
          "not_found_rate_answerable", "not_found_rate_unanswerable", "answer_chars_p50", "first_token_ms_p50")
@@ -33,7 +32,7 @@ class Command(BaseCommand):
                                     answers=[str(a) for a in q.get("answers") or []]) for q in loaded.queries]
         started = time.perf_counter()
         metrics = answer_evaluate(user=loaded.user, kb_ids=[loaded.kb.pk], questions=questions, llm=config,
-                                  progress=None if opts["json"] else self._progress(len(questions)))
+                                  progress=None if opts["json"] else stderr_progress(len(questions), every=20, noun="questions"))
         metrics["mode"] = "llm" if config else "extractive"
         metrics["seconds"] = round(time.perf_counter() - started, 1)
         metrics["kb"] = {"id": loaded.kb.pk, "name": loaded.kb.name, "chunks": loaded.kb.chunks.count()}
@@ -49,8 +48,3 @@ class Command(BaseCommand):
             value = metrics[key]
             self.stdout.write(f"  {key:<28} {'—' if value is None else value}")
 
-    def _progress(self, total: int):
-        def show(n: int) -> None:
-            if n % 20 == 0 or n == total:
-                sys.stderr.write(f"\r  {n}/{total} questions")
-        return show

@@ -16,6 +16,7 @@ from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.corpus import corpus_ingest
 from knowledge.services.kbs import kb_create
 
+from ._util import named_user
 from .bench_search import read_jsonl
 
 
@@ -60,14 +61,18 @@ class EvalSet:
 
 def eval_owner(username: str | None):
     """The named user, or an inactive 'bench' user that owns the evaluation KBs."""
-    User = get_user_model()
     if username:
-        user = User.objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"No user {username!r}.")
-        return user
-    user, _ = User.objects.get_or_create(username="bench", defaults={"is_active": False})
+        return named_user(username)
+    user, _ = get_user_model().objects.get_or_create(username="bench", defaults={"is_active": False})
     return user
+
+
+def stderr_progress(total: int, *, every: int, noun: str):
+    """A progress callback for the evaluation commands: ``n/total noun`` on stderr every ``every`` items."""
+    def show(n: int) -> None:
+        if n % every == 0 or n == total:
+            sys.stderr.write(f"\r  {n}/{total} {noun}")
+    return show
 
 
 def eval_set(opts: dict, *, quiet: bool) -> EvalSet:

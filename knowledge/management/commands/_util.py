@@ -20,14 +20,18 @@ def resolve_kb(ref: str) -> KnowledgeBase | None:
     return matches[0] if matches else None
 
 
+def named_user(username: str):
+    """The user called ``username``; a CommandError if there is none."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"No user {username!r}.")
+    return user
+
+
 def resolve_owner(username: str | None):
-    User = get_user_model()
     if username:
-        user = User.objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"No user {username!r}.")
-        return user
-    user = User.objects.filter(is_superuser=True).order_by("id").first()
+        return named_user(username)
+    user = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
     if user is None:
         raise CommandError("No superuser exists; pass --owner or run `manage.py bootstrap` first.")
     return user

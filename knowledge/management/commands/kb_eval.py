@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -12,7 +11,7 @@ from knowledge.retrieval.pipeline import MODES
 from knowledge.services.calibration import recalibrate_kb
 from knowledge.services.evaluation import LabelledQuery, evaluate
 
-from ._corpus import add_corpus_arguments, eval_set
+from ._corpus import add_corpus_arguments, eval_set, stderr_progress
 
 
 class Command(BaseCommand):
@@ -45,7 +44,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No KB {other!r} of {user.username}: load it first with kb_eval --kb {other}.")
             others.append(found.pk)
         metrics = evaluate(user=user, kb_ids=[kb.pk, *others], queries=labelled, mode=opts["mode"], top_k=opts["top_k"],
-                           progress=None if opts["json"] else self._progress(len(labelled)), labels_kb_id=kb.pk)
+                           progress=None if opts["json"] else stderr_progress(len(labelled), every=100, noun="queries"), labels_kb_id=kb.pk)
         metrics["seconds"] = round(time.perf_counter() - started, 1)
         metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model,
                          "calibration": [kb.calibration_slope, kb.calibration_offset], "threshold": kb.score_threshold}
@@ -63,8 +62,3 @@ class Command(BaseCommand):
         self.stdout.write("  latency ms (p50 / p95): " + ", ".join(
             f"{k} {v['p50']}/{v['p95']}" for k, v in metrics["latency_ms"].items()))
 
-    def _progress(self, total: int):
-        def show(n: int) -> None:
-            if n % 100 == 0 or n == total:
-                sys.stderr.write(f"\r  {n}/{total} queries")
-        return show
