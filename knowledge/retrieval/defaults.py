@@ -32,6 +32,19 @@ JUDGE_RERANK = 0.5
 judge reads what fusion doesn't (the question's words together in one or two sentences). With the
 keyword trust above, MRR@10: manual 0.892 → 0.924, docs-zh 0.821 → 0.831, policy 0.911 → 0.922,
 drcd 0.961 → 0.965, faq and cmrc equal, shortq 0.821 → 0.800."""
+SHORT_TEXT = (16, 48)
+"""Lexical evidence (the keyword path's fusion weight, the judge's reordering of the head) counts in full
+where BM25's first five passages have a median of 48 characters or more, not at all under 16, linearly
+between. Over one-line texts (customer-question lists, titles) a paraphrase shares a word or two with
+dozens of them and word counts rank noise. MRR@10 (tune_retrieval quality; vector alone in brackets):
+devdata/shortq-zh (median 9 characters) 0.803 → 0.869 (0.868); every other set has passages of 70+
+characters and is unchanged."""
+EXACT_LOOKUP_WEIGHTS = False
+"""Seed 001's DYNAMIC_RRF (vector/keyword 0.2/0.8 for a question naming a code, model or quoted phrase,
+``fusion.dynamic_weights``) is off: where it fired on our sets it named product models and settings that
+many passages share (「A6 能除甲醛吗」, 「dLegerSelfId 填什么」), and lost MRR@10 on every one of them:
+devdata/faq-zh 0.915 → 0.932 without it, manual-zh 0.938 → 0.944, docs-zh/faq 0.817 → 0.817, others
+unchanged; keyword trust already lets BM25 lead when its first passage holds the whole question."""
 THRESHOLD = 0.5
 """The operating point on the calibrated relevance: even odds that the results hold the answer."""
 NOT_FOUND_TEXT = "抱歉，知识库中未找到相关内容。"

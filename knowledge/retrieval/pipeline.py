@@ -25,8 +25,10 @@ paths run concurrently):
              ``vector_similarity`` computed from its stored vector
              (``vector_rank`` stays None). Neighbour expansion counts here too.
 ``fuse``     per KB: ``minmax_fusion`` (``kb.fusion == "score"``) or weighted
-             ``rrf``; weights from ``dynamic_weights`` (identifier / quoted
-             queries lean on BM25). A path that did not run is left out.
+             ``rrf``; the KB's weights, the keyword one scaled by how much of
+             the question BM25's first passage holds (``keyword_trust``) and
+             by how long the passages are (``short_text``: one-line texts rank
+             by meaning). A path that did not run is left out.
 ``rerank``   per KB, with that KB's reranker (``reranker_for``, or the cosine
              fallback when it gives none): the final score is
              ``(1 − w)·fused + w·rerank``, each min-max normalised over the
@@ -146,6 +148,7 @@ class _KBRun:
     background: Any = _UNSET  # the query's cosine background (evidence.QueryBackground), computed on first use
     relevance: float | None = None  # the best candidate relevance within the judged head
     weights: tuple[float, float] = (0.0, 0.0)
+    lexical_weight: float = 1.0  # how far lexical evidence counts in this KB's ranking (``short_text``)
     candidates: dict[int, Candidate] = field(default_factory=dict)
     fused_all: list[int] = field(default_factory=list)
     fused_order: list[int] = field(default_factory=list)
@@ -264,6 +267,9 @@ class HybridRetriever:
         keyword_trust: tuple[float, float] | None = defaults.KEYWORD_TRUST,
         judge_rerank: float = defaults.JUDGE_RERANK,
         keyword_max_norm: bool = False,
+        keyword_distinct: tuple[int, float, float] | None = None,
+        exact_lookup: bool = defaults.EXACT_LOOKUP_WEIGHTS,
+        short_text: tuple[int, int] | None = defaults.SHORT_TEXT,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -287,6 +293,9 @@ class HybridRetriever:
         self.keyword_trust = keyword_trust
         self.judge_rerank = judge_rerank
         self.keyword_max_norm = keyword_max_norm
+        self.keyword_distinct = keyword_distinct
+        self.exact_lookup = exact_lookup
+        self.short_text = short_text
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -471,12 +480,22 @@ class HybridRetriever:
 
     def _fuse(self, run: _KBRun, query: str, records: Mapping[int, ChunkRecord]) -> None:
         kb, cands = run.kb, run.candidates
-        run.weights = fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight))
+        run.weights = (fusion.dynamic_weights(query, (kb.vector_weight, kb.keyword_weight)) if self.exact_lookup
+                       else (kb.vector_weight, kb.keyword_weight))
         if self.keyword_trust is not None and run.keyword_hits and run.keyword_hits[0][0] in records:
             full, floor = self.keyword_trust
             cov = self._lexical(run, run.keyword_hits[0][0], records).coverage
             if cov is not None:
                 run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, cov / full)))
+        run.lexical_weight = self._lexical_weight(run, records)
+        run.weights = (run.weights[0], run.weights[1] * run.lexical_weight)
+        if self.keyword_distinct is not None and run.keyword_hits:
+            # How far BM25's first passage stands out: the k-th's score against the first's.
+            k, scale, floor = self.keyword_distinct
+            scores = [s for _, s in run.keyword_hits]
+            if len(scores) > k - 1 and scores[0] > 0:
+                gap = 1.0 - scores[k - 1] / scores[0]
+                run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, gap / scale)))
         paths: list[tuple[dict[int, float], list[int], float]] = []
         max_only: list[bool] = []
         if run.vector_ran:
@@ -507,6 +526,23 @@ class HybridRetriever:
         keep = set(order[: kb.candidates]) | {c for c, _ in run.keyword_hits[:POOL_EXTRA_BM25] if c in cands}
         run.fused_all = order
         run.fused_order = [c for c in order if c in keep]
+
+    def _lexical_weight(self, run: _KBRun, records: Mapping[int, ChunkRecord]) -> float:
+        """1 where passages are long enough for their words to count, down to 0 for one-line texts.
+
+        Read off the median length of each path's first five passages (``short_text`` = (none, full)):
+        over one-line texts (a list of customer questions, titles) a paraphrased question shares one
+        or two words with many of them, and BM25's and the judge's word counts rank noise.
+        """
+        if self.short_text is None:
+            return 1.0
+        first = {c for c, _ in run.keyword_hits[:5]} | {c for c, _ in run.vector_hits[:5]}
+        lengths = sorted(len(records[c].content) for c in first if c in records)
+        if not lengths:
+            return 1.0
+        median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2
+        none, full = self.short_text
+        return min(1.0, max(0.0, (median - none) / (full - none)))
 
     def _rerank_weight(self, name: str) -> float:
         kind = "cross-encoder" if name.startswith(CROSS_ENCODER_PREFIX) else name
@@ -565,7 +601,7 @@ class HybridRetriever:
             head = [c for c in order if run.candidates[c].relevance is not None]
             rest = [c for c in order if run.candidates[c].relevance is None]
             prior = {c: -math.log(i + 1) for i, c in enumerate(order)}
-            a = self.judge_rerank
+            a = self.judge_rerank * run.lexical_weight
 
             def key(c: int) -> float:
                 return a * evidence.logit(run.candidates[c].relevance or 0.0) + (1 - a) * prior[c]

@@ -203,13 +203,39 @@ def test_score_and_rrf_fusion_both_rank_the_obvious_answer_first(retriever, kb):
         assert result.candidates[0].chunk_id == 8
 
 
-def test_identifier_query_leans_on_keywords(store, embedder, kb):
+def test_identifier_query_finds_its_passage_without_the_exact_lookup_weights(store, embedder, kb):
     store.add_records(kb.kb_id, [ChunkRecord(chunk_id=50, kb_id=1, document_id=1050, ordinal=0,
                                              content="错误码 ERR_1042 表示支付超时，请重新下单。",
                                              vector=embedder.embed_passages(["错误码 ERR_1042 表示支付超时"])[0])])
-    result = retriever_for(store, {"chars": embedder}).search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
+    shipped = retriever_for(store, {"chars": embedder}).search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
+    assert shipped.candidates[0].chunk_id == 50
+    # Seed 001's DYNAMIC_RRF weights are measured off by default (defaults.EXACT_LOOKUP_WEIGHTS) and can be asked for.
+    assert shipped.debug["kbs"][1]["weights"]["vector"] == kb.vector_weight
+    leaning = retriever_for(store, {"chars": embedder}, exact_lookup=True, short_text=None, keyword_trust=None)
+    result = leaning.search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
     assert result.debug["kbs"][1]["weights"] == {"vector": 0.2, "keyword": 0.8}
     assert result.candidates[0].chunk_id == 50
+
+
+def _one_kb(embedder, kb, texts: list[str]) -> MemoryStore:
+    store = MemoryStore()
+    store.add_kb(kb, [ChunkRecord(chunk_id=i + 1, kb_id=kb.kb_id, document_id=i + 1, ordinal=0, content=t,
+                                  vector=embedder.embed_passages([t])[0]) for i, t in enumerate(texts)])
+    return store
+
+
+def test_one_line_texts_rank_by_meaning_and_passages_by_both_paths(embedder, kb):
+    """``short_text``: the keyword weight (and the judge's reordering) fade out over one-line texts."""
+    one_liners = ["易花怎么开通", "易花额度怎么提升", "易花账单怎么分期", "分期手续费怎么计算", "怎么关闭易花",
+                  "易花分期最多可以分几期", "分期可以提前还清吗"]
+    passages = [t + "：请在 App 首页进入「易花」，按页面提示完成身份验证与授权，审核通过后即可使用，具体以页面展示为准。"
+                for t in one_liners]
+    for texts, keyword_weight in ((one_liners, 0.0), (passages, kb.keyword_weight)):
+        retriever = retriever_for(_one_kb(embedder, kb, texts), {"chars": embedder}, keyword_trust=None)
+        result = retriever.search("易花咋分期", [kb], scope=SCOPE, debug=True)
+        assert result.debug["kbs"][1]["weights"] == {"vector": kb.vector_weight, "keyword": keyword_weight}
+    off = retriever_for(_one_kb(embedder, kb, one_liners), {"chars": embedder}, keyword_trust=None, short_text=None)
+    assert off.search("易花咋分期", [kb], scope=SCOPE, debug=True).debug["kbs"][1]["weights"]["keyword"] == kb.keyword_weight
 
 
 # --- keyword low-score retry (seed 004) -----------------------------------------------------------------
@@ -410,8 +436,10 @@ def test_the_judge_reorders_the_head_by_its_evidence():
     kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=2)
     store = MemoryStore()
     store.add_kb(kb, _fixed_records(specs))
-    plain = retriever_for(store, {"fixed": FixedEmbedder()}, judge_rerank=0.0).search("保修期限", [kb], scope=SCOPE)
-    judged = retriever_for(store, {"fixed": FixedEmbedder()}).search("保修期限", [kb], scope=SCOPE)
+    # (short_text off: these two one-line passages stand for longer ones)
+    plain = retriever_for(store, {"fixed": FixedEmbedder()}, judge_rerank=0.0, short_text=None).search(
+        "保修期限", [kb], scope=SCOPE)
+    judged = retriever_for(store, {"fixed": FixedEmbedder()}, short_text=None).search("保修期限", [kb], scope=SCOPE)
     assert [c.chunk_id for c in plain.candidates] == [1, 2]
     assert [c.chunk_id for c in judged.candidates] == [2, 1]
 
@@ -539,13 +567,13 @@ def test_memory_vector_search_scores_a_faq_chunk_by_pair_and_question(embedder, 
 
 
 def test_the_keyword_weight_follows_how_much_of_the_question_bm25s_top_passage_holds(store, embedder, kb):
-    retriever = retriever_for(store, {"chars": embedder})
+    retriever = retriever_for(store, {"chars": embedder}, short_text=None)  # the fixture's texts are one-liners
     covered = retriever.search("电子发票发送到注册邮箱", [kb], scope=SCOPE, debug=True)
     paraphrased = retriever.search("发票怎么寄到家里", [kb], scope=SCOPE, debug=True)
     w_full = covered.debug["kbs"][kb.kb_id]["weights"]["keyword"]
     w_para = paraphrased.debug["kbs"][kb.kb_id]["weights"]["keyword"]
     assert w_full == pytest.approx(kb.keyword_weight)  # the top passage holds every word
     assert 0.1 * kb.keyword_weight <= w_para < w_full
-    fixed = retriever_for(store, {"chars": embedder}, keyword_trust=None).search("发票怎么寄到家里", [kb], scope=SCOPE,
+    fixed = retriever_for(store, {"chars": embedder}, keyword_trust=None, short_text=None).search("发票怎么寄到家里", [kb], scope=SCOPE,
                                                                                  debug=True)
     assert fixed.debug["kbs"][kb.kb_id]["weights"]["keyword"] == pytest.approx(kb.keyword_weight)
