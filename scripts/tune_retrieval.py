@@ -105,6 +105,8 @@ class Split:
         start = time.perf_counter()
         if kind == "queries":
             vecs = np.stack([embedder.embed_query(q["text"]) for q in self.queries])
+        elif kind == "questions":  # FAQ pairs' questions, embedded as queries as ingestion does
+            vecs = np.stack([embedder.embed_query(p.get("question") or "") for p in self.corpus])
         else:
             texts = [f"{p['title']}\n{p['text']}" for p in self.corpus]
             parts = []
@@ -117,6 +119,14 @@ class Split:
         np.save(path, vecs.astype(np.float32))
         print(f"  cached {path.name} {vecs.shape} in {time.perf_counter() - start:.0f}s", flush=True)
         return vecs.astype(np.float32)
+
+
+    def question_vectors(self) -> list[np.ndarray | None]:
+        """Each passage's FAQ question vector (as the platform stores for question–answer pairs), or None."""
+        if not any(p.get("question") for p in self.corpus):
+            return [None] * len(self.corpus)
+        vecs = self.vectors("questions")
+        return [vecs[i] if p.get("question") else None for i, p in enumerate(self.corpus)]
 
 
 class CachedQueryEmbedder:
@@ -141,10 +151,11 @@ class CachedQueryEmbedder:
 def build_store(split: Split, kb: KBSearchConfig, *, exclude: Iterable[int] = ()) -> MemoryStore:
     """A memory store holding the split's passages (minus ``exclude``), chunk id = passage index."""
     vectors = split.vectors("corpus")
+    questions = split.question_vectors()
     skip = set(exclude)
     records = [
         ChunkRecord(chunk_id=i, kb_id=kb.kb_id, document_id=i, ordinal=0, content=p["text"], title=p["title"],
-                    source_name=p["id"], vector=vectors[i])
+                    source_name=p["id"], vector=vectors[i], question_vector=questions[i])
         for i, p in enumerate(split.corpus) if i not in skip
     ]
     store = MemoryStore()
@@ -280,6 +291,7 @@ def cmd_embed(splits: list[Split]) -> None:
     for split in splits:
         split.vectors("queries")
         split.vectors("corpus")
+        split.question_vectors()
 
 
 def cmd_quality(splits: list[Split], names: list[str], limit: int | None) -> None:
@@ -566,9 +578,10 @@ def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
     kbs, records, embedders = [], [], {}
     for k, split in enumerate(splits):
         kb = replace(BASE, kb_id=k + 1, name=split.name)
-        vectors = split.vectors("corpus")
+        vectors, questions = split.vectors("corpus"), split.question_vectors()
         records.append([ChunkRecord(chunk_id=k * 10**6 + i, kb_id=kb.kb_id, document_id=k * 10**6 + i, ordinal=0,
-                                    content=p["text"], title=p["title"], source_name=p["id"], vector=vectors[i])
+                                    content=p["text"], title=p["title"], source_name=p["id"], vector=vectors[i],
+                                    question_vector=questions[i])
                         for i, p in enumerate(split.corpus)])
         kbs.append(kb)
         embedders.update({q["text"]: v for q, v in zip(split.queries, split.vectors("queries"))})
