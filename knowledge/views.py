@@ -22,6 +22,7 @@ from knowledge import selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.errors import ApplicationError, NotFound
 from knowledge.errors import PermissionDenied as AppPermissionDenied
+from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.documents import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
@@ -110,6 +111,10 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     return render(request, "knowledge/document.html", {
         "kb": kb, "document": document, "status_label": STATUS_LABELS.get(document.status, document.status),
         "page": page, "newer_id": newer, **_role_context(request, kb),
+        "group_names": sorted(document.restricted_to_groups.values_list("name", flat=True)),
+        # The failure in the viewer's language, from its code (the stored message is English, as written at ingestion).
+        "error_text": ingest_error_message(document.error_code, document.error_message) if document.error_code else "",
+        "error_detail": document.error_message,
     })
 
 

@@ -70,7 +70,8 @@
     } else if (doc.status === "ready") {
       td.append(el("span", T.chunks(doc.progress.total), { class: "small" }));
     } else if (doc.status === "failed" && doc.error) {
-      td.append(el("div", doc.error.message || doc.error.code, { class: "error-text small doc-error" }));
+      // The message is in the viewer's language (from the code); the stored technical detail shows on hover.
+      td.append(el("div", doc.error.message || doc.error.code, { class: "error-text small doc-error", title: doc.error.detail || "" }));
     }
     return td;
   }

@@ -118,6 +118,7 @@ def test_viewer_sees_no_upload_or_edit_controls(client, alice, bob, kb, ingest):
     html = client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
     assert "购买商品七天内可以无理由退货" in html and "运费" in html
     assert "document.js" not in html
+    assert 'id="restriction-form"' not in html and 'id="chunk-add-form"' not in html
     assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
     assert client.get(f"/kbs/{kb.pk}/hit-test/").status_code == 403
 
@@ -131,7 +132,9 @@ def test_editor_and_owner_see_their_controls(client, alice, bob, kb, ingest):
     client.force_login(bob)
     html = client.get(f"/kbs/{kb.pk}/").content.decode()
     assert 'id="file-input"' in html and 'data-can-edit="1"' in html and f"/kbs/{kb.pk}/settings/" not in html
-    assert "document.js" in client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    html = client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    assert "document.js" in html and 'id="restriction-form"' in html and 'id="chunk-add-form"' in html
+    assert 'id="chunk-size"' in client.get(f"/kbs/{kb.pk}/").content.decode()
     assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
     client.force_login(alice)
     html = client.get(f"/kbs/{kb.pk}/").content.decode()

@@ -86,3 +86,76 @@ def test_an_editor_previews_the_chunking_then_uploads_each_file_with_its_progres
     document = Document.objects.get()
     assert (document.chunk_size, document.chunk_overlap) == (300, 40)
     assert list(document.chunks.order_by("ordinal").values_list("content", flat=True)) == [d.content for d in expected.drafts]
+
+
+def test_an_editor_restricts_a_document_and_adds_a_chunk_by_hand(server, browser, alice, bob, kb, ingest, tmp_path):
+    from django.contrib.auth.models import Group
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Chunk, KnowledgeBase
+    from knowledge.services.kbs import membership_set
+
+    Group.objects.create(name="人事")
+    (document,) = ingest(kb, {"退货政策.md": "# 退货政策\n\n## 运费\n\n七天内可以无理由退货，退货运费由买家承担。\n"})
+    membership_set(kb=kb, user=bob, role="editor")
+    open_as(browser, server, bob, f"/kbs/{kb.pk}/documents/{document.pk}/")
+    wait = WebDriverWait(browser, 30)
+    assert browser.find_element(By.ID, "restriction-current").text == "知识库的所有成员均可阅读"
+
+    # Restrict to a group: saved through the API, the KB version moves (cached searches expire).
+    version = KnowledgeBase.objects.get(pk=kb.pk).version
+    _set(browser.find_element(By.ID, "restriction-groups"), "人事")
+    browser.find_element(By.ID, "restriction-save").click()
+    wait.until(lambda d: d.find_element(By.ID, "restriction-status").text == "已保存。")
+    assert browser.find_element(By.ID, "restriction-current").text == "仅限：人事"
+    assert list(document.restricted_to_groups.values_list("name", flat=True)) == ["人事"]
+    assert KnowledgeBase.objects.get(pk=kb.pk).version > version
+    # An unknown group is refused in words, and nothing changes.
+    _set(browser.find_element(By.ID, "restriction-groups"), "人事,无此组")
+    browser.find_element(By.ID, "restriction-save").click()
+    wait.until(lambda d: "保存失败" in d.find_element(By.ID, "restriction-status").text)
+    assert "无此组" in browser.find_element(By.ID, "restriction-status").text
+    assert list(document.restricted_to_groups.values_list("name", flat=True)) == ["人事"]
+
+    # Add a chunk by hand: the page shows it last, marked, with its section path.
+    _set(browser.find_element(By.ID, "chunk-add-path"), "退货政策 > 以旧换新")
+    _set(browser.find_element(By.ID, "chunk-add-content"), "以旧换新：交回旧机可抵扣二百元。")
+    browser.find_element(By.ID, "chunk-add-submit").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#chunks .chunk .badge.manual"))
+    chunk = Chunk.objects.get(document=document, metadata__manual=True)
+    article = browser.find_element(By.ID, f"chunk-{chunk.pk}")
+    assert article.find_element(By.CSS_SELECTOR, ".text").text == "以旧换新：交回旧机可抵扣二百元。"
+    assert article.find_element(By.CSS_SELECTOR, ".section-path").text == "退货政策 › 以旧换新"
+    assert "手动添加" in article.text and chunk.embedding is not None and chunk.section_path == ["退货政策", "以旧换新"]
+    # An empty chunk is refused in words.
+    browser.find_element(By.ID, "chunk-add-content").send_keys("   ")
+    browser.execute_script("document.getElementById('chunk-add-content').removeAttribute('required')")
+    browser.find_element(By.ID, "chunk-add-submit").click()
+    wait.until(lambda d: "添加失败" in d.find_element(By.ID, "chunk-add-status").text)
+    assert Chunk.objects.filter(document=document, metadata__manual=True).count() == 1
+    shot(browser, tmp_path, "console-document-tools.png")
+
+
+def test_a_failure_reads_in_the_viewers_language(server, browser, alice, kb):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Document
+
+    failed = Document.objects.create(kb=kb, source_name="坏文件.docx", doc_type="docx", sha256="b" * 64, status="failed",
+                                     error_code="corrupt_file", error_message="the DOCX file is damaged: Bad CRC-32")
+    wait = WebDriverWait(browser, 20)
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/documents/{failed.pk}/")
+    error = browser.find_element(By.ID, "doc-error").text
+    assert "处理失败： 文件已损坏或无法读取。" in error and "技术信息： the DOCX file is damaged: Bad CRC-32" in error
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-rows .doc-error"))
+    assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-error").text == "文件已损坏或无法读取。"
+
+    browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/documents/{failed.pk}/")
+    assert "Processing failed: The file is damaged or cannot be read." in browser.find_element(By.ID, "doc-error").text
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-rows .doc-error"))
+    assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-error").text == "The file is damaged or cannot be read."
