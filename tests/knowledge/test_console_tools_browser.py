@@ -159,3 +159,59 @@ def test_a_failure_reads_in_the_viewers_language(server, browser, alice, kb):
     browser.get(f"{server}/kbs/{kb.pk}/")
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-rows .doc-error"))
     assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-error").text == "The file is damaged or cannot be read."
+
+
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+OVERFLOW = """
+    const doc = document.documentElement;
+    const wide = [...document.querySelectorAll('body *')].filter((e) => {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.right <= doc.clientWidth + 1) return false;
+        for (let p = e.parentElement; p; p = p.parentElement) {  // inside a box that scrolls: fine
+            const o = getComputedStyle(p).overflowX;
+            if ((o === 'auto' || o === 'scroll' || o === 'hidden') && p.getBoundingClientRect().right <= doc.clientWidth + 1) return false;
+        }
+        return true;
+    }).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className);
+    return {scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide.slice(0, 5)};
+"""
+
+
+def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
+    """At 390 px: no page scrolls sideways, the header wraps, wide tables scroll inside their own box."""
+    import os
+    from pathlib import Path
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Document, EvalQuestion
+
+    (document,) = ingest(kb, {"退货政策.md": "# 退货政策\n\n## 运费\n\n七天内可以无理由退货，退货运费由买家承担。\n"})
+    Document.objects.create(kb=kb, source_name="一份名字非常非常长而且没有任何空格的产品说明书最终修订版第三稿.docx", doc_type="docx",
+                            sha256="b" * 64, status="failed", error_code="corrupt_file", error_message="the DOCX file is damaged")
+    EvalQuestion.objects.create(kb=kb, text="退货运费谁承担？", relevant=["退货政策.md"], answers=["买家"])
+    open_as(browser, server, alice, "/")
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    wait = WebDriverWait(browser, 20)
+    pages = {"/": "#kb-table", f"/kbs/{kb.pk}/": "#doc-rows tr[data-status=failed]",
+             f"/kbs/{kb.pk}/documents/{document.pk}/": "#chunks .chunk", f"/kbs/{kb.pk}/settings/": "#member-rows",
+             f"/kbs/{kb.pk}/hit-test/": "#query", f"/kbs/{kb.pk}/evaluation/": "#questions li", "/chat/": "body"}
+    for path, ready in pages.items():
+        browser.get(server + path)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
+        assert browser.execute_script("return window.innerWidth") == 390
+        found = browser.execute_script(OVERFLOW)
+        assert found["scroll"] <= found["client"] and not found["wide"], (path, found)
+        header = browser.find_element(By.CSS_SELECTOR, ".site-header")
+        assert header.rect["width"] <= 390
+
+    # The KB page: the documents table is its own scrolling box, narrower than the screen.
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=failed]"))
+    table = browser.find_element(By.ID, "doc-table")
+    assert table.value_of_css_property("overflow-x") == "auto" and table.rect["width"] <= 390
+    height = min(browser.execute_script("return document.documentElement.scrollHeight"), 2400)
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**PHONE, "height": height})
+    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
+    browser.save_screenshot(str(folder / "console-mobile.png"))
