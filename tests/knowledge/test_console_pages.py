@@ -200,3 +200,20 @@ def test_kb_create_error_in_english(client, alice, kb):
     client.force_login(alice)
     html = client.post("/", {"name": kb.name}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "You already have a knowledge base with this name." in html
+
+
+def test_the_document_tools_speak_both_languages(client, alice, kb, ingest):
+    ingest(kb, DOCS)
+    document = Document.objects.get()
+    client.force_login(alice)
+    pages = {"kb": f"/kbs/{kb.pk}/", "document": f"/kbs/{kb.pk}/documents/{document.pk}/"}
+    chinese = {k: client.get(v, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode() for k, v in pages.items()}
+    english = {k: client.get(v, HTTP_ACCEPT_LANGUAGE="en").content.decode() for k, v in pages.items()}
+    assert "分段长度（字符）" in chinese["kb"] and "重叠（字符）" in chinese["kb"] and "清空列表" in chinese["kb"]
+    assert "Chunk size (characters)" in english["kb"] and "Overlap (characters)" in english["kb"] and "Clear the list" in english["kb"]
+    assert "谁可以阅读这个文档" in chinese["document"] and "添加分段" in chinese["document"]
+    assert "知识库的所有成员均可阅读" in chinese["document"]
+    assert "Who may read this document" in english["document"] and "Add a chunk" in english["document"]
+    assert "分段" not in english["document"].split("<main>")[1].replace(document.source_name, "")
+    catalogue = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "\\u9884\\u89c8\\u5206\\u6bb5" in catalogue or "预览分段" in catalogue  # 预览分段, the preview button

@@ -206,6 +206,17 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
         header = browser.find_element(By.CSS_SELECTOR, ".site-header")
         assert header.rect["width"] <= 390
 
+    # The hit-test results, the widest table of the console, scroll inside their box too.
+    browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
+    browser.find_element(By.ID, "query").send_keys("退货运费谁承担")
+    browser.find_element(By.CSS_SELECTOR, "#hit-form button[type=submit]").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results table tr td"))
+    found = browser.execute_script(OVERFLOW)
+    assert found["scroll"] <= found["client"] and not found["wide"], ("hit-test results", found)
+    results = browser.find_element(By.CSS_SELECTOR, "#results table")
+    assert browser.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth || "
+                                  "arguments[0].parentElement.scrollWidth > arguments[0].parentElement.clientWidth", results)
+
     # The KB page: the documents table is its own scrolling box, narrower than the screen.
     browser.get(f"{server}/kbs/{kb.pk}/")
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=failed]"))
