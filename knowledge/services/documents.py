@@ -152,8 +152,9 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     version it replaces. ``chunking`` (checked by ``chunking_check``) is the
     chunk size and overlap to split the new versions with; when None, a new
     version keeps the chunking of the version it replaces (the platform
-    defaults for a first version). A file whose content is unchanged keeps its
-    chunks as they are. Returns at once; ingestion runs in the background.
+    defaults for a first version). A file whose content is unchanged is not
+    re-ingested unless ``chunking`` splits it differently from the serving
+    version. Returns at once; ingestion runs in the background.
     """
     if not items:
         raise ValidationFailed(gettext("No files were sent; use the multipart field 'files'."), code="no_files")
@@ -173,13 +174,13 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
         for item in items:
             digest = hashlib.sha256(item.data).hexdigest()
             serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
-            if serving is not None and serving.sha256 == digest:
+            if serving is not None and serving.sha256 == digest and _same_chunking(serving, chunking):
                 outcomes.append(UploadOutcome(serving, unchanged=True))
                 continue
-            in_flight = Document.objects.filter(
+            in_flight = next((d for d in Document.objects.filter(
                 kb=kb, source_name=item.name, sha256=digest,
                 status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING],
-            ).first()
+            ) if _same_chunking(d, chunking)), None)
             if in_flight is not None:
                 outcomes.append(UploadOutcome(in_flight, unchanged=True))
                 continue
@@ -203,6 +204,11 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
             enqueue_ingest(document.pk)
             outcomes.append(UploadOutcome(document, unchanged=False))
     return outcomes
+
+
+def _same_chunking(document: Document, chunking: Chunking | None) -> bool:
+    """Whether ``chunking`` (None: keep the document's) splits a file as ``document`` was split."""
+    return chunking is None or Chunking(size=document.chunk_size, overlap=document.chunk_overlap).config == chunking.config
 
 
 def _fail(document_id: int, code: str, message: str, *, token: str) -> None:

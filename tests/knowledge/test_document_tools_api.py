@@ -74,6 +74,22 @@ def test_a_new_version_and_a_reindex_keep_the_chosen_chunking(client_for, alice,
     assert Document.objects.get(pk=response.data["id"]).chunk_size == 200
 
 
+def test_the_same_file_with_other_chunking_is_split_again(client_for, alice, kb, django_capture_on_commit_callbacks):
+    client = client_for(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = upload(client, kb, {"manual.md": LONG}).data["documents"][0]
+    with django_capture_on_commit_callbacks(execute=True):
+        same = upload(client, kb, {"manual.md": LONG}, chunk_size="800", chunk_overlap="0").data["documents"][0]
+    assert same["unchanged"] and same["id"] == first["id"]  # the defaults, said out loud: nothing to redo
+    with django_capture_on_commit_callbacks(execute=True):
+        finer = upload(client, kb, {"manual.md": LONG}, chunk_size="200").data["documents"][0]
+    assert not finer["unchanged"] and finer["version"] == 2
+    v1_count = len(preview(client, kb, "manual.md", LONG).data["chunks"])
+    v2 = Document.objects.get(pk=finer["id"])
+    assert v2.status == "ready" and v2.chunks.count() > v1_count
+    assert not Document.objects.filter(pk=first["id"]).exists()  # replaced
+
+
 @pytest.mark.parametrize("fields", [
     {"chunk_size": "10"}, {"chunk_size": "99999"}, {"chunk_size": "abc"}, {"chunk_size": "-5"}, {"chunk_size": "3.5"},
     {"chunk_overlap": "-1"}, {"chunk_size": "200", "chunk_overlap": "150"}, {"chunk_overlap": "５"},
