@@ -379,8 +379,8 @@ class DocumentPreviewView(APIView):
         drafts = preview.drafts
         body = {
             "source_name": preview.source_name, "title": preview.title, "chunk_size": preview.chunk_size,
-            "chunk_overlap": preview.chunk_overlap, "count": len(drafts), "total_chars": sum(len(d.content) for d in drafts),
-            "longest": max(len(d.content) for d in drafts), "truncated": len(drafts) > PREVIEW_MAX_CHUNKS,
+            "chunk_overlap": preview.chunk_overlap, "count": len(drafts), "total_chars": preview.total_chars,
+            "longest": preview.longest, "truncated": len(drafts) > PREVIEW_MAX_CHUNKS,
             "chunks": [{"ordinal": d.ordinal, "chunk_type": d.chunk_type, "content": d.content, "chars": len(d.content),
                         "section_path": list(d.section_path), "page_start": d.page_start, "page_end": d.page_end}
                        for d in drafts[:PREVIEW_MAX_CHUNKS]],

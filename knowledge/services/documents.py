@@ -396,6 +396,14 @@ class ChunkPreview:
     chunk_overlap: int
     drafts: list[ChunkDraft]
 
+    @property
+    def total_chars(self) -> int:
+        return sum(len(d.content) for d in self.drafts)
+
+    @property
+    def longest(self) -> int:
+        return max((len(d.content) for d in self.drafts), default=0)
+
 
 def document_preview(*, item: UploadedItem, chunking: Chunking) -> ChunkPreview:
     """Parse and chunk a file as ingestion would, storing nothing.

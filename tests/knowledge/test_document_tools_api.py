@@ -264,3 +264,14 @@ def test_an_unknown_error_code_shows_the_stored_message(client_for, alice, kb):
                                        error_code="legacy_code", error_message="something old")
     error = client_for(alice).get(kb_url(kb, f"documents/{document.pk}/")).data["error"]
     assert (error["code"], error["message"], error["detail"]) == ("legacy_code", "something old", "something old")
+
+
+def test_the_admin_shows_a_failure_in_the_viewers_language(client, kb, ingest, make_user):
+    (document,) = ingest(kb, {"broken.docx": CORRUPT_DOCX})
+    client.force_login(make_user("root", superuser=True))
+    chinese = client.get("/admin/knowledge/document/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    english = client.get("/admin/knowledge/document/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "corrupt_file: 文件已损坏或无法读取。" in chinese
+    assert "corrupt_file: The file is damaged or cannot be read." in english
+    page = client.get(f"/admin/knowledge/document/{document.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "分段长度" in page and "分段重叠" in page
