@@ -226,3 +226,31 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**PHONE, "height": height})
     folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
     browser.save_screenshot(str(folder / "console-mobile.png"))
+
+
+def test_files_dropped_on_the_box_upload_one_request_each(server, browser, alice, kb):
+    """Drag and drop: the dropped files are listed, then each is sent with its own progress and reaches ready."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import Document
+
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/")
+    wait = WebDriverWait(browser, 60)
+    wait.until(lambda d: "还没有文档" in d.find_element(By.ID, "doc-rows").text)
+    browser.execute_script("""
+        const data = new DataTransfer();
+        data.items.add(new File(["# 运费\\n\\n满99元包邮。\\n"], "运费.md", {type: "text/markdown"}));
+        data.items.add(new File(["积分有效期为十二个月。"], "积分.txt", {type: "text/plain"}));
+        const zone = document.getElementById("dropzone");
+        zone.dispatchEvent(new DragEvent("dragover", {dataTransfer: data, bubbles: true, cancelable: true}));
+        zone.dispatchEvent(new DragEvent("drop", {dataTransfer: data, bubbles: true, cancelable: true}));
+    """)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upload-queue li[data-state=waiting]")) == 2)
+    assert not Document.objects.exists()
+    browser.find_element(By.ID, "upload-submit").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upload-queue li[data-state=done]")) == 2)
+    for item in browser.find_elements(By.CSS_SELECTOR, "#upload-queue li"):
+        assert int(item.get_attribute("data-sent")) > 0 and item.get_attribute("data-document-id")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]")) == 2)
+    assert sorted(Document.objects.values_list("source_name", flat=True)) == ["积分.txt", "运费.md"]
