@@ -24,6 +24,7 @@ from django.utils.translation import gettext_noop
 from knowledge.access import documents_readable_q, has_role, kbs_for_user
 from knowledge.api.views import documents_upload_restricted, uploaded_files_to_items
 from knowledge.errors import ApplicationError
+from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import BM25Index, Chunk, Document, EvalQuestion, KnowledgeBase, Membership, Role
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.documents import chunk_update, document_delete, document_reindex, document_retry
@@ -314,7 +315,7 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
     actions = ["retry_documents", "reindex_documents"]
     fields = (
         "kb", "source_name", "title", "external_id", "doc_type", "size", "sha256", "file", "status",
-        "chunks_done", "chunks_total", "error_code", "error_message", "version", "replaces", "metadata",
+        "chunks_done", "chunks_total", "chunk_size", "chunk_overlap", "error_code", "error_message", "version", "replaces", "metadata",
         "restricted_to_groups", "uploaded_by", "created_at", "updated_at",
     )
     readonly_fields = tuple(f for f in fields if f != "restricted_to_groups")
@@ -339,7 +340,8 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
     def error_display(self, obj: Document) -> str:
         if not obj.error_code:
             return ""
-        return f"{obj.error_code}: {Truncator(obj.error_message).chars(80)}"
+        # The code's sentence in the viewer's language (knowledge.ingest_errors), not the English stored at ingestion.
+        return f"{obj.error_code}: {Truncator(ingest_error_message(obj.error_code, obj.error_message)).chars(80)}"
 
     # Adding means uploading; the upload page reads files and calls the upload service.
     def add_view(self, request, form_url="", extra_context=None):

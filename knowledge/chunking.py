@@ -49,6 +49,16 @@ class ChunkingConfig:
             raise ValueError("section_depth_in_enriched must not be negative")
 
 
+def enriched_text(*, title: str, section_path: list[str], content: str,
+                  depth: int = ChunkingConfig.section_depth_in_enriched) -> str:
+    """The text embedded for a chunk: the document's title, its topic (the first ``depth`` headings), the body."""
+    lines = [title] if title else []
+    if section_path and depth:
+        lines.append("主题：" + " > ".join(section_path[:depth]))
+    lines.append(content)
+    return "\n".join(lines)
+
+
 def split_sentences(text: str) -> list[str]:
     """Split after 。！？；!?; (and closing quotes), after '. ', and at newlines; punctuation stays.
 
@@ -205,11 +215,8 @@ class _Chunker:
         return " > ".join(path[: self.config.section_depth_in_enriched])
 
     def _enriched_text(self, content: str, path: list[str]) -> str:
-        lines = [self.doc.title] if self.doc.title else []
-        if path and self.config.section_depth_in_enriched:
-            lines.append(f"主题：{self._topic(path)}")
-        lines.append(content)
-        return "\n".join(lines)
+        return enriched_text(title=self.doc.title, section_path=path, content=content,
+                             depth=self.config.section_depth_in_enriched)
 
     def _add(self, chunk_type: str, content: str, enriched: str, path: list[str],
              pages: list[int | None], metadata: dict) -> None:

@@ -145,6 +145,11 @@ class Document(models.Model):
     version = models.PositiveIntegerField(verbose_name=_("version"), default=1)
     replaces = models.ForeignKey("self", verbose_name=_("replaces"), null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
     metadata = models.JSONField(verbose_name=_("metadata"), default=dict, blank=True)
+    # The chunking this version was (or will be) split with; null: the platform's ZHIKU_CHUNK_* settings.
+    chunk_size = models.PositiveIntegerField(verbose_name=_("chunk size"), null=True, blank=True,
+                                             help_text=_("Longest chunk in characters (empty: the platform default)"))
+    chunk_overlap = models.PositiveIntegerField(verbose_name=_("chunk overlap"), null=True, blank=True,
+                                                help_text=_("Characters repeated from the end of the previous chunk (empty: the platform default)"))
     restricted_to_groups = models.ManyToManyField(Group, verbose_name=_("restricted to groups"), blank=True, related_name="restricted_documents",
                                                   help_text=_("If set, only members of these groups (and KB editors) can read it"))
     uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("uploaded by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

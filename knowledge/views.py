@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -21,8 +22,10 @@ from knowledge import selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.errors import ApplicationError, NotFound
 from knowledge.errors import PermissionDenied as AppPermissionDenied
+from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
+from knowledge.services.documents import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.services.kbs import kb_create
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).
@@ -86,6 +89,8 @@ def kb_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     kb = _kb_for(request, kb_id)
     return render(request, "knowledge/kb.html", {
         "kb": kb, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)), **_role_context(request, kb),
+        "chunk_size": settings.ZHIKU_CHUNK_MAX_CHARS, "chunk_overlap": settings.ZHIKU_CHUNK_OVERLAP_CHARS,
+        "chunk_size_min": CHUNK_SIZE_MIN, "chunk_size_max": CHUNK_SIZE_MAX, "chunk_overlap_max": CHUNK_OVERLAP_MAX,
     })
 
 
@@ -106,6 +111,10 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     return render(request, "knowledge/document.html", {
         "kb": kb, "document": document, "status_label": STATUS_LABELS.get(document.status, document.status),
         "page": page, "newer_id": newer, **_role_context(request, kb),
+        "group_names": sorted(document.restricted_to_groups.values_list("name", flat=True)),
+        # The failure in the viewer's language, from its code (the stored message is English, as written at ingestion).
+        "error_text": ingest_error_message(document.error_code, document.error_message) if document.error_code else "",
+        "error_detail": document.error_message,
     })
 
 

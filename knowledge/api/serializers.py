@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from knowledge.errors import ValidationFailed
+from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
 
 
@@ -126,12 +127,60 @@ class MembershipOutput(serializers.ModelSerializer):
 
 # --- documents --------------------------------------------------------------
 
-class DocumentUploadInput(serializers.Serializer):
+class ChunkingFields(serializers.Serializer):
+    """The chunking chosen for an upload or a preview (documented for the schema; the view reads the form)."""
+
+    chunk_size = serializers.IntegerField(
+        required=False, min_value=50, max_value=4000,
+        help_text="Longest chunk in characters (default: ZHIKU_CHUNK_MAX_CHARS, 800). Out of range: 400 `invalid_chunking`.",
+    )
+    chunk_overlap = serializers.IntegerField(
+        required=False, min_value=0, max_value=1000,
+        help_text="Characters repeated from the end of the previous chunk, at most half the chunk size "
+                  "(default: ZHIKU_CHUNK_OVERLAP_CHARS, 0). Out of range: 400 `invalid_chunking`.",
+    )
+
+
+class DocumentUploadInput(ChunkingFields):
     """The multipart upload (documented for the schema; the view reads ``request.FILES``)."""
 
     files = serializers.ListField(child=serializers.FileField())
     restricted_to_groups = serializers.CharField(
         required=False, allow_blank=True, help_text="Comma-separated group names; only their members (and editors) may read these documents.",
+    )
+
+
+class DocumentPreviewInput(ChunkingFields):
+    file = serializers.FileField()
+
+
+class PreviewChunkOutput(serializers.Serializer):
+    ordinal = serializers.IntegerField()
+    chunk_type = serializers.ChoiceField(choices=ChunkType.choices)
+    content = serializers.CharField()
+    chars = serializers.IntegerField()
+    section_path = serializers.ListField(child=serializers.CharField())
+    page_start = serializers.IntegerField(allow_null=True)
+    page_end = serializers.IntegerField(allow_null=True)
+
+
+class ChunkPreviewOutput(serializers.Serializer):
+    source_name = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    chunk_size = serializers.IntegerField(help_text="The chunk size used (the platform default when none was sent)")
+    chunk_overlap = serializers.IntegerField()
+    count = serializers.IntegerField(help_text="How many chunks the file makes")
+    total_chars = serializers.IntegerField()
+    longest = serializers.IntegerField(help_text="Characters of the longest chunk")
+    truncated = serializers.BooleanField(help_text="True when only the first chunks are listed")
+    chunks = PreviewChunkOutput(many=True)
+
+
+class DocumentUpdateInput(StrictInput):
+    restricted_to_groups = serializers.ListField(
+        child=serializers.CharField(max_length=150), max_length=100,
+        help_text="Names of the groups whose members may read the document (KB editors always may); [] lifts the "
+                  "restriction. An unknown name is 400 `unknown_group`.",
     )
 
 
@@ -154,8 +203,10 @@ class ProgressOutput(serializers.Serializer):
 
 
 class DocumentErrorOutput(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
+    code = serializers.CharField(help_text="Stable: `corrupt_file`, `undecodable_text`, `empty_file`, `archive_bomb`, "
+                                           "`type_mismatch`, `ingest_error`, `ingest_crashed`")
+    message = serializers.CharField(help_text="What the code means, in the caller's language (Accept-Language)")
+    detail = serializers.CharField(allow_blank=True, help_text="The technical message stored at ingestion (English)")
 
 
 class DocumentOutput(serializers.ModelSerializer):
@@ -169,7 +220,7 @@ class DocumentOutput(serializers.ModelSerializer):
         fields = [
             "id", "title", "source_name", "external_id", "doc_type", "size", "sha256", "status",
             "progress", "error", "version", "replaces", "metadata", "restricted_to_groups",
-            "created_at", "updated_at",
+            "chunk_size", "chunk_overlap", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -181,7 +232,8 @@ class DocumentOutput(serializers.ModelSerializer):
     def get_error(self, document) -> dict | None:
         if not document.error_code:
             return None
-        return {"code": document.error_code, "message": document.error_message}
+        return {"code": document.error_code, "message": ingest_error_message(document.error_code, document.error_message),
+                "detail": document.error_message}
 
     def get_restricted_to_groups(self, document) -> list[str]:
         # Reads the prefetched relation (no query per document).
@@ -198,6 +250,14 @@ class ChunkFilterInput(serializers.Serializer):
     enabled = serializers.BooleanField(required=False)
     q = serializers.CharField(required=False, max_length=500)
     include = serializers.ChoiceField(required=False, choices=[("tokens", "tokens")])
+
+
+class ChunkCreateInput(StrictInput):
+    document = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A ready document of this KB")
+    content = serializers.CharField(trim_whitespace=False, allow_blank=True, max_length=100000,
+                                    help_text="The text; blank is 400 `empty_chunk`")
+    section_path = serializers.ListField(child=serializers.CharField(max_length=500), max_length=20, required=False,
+                                         help_text="Headings the chunk sits under (embedded and indexed with it)")
 
 
 class ChunkUpdateInput(StrictInput):

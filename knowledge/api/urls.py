@@ -12,6 +12,7 @@ urlpatterns = [
     path("kbs/<int:kb_id>/members/", views.MemberListView.as_view(), name="member-list"),
     path("kbs/<int:kb_id>/members/<int:membership_id>/", views.MemberDetailView.as_view(), name="member-detail"),
     path("kbs/<int:kb_id>/documents/", views.DocumentListView.as_view(), name="document-list"),
+    path("kbs/<int:kb_id>/documents/preview/", views.DocumentPreviewView.as_view(), name="document-preview"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/", views.DocumentDetailView.as_view(), name="document-detail"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/retry/", views.DocumentRetryView.as_view(), name="document-retry"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", views.DocumentReindexView.as_view(), name="document-reindex"),

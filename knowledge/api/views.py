@@ -26,11 +26,16 @@ from knowledge.api.schema import errors
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
 from knowledge.models import Chunk, ChunkType, Document, DocumentStatus, KnowledgeBase, Membership, Role
 from knowledge.services.documents import (
+    Chunking,
     UploadedItem,
     UploadOutcome,
+    chunk_create,
     chunk_update,
+    chunking_check,
     document_delete,
+    document_preview,
     document_reindex,
+    document_restrict,
     document_retry,
     document_upload,
 )
@@ -69,9 +74,29 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
     return groups
 
 
-def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user, groups: Sequence[Group] = ()) -> list[UploadOutcome]:
+def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user, groups: Sequence[Group] = (),
+                                chunking: Chunking | None = None) -> list[UploadOutcome]:
     """``document_upload`` with the groups chosen in a form (none given: new versions keep the old restriction)."""
-    return document_upload(kb=kb, items=items, user=user, restricted_to_groups=list(groups) if groups else None)
+    return document_upload(kb=kb, items=items, user=user, restricted_to_groups=list(groups) if groups else None, chunking=chunking)
+
+
+def _form_int(data, name: str) -> int | None:
+    """An optional whole number from a form field ("" or absent: None); anything else is 400 ``invalid_chunking``."""
+    raw = data.get(name)
+    if raw is None or str(raw).strip() == "":
+        return None
+    text = str(raw).strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 9:
+        raise ValidationFailed(gettext("%(field)s must be a whole number of characters.") % {"field": name}, code="invalid_chunking")
+    return int(text)
+
+
+def chunking_from_form(data) -> Chunking | None:
+    """The ``chunk_size`` and ``chunk_overlap`` of a multipart form, checked; None when neither is given."""
+    size, overlap = _form_int(data, "chunk_size"), _form_int(data, "chunk_overlap")
+    if size is None and overlap is None:
+        return None
+    return chunking_check(size=size, overlap=overlap)
 
 
 # --- read helpers -------------------------------------------------------------
@@ -283,7 +308,9 @@ class MemberDetailView(APIView):
 
 # --- documents --------------------------------------------------------------
 
-_UPLOAD_FIELDS = {"files", "restricted_to_groups"}
+_UPLOAD_FIELDS = {"files", "restricted_to_groups", "chunk_size", "chunk_overlap"}
+_PREVIEW_FIELDS = {"file", "chunk_size", "chunk_overlap"}
+PREVIEW_MAX_CHUNKS = 500
 
 
 class DocumentListView(PaginatedView):
@@ -315,8 +342,9 @@ class DocumentListView(PaginatedView):
         if unknown:
             raise s.unknown_fields(unknown)
         groups = groups_by_names(request.data.get("restricted_to_groups", "").split(","))
+        chunking = chunking_from_form(request.data)
         items = uploaded_files_to_items(request.FILES.getlist("files"))
-        outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups)
+        outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups, chunking=chunking)
         body = {"documents": [
             {"id": o.document.pk, "source_name": o.document.source_name, "status": o.document.status,
              "version": o.document.version, "unchanged": o.unchanged}
@@ -325,11 +353,58 @@ class DocumentListView(PaginatedView):
         return Response(s.UploadOutput(body).data, status=status.HTTP_202_ACCEPTED)
 
 
+class DocumentPreviewView(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": s.DocumentPreviewInput},
+        responses={200: s.ChunkPreviewOutput, **errors(413, 415)},
+        summary="Preview how a file would be split into chunks (editor); nothing is stored",
+        description="The file is parsed and chunked exactly as an upload with the same `chunk_size` and "
+        "`chunk_overlap` would be. The checks are the upload's (413 `file_too_large`, 415 `unsupported_type`, "
+        "400 `empty_file`); a file that cannot be parsed is 400 with the parse error's code (`corrupt_file`, "
+        "`undecodable_text`, `archive_bomb`, `type_mismatch`); chunking out of range is 400 `invalid_chunking`. "
+        f"At most {PREVIEW_MAX_CHUNKS} chunks are listed; `count` is the total.",
+    )
+    def post(self, request, kb_id: int):
+        selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        unknown = sorted(set(request.data.keys()) - _PREVIEW_FIELDS)
+        if unknown:
+            raise s.unknown_fields(unknown)
+        chunking = chunking_from_form(request.data) or Chunking()
+        files = request.FILES.getlist("file")
+        if len(files) != 1:
+            raise ValidationFailed(gettext("Send exactly one file in the multipart field 'file'."), code="no_files")
+        preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking)
+        drafts = preview.drafts
+        body = {
+            "source_name": preview.source_name, "title": preview.title, "chunk_size": preview.chunk_size,
+            "chunk_overlap": preview.chunk_overlap, "count": len(drafts), "total_chars": preview.total_chars,
+            "longest": preview.longest, "truncated": len(drafts) > PREVIEW_MAX_CHUNKS,
+            "chunks": [{"ordinal": d.ordinal, "chunk_type": d.chunk_type, "content": d.content, "chars": len(d.content),
+                        "section_path": list(d.section_path), "page_start": d.page_start, "page_end": d.page_end}
+                       for d in drafts[:PREVIEW_MAX_CHUNKS]],
+        }
+        return Response(s.ChunkPreviewOutput(body).data)
+
+
 class DocumentDetailView(APIView):
+    parser_classes = [SafeJSONParser]
+
     @extend_schema(responses=s.DocumentOutput)
     def get(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         return Response(s.DocumentOutput(_document_for(user=request.user, kb=kb, document_id=document_id)).data)
+
+    @extend_schema(request=s.DocumentUpdateInput, responses=s.DocumentOutput,
+                   summary="Change which groups may read the document (editor); an empty list lifts the restriction")
+    def patch(self, request, kb_id: int, document_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        document = _document_for(user=request.user, kb=kb, document_id=document_id)
+        data = _parse(s.DocumentUpdateInput, request.data)
+        groups = groups_by_names(data["restricted_to_groups"])
+        document = document_restrict(document=document, groups=groups)
+        return Response(s.DocumentOutput(_document_for(user=request.user, kb=kb, document_id=document.pk)).data)
 
     @extend_schema(responses={204: None}, summary="Delete a document version and its chunks (editor)")
     def delete(self, request, kb_id: int, document_id: int):
@@ -358,6 +433,17 @@ class DocumentReindexView(APIView):
 # --- chunks -----------------------------------------------------------------
 
 class ChunkListView(PaginatedView):
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(request=s.ChunkCreateInput, responses={201: s.ChunkOutput, **errors(409)},
+                   summary="Add a chunk written by hand to a ready document (editor); it is embedded and indexed at once")
+    def post(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
+        data = _parse(s.ChunkCreateInput, request.data)
+        document = _document_for(user=request.user, kb=kb, document_id=data["document"])
+        chunk = chunk_create(document=document, content=data["content"], section_path=data.get("section_path", []))
+        return Response(s.ChunkOutput(chunk).data, status=status.HTTP_201_CREATED)
+
     @extend_schema(
         responses=s.ChunkWithTokensOutput(many=True),
         parameters=[

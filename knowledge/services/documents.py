@@ -14,14 +14,16 @@ import numpy as np
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
+from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document, enriched_text
 from knowledge.embeddings import get_embedder
 from knowledge.errors import Conflict, FileTooLarge, NotFound, UnsupportedFileType, ValidationFailed
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, StagedEmbedding
-from knowledge.parsers import SUPPORTED_EXTENSIONS, ParseError, parse_file
+from knowledge.ingest_errors import ingest_error_message
+from knowledge.parsers import SUPPORTED_EXTENSIONS, ParsedDocument, ParseError, parse_file
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
 from knowledge.services import recovery
 from knowledge.services.kbs import embedding_model_check, kb_bump_version
@@ -73,6 +75,39 @@ def keyword_text(*, title: str, section_path: Sequence[str], content: str) -> st
     return "\n".join(parts)
 
 
+# The chunk sizes a person may choose (characters); the overlap may be at most half the chunk size.
+CHUNK_SIZE_MIN, CHUNK_SIZE_MAX, CHUNK_OVERLAP_MAX = 50, 4000, 1000
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """A document's chosen chunk size and overlap in characters; None: the platform's ZHIKU_CHUNK_* setting."""
+
+    size: int | None = None
+    overlap: int | None = None
+
+    @property
+    def config(self) -> ChunkingConfig:
+        """The chunker's configuration: the choices, the platform settings for what was not chosen."""
+        size = self.size or settings.ZHIKU_CHUNK_MAX_CHARS
+        overlap = settings.ZHIKU_CHUNK_OVERLAP_CHARS if self.overlap is None else self.overlap
+        return ChunkingConfig(min_chars=min(settings.ZHIKU_CHUNK_MIN_CHARS, size), max_chars=size,
+                              overlap_chars=min(overlap, size // 2))
+
+
+def chunking_check(*, size: int | None, overlap: int | None) -> Chunking:
+    """``Chunking`` of a person's choices, or 400 ``invalid_chunking`` saying what is out of range."""
+    if size is not None and not CHUNK_SIZE_MIN <= size <= CHUNK_SIZE_MAX:
+        raise ValidationFailed(gettext("The chunk size must be between %(min)s and %(max)s characters.")
+                               % {"min": CHUNK_SIZE_MIN, "max": CHUNK_SIZE_MAX}, code="invalid_chunking")
+    if overlap is not None:
+        limit = min(CHUNK_OVERLAP_MAX, (size or settings.ZHIKU_CHUNK_MAX_CHARS) // 2)
+        if not 0 <= overlap <= limit:
+            raise ValidationFailed(gettext("The overlap must be between 0 and %(max)s characters (at most half the chunk size).")
+                                   % {"max": limit}, code="invalid_chunking")
+    return Chunking(size=size, overlap=overlap)
+
+
 def _extension(name: str) -> str:
     return os.path.splitext(name)[1].lower()
 
@@ -105,7 +140,7 @@ def _check_upload(item: UploadedItem) -> None:
 
 
 def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
-                    restricted_to_groups: Sequence | None = None) -> list[UploadOutcome]:
+                    restricted_to_groups: Sequence | None = None, chunking: Chunking | None = None) -> list[UploadOutcome]:
     """Store uploaded files as pending document versions and queue their ingestion.
 
     Every file is checked (type, size, emptiness) before anything is written, so
@@ -114,7 +149,12 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     re-ingested. ``restricted_to_groups`` limits the new versions to those
     groups (written in the same transaction, so they are never readable
     unrestricted); when None, a new version keeps the restriction of the
-    version it replaces. Returns at once; ingestion runs in the background.
+    version it replaces. ``chunking`` (checked by ``chunking_check``) is the
+    chunk size and overlap to split the new versions with; when None, a new
+    version keeps the chunking of the version it replaces (the platform
+    defaults for a first version). A file whose content is unchanged is not
+    re-ingested unless ``chunking`` splits it differently from the serving
+    version. Returns at once; ingestion runs in the background.
     """
     if not items:
         raise ValidationFailed(gettext("No files were sent; use the multipart field 'files'."), code="no_files")
@@ -134,23 +174,26 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
         for item in items:
             digest = hashlib.sha256(item.data).hexdigest()
             serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
-            if serving is not None and serving.sha256 == digest:
+            if serving is not None and serving.sha256 == digest and _same_chunking(serving, chunking):
                 outcomes.append(UploadOutcome(serving, unchanged=True))
                 continue
-            in_flight = Document.objects.filter(
+            in_flight = next((d for d in Document.objects.filter(
                 kb=kb, source_name=item.name, sha256=digest,
                 status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING],
-            ).first()
+            ) if _same_chunking(d, chunking)), None)
             if in_flight is not None:
                 outcomes.append(UploadOutcome(in_flight, unchanged=True))
                 continue
             last = Document.objects.filter(kb=kb, source_name=item.name).order_by("-version").first()
+            chosen = chunking if chunking is not None else Chunking(
+                size=serving.chunk_size, overlap=serving.chunk_overlap) if serving is not None else Chunking()
             document = Document(
                 kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
                 external_id=item.external_id, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
                 size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
                 version=(last.version + 1) if last else 1, replaces=serving,
                 metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
+                chunk_size=chosen.size, chunk_overlap=chosen.overlap,
             )
             document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
             document.save()
@@ -161,6 +204,11 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
             enqueue_ingest(document.pk)
             outcomes.append(UploadOutcome(document, unchanged=False))
     return outcomes
+
+
+def _same_chunking(document: Document, chunking: Chunking | None) -> bool:
+    """Whether ``chunking`` (None: keep the document's) splits a file as ``document`` was split."""
+    return chunking is None or Chunking(size=document.chunk_size, overlap=document.chunk_overlap).config == chunking.config
 
 
 def _fail(document_id: int, code: str, message: str, *, token: str) -> None:
@@ -296,15 +344,7 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
         data = fh.read()
     parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
     t1 = time.perf_counter()
-    # What is embedded and indexed carries the parsed title, or the file stem only when it
-    # means something (not IMG_2031 or atec-7-b); Document.title below still shows the stem.
-    title = text_title(parsed.title, document.source_name)[:500]
-    drafts = chunk_document(dataclasses.replace(parsed, title=title), ChunkingConfig(
-        min_chars=settings.ZHIKU_CHUNK_MIN_CHARS, max_chars=settings.ZHIKU_CHUNK_MAX_CHARS,
-        overlap_chars=settings.ZHIKU_CHUNK_OVERLAP_CHARS,
-    ))
-    if not drafts:
-        raise ParseError("empty_file", "No text could be extracted from the file.")
+    title, drafts = _chunk_parsed(parsed, document.source_name, Chunking(size=document.chunk_size, overlap=document.chunk_overlap))
     t2 = time.perf_counter()
     analyzer = analyzer_for(kb)
     tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
@@ -333,6 +373,54 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
                     question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
     metadata["timings_ms"]["write"] = round((time.perf_counter() - t4) * 1000, 2)
     Document.objects.filter(pk=document_id).update(metadata=metadata)
+
+
+def _chunk_parsed(parsed: ParsedDocument, source_name: str, chunking: Chunking) -> tuple[str, list[ChunkDraft]]:
+    """The text title and the chunk drafts of a parsed file: what ingestion stores and a preview shows."""
+    # What is embedded and indexed carries the parsed title, or the file stem only when it
+    # means something (not IMG_2031 or atec-7-b); Document.title still shows the stem.
+    title = text_title(parsed.title, source_name)[:500]
+    drafts = chunk_document(dataclasses.replace(parsed, title=title), chunking.config)
+    if not drafts:
+        raise ParseError("empty_file", "No text could be extracted from the file.")
+    return title, drafts
+
+
+@dataclass
+class ChunkPreview:
+    """How a file would be split: its title, the chunking used and every chunk draft."""
+
+    source_name: str
+    title: str
+    chunk_size: int
+    chunk_overlap: int
+    drafts: list[ChunkDraft]
+
+    @property
+    def total_chars(self) -> int:
+        return sum(len(d.content) for d in self.drafts)
+
+    @property
+    def longest(self) -> int:
+        return max((len(d.content) for d in self.drafts), default=0)
+
+
+def document_preview(*, item: UploadedItem, chunking: Chunking) -> ChunkPreview:
+    """Parse and chunk a file as ingestion would, storing nothing.
+
+    The file passes the upload's checks (name, type, size, emptiness); a file
+    that cannot be parsed is a 400 with the parse error's code (``corrupt_file``,
+    ``undecodable_text``, ...) and its message in the reader's language.
+    """
+    _check_upload(item)
+    try:
+        parsed = parse_file(item.name, item.data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
+        title, drafts = _chunk_parsed(parsed, item.name, chunking)
+    except ParseError as exc:
+        raise ValidationFailed(ingest_error_message(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
+    config = chunking.config
+    return ChunkPreview(source_name=item.name, title=title, chunk_size=config.max_chars,
+                        chunk_overlap=config.overlap_chars, drafts=drafts)
 
 
 def _jsonable(meta: dict) -> dict:
@@ -470,6 +558,7 @@ def document_reindex(*, document: Document) -> Document:
                 doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
                 status=DocumentStatus.PENDING, version=document.version + 1, replaces=document,
                 metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
+                chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,
             )
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
             enqueue_ingest(clone.pk)
@@ -493,6 +582,55 @@ def document_delete(*, document: Document) -> None:
             from knowledge.services.calibration import schedule_recalibration
 
             schedule_recalibration(kb_id)
+
+
+def document_restrict(*, document: Document, groups: Sequence) -> Document:
+    """Restrict a document to ``groups`` (empty: readable by every member of its KB).
+
+    A newer version still being processed gets the same restriction, so the
+    change survives its swap. The KB version is bumped by ``knowledge.signals``
+    when the relation changes, so cached search results expire at once.
+    """
+    with transaction.atomic():
+        current = _lock_document(document)
+        for target in [current, *current.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING])]:
+            target.restricted_to_groups.set(groups)
+    document.refresh_from_db()
+    return document
+
+
+def chunk_create(*, document: Document, content: str, section_path: Sequence[str] = ()) -> Chunk:
+    """Add a chunk written by hand at the end of a ready document: tokenized, embedded and searchable at once.
+
+    It is indexed as an edited chunk is (``chunk_update``): keyword tokens from
+    the title, section path and text, the embedding of its enriched text, the KB
+    version bumped (the BM25 index adds it, cached results expire). A later
+    re-index of the document re-parses the file, so hand-added chunks are not kept.
+    """
+    content = (content or "").strip()
+    if not content:
+        raise ValidationFailed(gettext("A chunk cannot be empty."), code="empty_chunk")
+    path = [p.strip() for p in section_path if p and p.strip()]
+    with transaction.atomic():
+        current = _lock_document(document)
+        if current.status != DocumentStatus.READY:
+            raise Conflict(gettext("Chunks can be added only to a ready document; this one is %(status)s.") % {"status": current.status},
+                           code="document_not_ready")
+        kb = current.kb
+        title = text_title(current.title, current.source_name)
+        enriched = enriched_text(title=title, section_path=path, content=content)
+        analyzer = analyzer_for(kb)
+        last = Chunk.objects.filter(document=current).order_by("-ordinal").values_list("ordinal", flat=True).first()
+        chunk = Chunk.objects.create(
+            document=current, kb=kb, ordinal=0 if last is None else last + 1, chunk_type="text", content=content,
+            enriched=enriched, content_hash=content_hash(enriched, kb.embedding_model), section_path=path,
+            tokens=analyzer.tokenize(keyword_text(title=title, section_path=path, content=content)),
+            tokens_fingerprint=analyzer.fingerprint,
+            embedding=get_embedder(kb.embedding_model).embed_passages([enriched])[0], metadata={"manual": True},
+        )
+        Document.objects.filter(pk=current.pk).update(chunks_total=F("chunks_total") + 1, chunks_done=F("chunks_done") + 1)
+        kb_bump_version(kb_id=kb.pk)
+    return Chunk.objects.select_related("document").get(pk=chunk.pk)
 
 
 def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | None = None) -> Chunk:

@@ -59,12 +59,16 @@
     if (response.status === 204) return null;
     let data = null;
     try { data = await response.json(); } catch (e) { data = null; }
-    if (!response.ok) {
-      const err = (data && data.error) || {};
-      const code = err.code || "http_" + response.status;
-      throw new ApiError(response.status, code, T.codes[code] || err.message || ("HTTP " + response.status), err.message);
-    }
+    if (!response.ok) throw apiError(response.status, data);
     return data;
+  }
+
+  // The ApiError of a response read elsewhere (an XMLHttpRequest): its status and parsed JSON body, if any.
+  function apiError(status, data) {
+    if (!status) return new ApiError(0, "network", T.network);
+    const err = (data && data.error) || {};
+    const code = err.code || "http_" + status;
+    return new ApiError(status, code, T.codes[code] || err.message || ("HTTP " + status), err.message);
   }
 
   // An error in words: the Chinese sentence, with the server's own message when it adds something.
@@ -106,5 +110,5 @@
       : interpolate(gettext("page %(start)s"), { start }, true);
   }
 
-  window.zhiku = { T, ApiError, api, errorText, el, button, formatTime, statusBadge, sectionPath, pages };
+  window.zhiku = { T, ApiError, api, apiError, csrfToken, errorText, el, button, formatTime, statusBadge, sectionPath, pages };
 })();

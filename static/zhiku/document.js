@@ -1,4 +1,5 @@
-// The document page, for editors: edit a chunk's text (PATCH re-embeds it) and switch it on or off.
+// The document page, for editors: edit a chunk's text (PATCH re-embeds it) and switch it on or off, add a chunk
+// by hand (POST, embedded and indexed at once), and change which groups may read the document (PATCH).
 (function () {
   "use strict";
   const { api, errorText, el, button } = window.zhiku;
@@ -7,9 +8,64 @@
     edit: gettext("Edit"), save: gettext("Save"), cancel: gettext("Cancel"), saving: gettext("Saving…"),
     disable: gettext("Disable"), enable: gettext("Enable"), disabled: gettext("Disabled"),
     failed: gettext("Saving failed: "),
+    only: (groups) => interpolate(gettext("Only: %(groups)s"), { groups: groups.join(gettext(", ")) }, true),
+    everyone: gettext("Readable by every member of the knowledge base"),
+    saved: gettext("Saved."),
+    adding: gettext("Adding…"),
+    addFailed: gettext("Adding failed: "),
   };
   const root = document.getElementById("document-page");
   const base = `/api/kbs/${root.dataset.kbId}/chunks/`;
+  const documentUrl = `/api/kbs/${root.dataset.kbId}/documents/${root.dataset.documentId}/`;
+
+  // --- who may read the document ---------------------------------------------------------------------
+  const restriction = document.getElementById("restriction-form");
+  if (restriction) {
+    restriction.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const status = document.getElementById("restriction-status");
+      const save = document.getElementById("restriction-save");
+      const names = document.getElementById("restriction-groups").value.split(/[,，]/).map((n) => n.trim()).filter(Boolean);
+      save.disabled = true;
+      try {
+        const doc = await api("PATCH", documentUrl, { restricted_to_groups: names });
+        const groups = doc.restricted_to_groups;
+        document.getElementById("restriction-current").textContent = groups.length ? T.only(groups) : T.everyone;
+        document.getElementById("restriction-groups").value = groups.join(",");
+        status.className = "small ok-text";
+        status.textContent = T.saved;
+      } catch (e) {
+        status.className = "small error-text";
+        status.textContent = T.failed + errorText(e);
+      }
+      save.disabled = false;
+    });
+  }
+
+  // --- a chunk written by hand ---------------------------------------------------------------------------
+  const adder = document.getElementById("chunk-add-form");
+  if (adder) {
+    adder.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const status = document.getElementById("chunk-add-status");
+      const submit = document.getElementById("chunk-add-submit");
+      const path = document.getElementById("chunk-add-path").value.split(/[>›]/).map((h) => h.trim()).filter(Boolean);
+      submit.disabled = true;
+      status.className = "small muted";
+      status.textContent = T.adding;
+      try {
+        const chunk = await api("POST", base, {
+          document: parseInt(root.dataset.documentId, 10), content: document.getElementById("chunk-add-content").value, section_path: path,
+        });
+        // The new chunk is the last one: show the last page, scrolled to it.
+        window.location.assign(`?page=999999#chunk-${chunk.id}`);
+      } catch (e) {
+        status.className = "small error-text";
+        status.textContent = T.addFailed + errorText(e);
+        submit.disabled = false;
+      }
+    });
+  }
 
   function setEnabled(article, enabled) {
     article.dataset.enabled = enabled ? "1" : "";

@@ -19,12 +19,72 @@
       abstain_rate: gettext("Unanswerable ones answered \"not found\""),
       false_abstain_rate: gettext("Answerable ones wrongly answered \"not found\""),
     },
+    // The answer-level figures (chat.evaluation, docs/chat.md "Evaluating answers"): [key, label, kind].
+    answerRows: [
+      ["questions", gettext("Questions asked as chat turns"), "count"],
+      ["with_answers", gettext("Answerable questions with answer spans"), "count"],
+      ["answered", gettext("… of them answered (not \"not found\")"), "count"],
+      ["answer_contains", gettext("Answer holds an expected span in its first 200 characters"), "share"],
+      ["answer_contains_full", gettext("Answer holds an expected span anywhere"), "share"],
+      ["answer_contains_answered", gettext("Among answered ones, the span in the first 200 characters"), "share"],
+      ["citation_precision", gettext("Citations whose passage holds an expected span"), "share"],
+      ["not_found_rate_answerable", gettext("Answerable questions answered \"not found\""), "share"],
+      ["not_found_rate_unanswerable", gettext("Unanswerable questions answered \"not found\""), "share"],
+      ["answer_chars_p50", gettext("Median answer length (characters)"), "number"],
+      ["first_token_ms_p50", gettext("Median time to the first words (ms)"), "number"],
+      ["errors", gettext("Turns that failed"), "count"],
+    ],
+    answersTitle: gettext("Answers"),
+    answersSummary: gettext("%(contains)s of the answerable questions with answer spans got an answer holding one; %(precision)s of the citations point at a passage that holds one; %(nf_answerable)s of the answerable questions and %(nf_unanswerable)s of the unanswerable ones were answered \"not found\"."),
+    noSpans: gettext("No answerable question carries answer spans yet, so the answers' text is not scored: add spans to the questions."),
+    perQuestion: gettext("Question"), holds: gettext("Holds a span"), answer: gettext("Answer (first 200 characters)"),
+    yes: gettext("yes"), no: gettext("no"), notFoundAnswer: gettext("“not found”"),
   };
+  let questionText = {};
+  let questionSpans = {};
+  const percent = (v) => (v === null || v === undefined ? "—" : `${Math.round(v * 100)}%`);
+
+  // The answer-level part of a run, in words: a sentence, the figures, and each question's answer.
+  function answerPart(a) {
+    const box = el("div", null, { id: "answers-result" });
+    box.appendChild(el("h3", T.answersTitle));
+    box.appendChild(el("p", a.with_answers ? interpolate(T.answersSummary, {
+      contains: percent(a.answer_contains), precision: percent(a.citation_precision),
+      nf_answerable: percent(a.not_found_rate_answerable), nf_unanswerable: percent(a.not_found_rate_unanswerable),
+    }, true) : T.noSpans, { id: "answers-summary" }));
+    const table = el("table", null, { id: "answers-table" });
+    T.answerRows.forEach(([key, label, kind]) => {
+      if (a[key] === undefined) return;
+      const v = a[key];
+      const tr = el("tr", null, { "data-key": key });
+      tr.appendChild(el("td", label));
+      tr.appendChild(el("td", v === null ? "—" : kind === "share" ? percent(v) : String(v), { class: "num" }));
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    const rows = el("table", null, { id: "answers-per-question" });
+    const head = el("tr");
+    [T.perQuestion, T.holds, T.answer].forEach((h) => head.appendChild(el("th", h)));
+    rows.appendChild(head);
+    (a.per_query || []).forEach((r) => {
+      const tr = el("tr", null, { "data-question-id": r.id });
+      tr.appendChild(el("td", questionText[r.id] || r.id));
+      tr.appendChild(el("td", questionSpans[r.id] === false ? "—" : r.contains ? T.yes : T.no, { class: "nowrap" }));
+      tr.appendChild(el("td", r.hit ? r.answer : T.notFoundAnswer + (r.answer ? " " + r.answer : ""), { class: "text small" }));
+      rows.appendChild(tr);
+    });
+    const scroller = el("div", null, { class: "scroll-x" });
+    scroller.appendChild(rows);
+    box.appendChild(scroller);
+    return box;
+  }
   const split = (text) => text.split(/[,，]/).map((s) => s.trim()).filter(Boolean);
 
   async function load() {
     const box = document.getElementById("questions");
     const questions = await api("GET", base + "eval-questions/");
+    questionText = Object.fromEntries(questions.map((q) => [String(q.id), q.text]));
+    questionSpans = Object.fromEntries(questions.map((q) => [String(q.id), (q.answers || []).length > 0]));
     document.getElementById("q-count").textContent = interpolate(T.count, { n: questions.length }, true);
     box.replaceChildren();
     if (!questions.length) { box.appendChild(el("p", T.none, { class: "muted" })); return; }
@@ -62,10 +122,12 @@
     const metrics = document.getElementById("metrics");
     status.textContent = T.running;
     metrics.replaceChildren();
+    document.getElementById("answer-metrics").replaceChildren();
     try {
       const result = await api("POST", base + "evaluate/", {
         mode: document.getElementById("run-mode").value,
         top_k: parseInt(document.getElementById("run-top-k").value, 10),
+        answers: document.getElementById("run-answers").checked,
       });
       const table = el("table", null, { id: "metrics-table" });
       const head = el("tr");
@@ -81,6 +143,7 @@
         table.appendChild(tr);
       });
       metrics.appendChild(table);
+      if (result.answers) document.getElementById("answer-metrics").appendChild(answerPart(result.answers));
       status.textContent = T.done;
     } catch (e) { status.textContent = errorText(e); }
   });

@@ -18,10 +18,22 @@
     retry: gettext("Retry"), reindex: gettext("Re-index"), remove: gettext("Delete"),
     confirmDelete: (name) => fmt(gettext("Delete the document “%(name)s” and all its chunks? This cannot be undone."), { name }),
     uploading: (n) => fmt(ngettext("Uploading %(n)s file…", "Uploading %(n)s files…", n), { n }),
-    uploaded: gettext("Uploaded: "),
-    unchanged: gettext("content unchanged, the existing version is kept"),
+    uploadedCount: (ok, n) => fmt(gettext("Uploaded %(ok)s of %(n)s"), { ok, n }),
+    uploadedOne: gettext("Uploaded; processing follows in the document list"),
+    uploadedUnchanged: gettext("Uploaded: content unchanged, the existing version is kept"),
     followBelow: gettext(". Follow the processing in the document list below."),
     uploadFailed: gettext("Upload failed: "),
+    waiting: gettext("Waiting to be uploaded"),
+    sending: (pct) => `${gettext("Sending…")} ${pct}%`,
+    preview: gettext("Preview chunks"),
+    removeFile: gettext("Remove"),
+    previewOf: (name) => fmt(gettext("How “%(name)s” will be split"), { name }),
+    previewing: gettext("Splitting…"),
+    previewFailed: gettext("Preview failed: "),
+    previewSummary: (d) => fmt(gettext("%(count)s chunks with chunk size %(size)s and overlap %(overlap)s; %(total)s characters, the longest chunk %(longest)s. Change the settings above and preview again, or upload."),
+      { count: d.count, size: d.chunk_size, overlap: d.chunk_overlap, total: d.total_chars, longest: d.longest }),
+    previewTruncated: (n) => fmt(gettext(" Only the first %(n)s are shown."), { n }),
+    chars: (n) => fmt(gettext("%(n)s characters"), { n }),
     actionFailed: gettext("Action failed: "),
     searching: gettext("Searching…"),
     noResults: gettext("Nothing relevant was found."),
@@ -58,7 +70,8 @@
     } else if (doc.status === "ready") {
       td.append(el("span", T.chunks(doc.progress.total), { class: "small" }));
     } else if (doc.status === "failed" && doc.error) {
-      td.append(el("div", doc.error.message || doc.error.code, { class: "error-text small doc-error" }));
+      // The message is in the viewer's language (from the code); the stored technical detail shows on hover.
+      td.append(el("div", doc.error.message || doc.error.code, { class: "error-text small doc-error", title: doc.error.detail || "" }));
     }
     return td;
   }
@@ -138,37 +151,176 @@
   document.getElementById("doc-prev").addEventListener("click", () => { page = Math.max(1, page - 1); load(); });
   document.getElementById("doc-next").addEventListener("click", () => { page += 1; load(); });
 
-  // --- upload ------------------------------------------------------------------
+  // --- upload: files are listed first, can be previewed, then uploaded one request each ------------
+  // Each file is its own request (XMLHttpRequest, whose upload reports progress), so every file shows
+  // how much of it has been sent, and a refused file is reported on its own line without stopping the rest.
 
-  async function upload(files) {
-    if (!files || !files.length) return;
+  const queue = [];  // {file, li, state: "waiting" | "uploading" | "done" | "failed"}
+
+  function sizeText(bytes) {
+    if (bytes < 1024) return fmt(gettext("%(n)s B"), { n: bytes });
+    if (bytes < 1024 * 1024) return fmt(gettext("%(n)s KB"), { n: (bytes / 1024).toFixed(1) });
+    return fmt(gettext("%(n)s MB"), { n: (bytes / 1024 / 1024).toFixed(1) });
+  }
+
+  function chunkingFields() {
+    return { chunk_size: document.getElementById("chunk-size").value.trim(), chunk_overlap: document.getElementById("chunk-overlap").value.trim() };
+  }
+
+  function setItem(item, state, text, cls) {
+    item.state = state;
+    item.li.dataset.state = state;
+    const line = item.li.querySelector(".upload-state");
+    line.className = "upload-state small " + (cls || "muted");
+    line.textContent = text;
+    item.li.querySelectorAll("button").forEach((b) => { b.disabled = state === "uploading" || state === "done"; });
+  }
+
+  function renderQueue() {
+    const list = document.getElementById("upload-queue");
+    list.hidden = !queue.length;
+    document.getElementById("upload-actions").hidden = !queue.some((i) => i.state === "waiting" || i.state === "failed");
+  }
+
+  function stage(files) {
+    const list = document.getElementById("upload-queue");
+    Array.from(files || []).forEach((file) => {
+      const old = queue.findIndex((i) => i.file.name === file.name && i.state !== "done");
+      if (old >= 0) { queue[old].li.remove(); queue.splice(old, 1); }
+      const li = el("li", null, { class: "upload-item", "data-name": file.name });
+      const head = el("div", null, { class: "row" });
+      head.append(el("span", file.name, { class: "upload-name" }), el("span", sizeText(file.size), { class: "muted small" }));
+      const item = { file, li, state: "waiting" };
+      const tools = el("span", null, { class: "upload-tools" });
+      tools.append(button(T.preview, () => preview(item), "preview"), button(T.removeFile, () => {
+        li.remove(); queue.splice(queue.indexOf(item), 1); renderQueue();
+      }, "remove"));
+      head.append(tools);
+      const bar = el("progress", null, { max: String(Math.max(file.size, 1)), value: "0", class: "upload-progress" });
+      li.append(head, bar, el("div", null, { class: "upload-state small muted" }));
+      list.append(li);
+      queue.push(item);
+      setItem(item, "waiting", T.waiting);
+    });
+    renderQueue();
+  }
+
+  // One file, one multipart request; resolves to the API's answer, rejects with an ApiError.
+  function send(item) {
+    return new Promise((resolve, reject) => {
+      const form = new FormData();
+      form.append("files", item.file, item.file.name);
+      const groups = document.getElementById("restricted-groups").value.trim();
+      if (groups) form.append("restricted_to_groups", groups);
+      const chunking = chunkingFields();
+      if (chunking.chunk_size) form.append("chunk_size", chunking.chunk_size);
+      if (chunking.chunk_overlap) form.append("chunk_overlap", chunking.chunk_overlap);
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", `${base}/documents/`);
+      xhr.setRequestHeader("X-CSRFToken", window.zhiku.csrfToken());
+      xhr.setRequestHeader("Accept", "application/json");
+      const bar = item.li.querySelector("progress");
+      xhr.upload.addEventListener("progress", (e) => {
+        const total = e.lengthComputable ? e.total : item.file.size;
+        bar.max = Math.max(total, 1);
+        bar.value = e.loaded;
+        item.li.dataset.sent = String(e.loaded);
+        setItem(item, "uploading", T.sending(total ? Math.min(100, Math.round((100 * e.loaded) / total)) : 0));
+      });
+      xhr.addEventListener("load", () => {
+        let data = null;
+        try { data = JSON.parse(xhr.responseText); } catch (e) { data = null; }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+        else reject(window.zhiku.apiError(xhr.status, data));
+      });
+      xhr.addEventListener("error", () => reject(window.zhiku.apiError(0, null)));
+      xhr.send(form);
+    });
+  }
+
+  async function uploadAll() {
+    const todo = queue.filter((i) => i.state === "waiting" || i.state === "failed");
+    if (!todo.length) return;
     const status = document.getElementById("upload-status");
-    const form = new FormData();
-    Array.from(files).forEach((f) => form.append("files", f, f.name));
-    const groups = document.getElementById("restricted-groups").value.trim();
-    if (groups) form.append("restricted_to_groups", groups);
     status.className = "small muted";
-    status.textContent = T.uploading(files.length);
-    try {
-      const data = await api("POST", `${base}/documents/`, form);
-      status.className = "small";
-      status.textContent = T.uploaded + data.documents.map((d) => d.source_name + (d.unchanged ? `（${T.unchanged}）` : "")).join("，")
-        + T.followBelow;
-    } catch (e) {
-      status.className = "small error-text";
-      status.textContent = T.uploadFailed + errorText(e);
+    status.textContent = T.uploading(todo.length);
+    document.getElementById("upload-submit").disabled = true;
+    let ok = 0;
+    for (const item of todo) {
+      setItem(item, "uploading", T.sending(0));
+      try {
+        const data = await send(item);
+        const d = data.documents[0];
+        item.li.querySelector("progress").value = item.li.querySelector("progress").max;
+        setItem(item, "done", d.unchanged ? T.uploadedUnchanged : T.uploadedOne, "ok-text");
+        item.li.dataset.documentId = String(d.id);
+        ok += 1;
+      } catch (e) {
+        setItem(item, "failed", T.uploadFailed + errorText(e), "error-text");
+      }
+      page = 1;
+      load();
     }
-    page = 1;
-    load();
+    document.getElementById("upload-submit").disabled = false;
+    status.className = ok === todo.length ? "small" : "small error-text";
+    status.textContent = T.uploadedCount(ok, todo.length) + (ok ? T.followBelow : "");
+    renderQueue();
+  }
+
+  function previewChunk(c) {
+    const box = el("div", null, { class: "chunk preview-chunk" });
+    const meta = el("div", null, { class: "meta" });
+    meta.append(el("span", "#" + (c.ordinal + 1)));
+    if (c.section_path.length) meta.append(el("span", sectionPath(c.section_path), { class: "section-path" }));
+    const p = pages(c.page_start, c.page_end);
+    if (p) meta.append(el("span", p));
+    meta.append(el("span", T.chars(c.chars)));
+    box.append(meta, el("div", c.content, { class: "text" }));
+    return box;
+  }
+
+  async function preview(item) {
+    const box = document.getElementById("preview");
+    const title = document.getElementById("preview-title");
+    const summary = document.getElementById("preview-summary");
+    const out = document.getElementById("preview-chunks");
+    box.hidden = false;
+    title.textContent = T.previewOf(item.file.name);
+    summary.className = "small muted";
+    summary.textContent = T.previewing;
+    out.replaceChildren();
+    const form = new FormData();
+    form.append("file", item.file, item.file.name);
+    const chunking = chunkingFields();
+    if (chunking.chunk_size) form.append("chunk_size", chunking.chunk_size);
+    if (chunking.chunk_overlap) form.append("chunk_overlap", chunking.chunk_overlap);
+    let data;
+    try {
+      data = await api("POST", `${base}/documents/preview/`, form);
+    } catch (e) {
+      summary.className = "small error-text";
+      summary.textContent = T.previewFailed + errorText(e);
+      return;
+    }
+    box.dataset.count = String(data.count);
+    summary.textContent = T.previewSummary(data) + (data.truncated ? T.previewTruncated(data.chunks.length) : "");
+    out.replaceChildren(...data.chunks.map(previewChunk));
+    box.scrollIntoView({ block: "nearest" });
   }
 
   if (canEdit) {
     const input = document.getElementById("file-input");
     const zone = document.getElementById("dropzone");
-    input.addEventListener("change", () => { const files = Array.from(input.files); input.value = ""; upload(files); });
+    input.addEventListener("change", () => { const files = Array.from(input.files); input.value = ""; stage(files); });
     ["dragenter", "dragover"].forEach((type) => zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add("over"); }));
     ["dragleave", "drop"].forEach((type) => zone.addEventListener(type, () => zone.classList.remove("over")));
-    zone.addEventListener("drop", (e) => { e.preventDefault(); upload(e.dataTransfer.files); });
+    zone.addEventListener("drop", (e) => { e.preventDefault(); stage(e.dataTransfer.files); });
+    document.getElementById("upload-submit").addEventListener("click", uploadAll);
+    document.getElementById("upload-clear").addEventListener("click", () => {
+      for (const item of queue.splice(0)) item.li.remove();
+      document.getElementById("preview").hidden = true;
+      renderQueue();
+    });
   }
 
   // --- search ------------------------------------------------------------------

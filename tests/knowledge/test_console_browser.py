@@ -86,6 +86,8 @@ def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice
         path.write_text(text, encoding="utf-8")
         paths.append(str(path))
     browser.find_element(By.ID, "file-input").send_keys("\n".join(paths))
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upload-queue li[data-state=waiting]")) == 2)
+    browser.find_element(By.ID, "upload-submit").click()
     ready = lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]")]  # noqa: E731
     wait.until(lambda d: len(ready(d)) == 2)
     assert all(r.find_element(By.CSS_SELECTOR, ".doc-status").text == "已就绪" for r in ready(browser))

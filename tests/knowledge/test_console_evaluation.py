@@ -67,3 +67,45 @@ def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, ali
     browser.find_elements(By.CSS_SELECTOR, "#questions button")[0].click()  # delete the first
     wait.until(lambda d: "共 2 个问题" in d.find_element(By.ID, "q-count").text)
     assert EvalQuestion.objects.filter(kb=kb).count() == 2
+
+
+@pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER and selenium), reason="needs chromium, chromium-driver and selenium")
+@pytest.mark.django_db(transaction=True)
+def test_a_run_with_answers_shows_the_answer_metrics_in_words(server, browser, alice, kb, ingest, tmp_path):
+    """The page asks for answers: true and shows answer_contains, citation precision and the not-found rates."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from knowledge.models import EvalQuestion
+
+    ingest(kb, DOCS)
+    spans = EvalQuestion.objects.create(kb=kb, text="退货运费谁承担？", relevant=["退货政策.md"], answers=["买家承担"])
+    EvalQuestion.objects.create(kb=kb, text="积分多久过期？", relevant=["会员积分.md"], answers=["外星人"])  # never in an answer
+    EvalQuestion.objects.create(kb=kb, text="公司的股票代码是多少？", relevant=[])
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/evaluation/")
+    wait = WebDriverWait(browser, 120)
+    wait.until(lambda d: "共 3 个问题" in d.find_element(By.ID, "q-count").text)
+    browser.find_element(By.ID, "run-answers").click()
+    browser.find_element(By.ID, "run-submit").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#answers-table tr"))
+
+    figures = {r.get_attribute("data-key"): r.find_elements(By.TAG_NAME, "td")[1].text
+               for r in browser.find_elements(By.CSS_SELECTOR, "#answers-table tr")}
+    labels = browser.find_element(By.ID, "answers-table").text
+    assert figures["questions"] == "3" and figures["with_answers"] == "2"
+    assert "回答前 200 字中包含预期答案片段" in labels and "引用的段落中包含预期答案片段的比例" in labels
+    per_question = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+                    for r in browser.find_elements(By.CSS_SELECTOR, "#answers-per-question tr[data-question-id]")}
+    assert set(per_question) == {"退货运费谁承担？", "积分多久过期？", "公司的股票代码是多少？"}
+    assert per_question["积分多久过期？"] == "否" and per_question["公司的股票代码是多少？"] == "—"  # no spans to hold
+    # The figures agree with each question's line: the share of span questions whose answer holds one.
+    held = per_question["退货运费谁承担？"] == "是"
+    assert figures["answer_contains"] == ("50%" if held else "0%")
+    summary = browser.find_element(By.ID, "answers-summary").text
+    assert summary.startswith("带答案片段的可回答问题中，") and "回答了“未找到”" in summary
+    assert spans.pk  # the questions were read, not changed
+    if shot := os.environ.get("ZHIKU_SCREENSHOT_DIR"):
+        browser.execute_script("document.getElementById('answer-metrics').scrollIntoView()")
+        from tests.knowledge.test_console_browser import shot as full_shot
+
+        full_shot(browser, tmp_path, "console-evaluation-answers.png")

@@ -118,6 +118,7 @@ def test_viewer_sees_no_upload_or_edit_controls(client, alice, bob, kb, ingest):
     html = client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
     assert "购买商品七天内可以无理由退货" in html and "运费" in html
     assert "document.js" not in html
+    assert 'id="restriction-form"' not in html and 'id="chunk-add-form"' not in html
     assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
     assert client.get(f"/kbs/{kb.pk}/hit-test/").status_code == 403
 
@@ -131,7 +132,9 @@ def test_editor_and_owner_see_their_controls(client, alice, bob, kb, ingest):
     client.force_login(bob)
     html = client.get(f"/kbs/{kb.pk}/").content.decode()
     assert 'id="file-input"' in html and 'data-can-edit="1"' in html and f"/kbs/{kb.pk}/settings/" not in html
-    assert "document.js" in client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    html = client.get(f"/kbs/{kb.pk}/documents/{document.pk}/").content.decode()
+    assert "document.js" in html and 'id="restriction-form"' in html and 'id="chunk-add-form"' in html
+    assert 'id="chunk-size"' in client.get(f"/kbs/{kb.pk}/").content.decode()
     assert client.get(f"/kbs/{kb.pk}/settings/").status_code == 403
     client.force_login(alice)
     html = client.get(f"/kbs/{kb.pk}/").content.decode()
@@ -197,3 +200,20 @@ def test_kb_create_error_in_english(client, alice, kb):
     client.force_login(alice)
     html = client.post("/", {"name": kb.name}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "You already have a knowledge base with this name." in html
+
+
+def test_the_document_tools_speak_both_languages(client, alice, kb, ingest):
+    ingest(kb, DOCS)
+    document = Document.objects.get()
+    client.force_login(alice)
+    pages = {"kb": f"/kbs/{kb.pk}/", "document": f"/kbs/{kb.pk}/documents/{document.pk}/"}
+    chinese = {k: client.get(v, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode() for k, v in pages.items()}
+    english = {k: client.get(v, HTTP_ACCEPT_LANGUAGE="en").content.decode() for k, v in pages.items()}
+    assert "分段长度（字符）" in chinese["kb"] and "重叠（字符）" in chinese["kb"] and "清空列表" in chinese["kb"]
+    assert "Chunk size (characters)" in english["kb"] and "Overlap (characters)" in english["kb"] and "Clear the list" in english["kb"]
+    assert "谁可以阅读这个文档" in chinese["document"] and "添加分段" in chinese["document"]
+    assert "知识库的所有成员均可阅读" in chinese["document"]
+    assert "Who may read this document" in english["document"] and "Add a chunk" in english["document"]
+    assert "分段" not in english["document"].split("<main>")[1].replace(document.source_name, "")
+    catalogue = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "\\u9884\\u89c8\\u5206\\u6bb5" in catalogue or "预览分段" in catalogue  # 预览分段, the preview button
