@@ -13,6 +13,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+from knowledge.parsers.headings import with_numbered_headings
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _TITLE_STYLES = frozenset({"title", "标题"})
@@ -33,6 +34,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             block = None
         if block is not None:
             blocks.append(block)
+    if not any(block.kind == "heading" for block in blocks):
+        # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
+        blocks = with_numbered_headings(blocks)
     core = document.core_properties
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
     metadata: dict = {}
