@@ -38,8 +38,10 @@ def _get_engine():
         from rapidocr_onnxruntime import RapidOCR
 
         # Text-line orientation (0/180°) classification: off, scans and screenshots are upright,
-        # and it costs time on every line.
-        _engine = RapidOCR(use_cls=False, print_verbose=False)
+        # and it costs time on every line. Detection scales the image so its longest side is at most
+        # 960–2000 px ("max"); the default ("min" 736) blows a 900×150 screenshot up to 4400×736,
+        # which took 10 s instead of 0.6 s and misread a heading (三、联系方式 → 三、耳 联系方式).
+        _engine = RapidOCR(use_cls=False, print_verbose=False, det_limit_type="max")
     return _engine
 
 
