@@ -33,7 +33,7 @@ class Truth:
     headings: list[tuple[int, str]] = field(default_factory=list)
     paragraphs: list[str] = field(default_factory=list)
     tables: list[list[list[str]]] = field(default_factory=list)
-    page_texts: list[str] = field(default_factory=list)  # per page, body text as printed (for OCR scoring)
+    flow: list[str] = field(default_factory=list)  # everything printed in the body, in reading order
 
 
 # --- content ----------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def policy_pdf(*, content: list | None = None, title: str = POLICY_TITLE, runnin
                                    spaceAfter=6, wordWrap="CJK")
              for level, size in ((1, 15), (2, 13), (3, 12), (4, 11))}
     title_style = ParagraphStyle("title", fontName=font, fontSize=20, leading=28, alignment=1, spaceAfter=12)
-    truth = Truth(title=title)
+    truth = Truth(title=title, flow=[title])
     story: list = [Paragraph(title, title_style)]
     filler = ("为保证制度执行到位，各部门应当组织员工认真学习本办法，明确审批权限和报销要求，"
               "对执行中发现的问题及时向财务部门反馈，财务部门应当定期汇总分析并提出改进建议。")
@@ -139,8 +139,10 @@ def policy_pdf(*, content: list | None = None, title: str = POLICY_TITLE, runnin
         if item[0] == "h":
             story.append(Paragraph(item[2], heads[min(item[1], 4)]))
             truth.headings.append((item[1], item[2]))
+            truth.flow.append(item[2])
         elif item[0] == "p":
             story.append(Paragraph(item[1], body))
+            truth.flow.append(item[1])
             label, _, rest = item[1].partition(" ")
             if label.startswith("第") and label.endswith("条") and rest:  # an article: its number is a heading
                 truth.headings.append((2, label))
@@ -158,13 +160,16 @@ def policy_pdf(*, content: list | None = None, title: str = POLICY_TITLE, runnin
             story.append(table)
             story.append(Spacer(1, 6))
             truth.tables.append([list(r) for r in rows])
+            truth.flow.extend(" ".join(row) for row in rows)
         elif item[0] == "pad":
             for _ in range(item[1]):
                 story.append(Paragraph(filler, body))
                 truth.paragraphs.append(filler)
+                truth.flow.append(filler)
     for _ in range(pad_pages):
         story.append(Paragraph(filler, body))
         truth.paragraphs.append(filler)
+        truth.flow.append(filler)
 
     def decorate(canvas, doc) -> None:  # running header and page number, as printed documents have
         canvas.saveState()

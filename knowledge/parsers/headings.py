@@ -37,6 +37,8 @@ _SENTENCE_TAIL = tuple("。；;，,、：:！!？?…")
 _MAX_TITLE = 40
 _MAX_RUN_IN = 20  # 「（一）加强组织领导。各地区要……」: the first sentence is the heading when this short
 _LIST_INTRO = tuple("：:")
+# What follows 「第三条」 when a sentence refers to the article rather than starting it.
+_REFERENCE_NEXT = frozenset("规所的之中和及或与至、，,。；;：:（(第款项")
 
 
 def cn_number(text: str) -> int | None:
@@ -86,7 +88,9 @@ def candidate(line: str) -> Candidate | None:
             return Candidate(kind, _RANKS[kind], (number,), label)
         if _title_ok(title) and kind != "article":
             return Candidate(kind, _RANKS[kind], (number,), line)
-        if match["sep"]:  # 「第三条 本办法适用于……」: the article's number is the heading, its text the body
+        # 「第三条 本办法适用于……」: the article's number is the heading, its text the body. Without the space
+        # (OCR drops it) only when the text cannot be a reference to the article (「第三条规定的……」).
+        if kind == "article" and (match["sep"] or title[0] not in _REFERENCE_NEXT):
             return Candidate(kind, _RANKS[kind], (number,), label, title)
         return None
     for pattern, kind in ((_CN, "cn"), (_CN_PAREN, "cn_paren"), (_ARABIC_PAREN, "arabic_paren")):

@@ -195,7 +195,8 @@ class BlockBuilder:
         if found is not None:
             level, candidate = found
             return level, candidate.text, candidate.rest
-        larger = line.size >= 1.15 * self.body
+        # Font size makes headings only from a text layer: OCR box heights vary too much from line to line.
+        larger = line.confidence is None and line.size >= 1.15 * self.body
         if larger and len(text) <= 40 and not text.endswith(_HEADING_TAIL):
             if self.title and "".join(text.split()) == "".join(self.title.split()):
                 return None

@@ -84,7 +84,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         largest = max((line.size for line in first_lines), default=0.0)
         titles = []
         for line in first_lines[:3]:  # the title: the first page's largest lines, at its top, one after another
-            if is_title_line(line, body) and line.size >= largest - 0.5:
+            if is_title_line(line, body) and line.size >= 0.97 * largest:
                 titles.append(line)
             elif titles:
                 break
