@@ -355,3 +355,41 @@ def test_policy_pdf_ingests_with_sections_tables_and_pages(kb, ingest) -> None:
     assert table.section_path == ["二、日常维护", "1. 巡检", "1.1 服务器清单"]
     assert "zk-node-28" in table.content and table.content.count("| 序号 |") == 1
     assert doc.metadata["tables"] == 1 and doc.metadata["pages"] == 2
+
+
+@pytest.mark.django_db
+def test_gbk_policy_text_ingests_into_article_sections(kb, ingest) -> None:
+    (doc,) = ingest(kb, {"请假管理规定.txt": POLICY_TEXT.encode("gbk")})
+    assert doc.status == "ready", doc.error_message
+    paths = [c.section_path for c in doc.chunks.order_by("ordinal")]
+    assert ["第二章 假期种类", "第四条"] in paths and ["第三章 附则", "第五条"] in paths
+    assert not any("2024.3.1" in " ".join(p) or "1.5倍" in " ".join(p) for p in paths)
+
+
+@pytest.mark.django_db
+def test_slides_ingest_one_section_per_slide(kb, ingest) -> None:
+    (doc,) = ingest(kb, {"产品规划.pptx": slides_pptx()})
+    assert doc.status == "ready", doc.error_message
+    assert doc.doc_type == "pptx" and doc.metadata["slides"] == 3
+    notes = doc.chunks.get(metadata__notes=True)
+    assert notes.section_path == ["核心目标"] and (notes.page_start, notes.page_end) == (2, 2)
+    assert doc.chunks.get(chunk_type="table").section_path == ["季度里程碑"]
+
+
+@pytest.mark.django_db
+def test_upload_accepts_images_and_slides_and_refuses_other_pictures(kb, alice, client_for) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = client_for(alice)
+    refused = client.post(f"/api/kbs/{kb.pk}/documents/", {"files": [SimpleUploadedFile("logo.gif", b"GIF89a...")]},
+                          format="multipart")
+    assert refused.status_code == 415 and refused.json()["error"]["code"] == "unsupported_type"
+    assert ".png" in refused.json()["error"]["message"] and ".pptx" in refused.json()["error"]["message"]
+    accepted = client.post(f"/api/kbs/{kb.pk}/documents/", {"files": [
+        SimpleUploadedFile("notice.png", _png(20, 20)), SimpleUploadedFile("photo.jpeg", b"\xff\xd8\xff..."),
+        SimpleUploadedFile("slides.pptx", slides_pptx())]}, format="multipart")
+    assert accepted.status_code == 202
+    from knowledge.models import Document
+
+    ids = [row["id"] for row in accepted.json()["documents"]]
+    assert sorted(Document.objects.filter(pk__in=ids).values_list("doc_type", flat=True)) == ["jpeg", "png", "pptx"]
