@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +44,8 @@ SCREENSHOTS = [
 
 
 def squeeze(text: str) -> str:
-    return "".join(text.split())
+    """Whitespace removed and NFKC-normalised: OCR reads full-width （） and ： as their ASCII forms."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
 
 
 def edit_distance(a: str, b: str) -> int:

@@ -6,7 +6,7 @@ import io
 import statistics
 
 from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions
-from knowledge.parsers.layout import BlockBuilder, Line, body_size
+from knowledge.parsers.layout import BlockBuilder, Line, TableItem, body_size
 
 _FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # doc type -> Pillow format
 
@@ -33,18 +33,23 @@ def parse(data: bytes, *, stem: str, options: ParseOptions, doc_type: str = "png
         image = ImageOps.exif_transpose(opened).convert("RGB")  # photos are stored sideways with a rotation tag
     if options.on_page:
         options.on_page(0, 1)
-    recognised = ocr.recognise(image)
+    recognised, tables = ocr.read(image)
     if options.on_page:
         options.on_page(1, 1)
-    if not recognised:
+    if not recognised and not tables:
         raise ParseError("ocr_failed", "no text could be recognised in the image")
     lines = [Line(text=item.text, x0=item.x0, top=item.top, x1=item.x1, bottom=item.bottom,
                   size=(item.bottom - item.top) * 0.8, page=1, page_height=float(image.height),
                   confidence=item.confidence) for item in recognised]
+    items: list[Line | TableItem] = sorted(lines, key=lambda line: (line.top, line.x0))
+    for table in tables:
+        position = next((i for i, item in enumerate(items) if item.top > table.top), len(items))
+        items.insert(position, TableItem(rows=table.rows, top=table.top, bottom=table.bottom, x0=table.x0,
+                                         x1=table.x1, page=1))
     builder = BlockBuilder(body=body_size([lines]))
-    builder.page(lines, meta={"ocr": True})
+    builder.page(items, meta={"ocr": True})
     blocks = [dataclasses.replace(block, page=None, page_end=None) for block in builder.finish()]
-    confidence = statistics.fmean(item.confidence for item in recognised)
+    confidence = statistics.fmean(item.confidence for item in recognised) if recognised else 1.0
     metadata = {"ocr": True, "ocr_confidence": round(confidence, 4), "width": image.width, "height": image.height,
                 "format": format_.lower()}
     return ParsedDocument(title=stem, doc_type=doc_type, blocks=blocks, metadata=metadata)

@@ -129,7 +129,7 @@ class BlockBuilder:
         """Add one page's items (already in reading order); ``meta`` goes on its text blocks."""
         self.meta = dict(meta or {})
         lines = [item for item in items if isinstance(item, Line)]
-        left = statistics.median_low([line.x0 for line in lines]) if lines else 0.0
+        left = left_margin(lines)
         right = max((line.x1 for line in lines), default=0.0)
         self._mark_bookmarks(lines)
         for item in items:
@@ -138,7 +138,9 @@ class BlockBuilder:
                 rows = clean_rows(item.rows)
                 if rows:
                     pages = item.row_pages or [item.page]
-                    meta = {"row_pages": list(pages)} if len(set(pages)) > 1 else {}
+                    meta = {k: v for k, v in self.meta.items() if k != "ocr_confidence"}
+                    if len(set(pages)) > 1:
+                        meta["row_pages"] = list(pages)
                     self.blocks.append(Block(kind="table", text=markdown_table(rows), page=item.page,
                                              page_end=max(pages), rows=rows, meta=meta))
                 continue
@@ -213,7 +215,9 @@ class BlockBuilder:
         gap = line.top - previous.bottom
         if gap > 0.9 * height or gap < -0.5 * height:  # a blank line, or back up the page (a new column)
             return True
-        if abs(line.size - previous.size) > 0.15 * max(line.size, previous.size):
+        # A change of font size starts a paragraph; OCR box heights vary by 20% within one paragraph.
+        tolerance = 0.15 if line.confidence is None else 0.4
+        if abs(line.size - previous.size) > tolerance * max(line.size, previous.size):
             return True
         if indented:
             return True
@@ -235,6 +239,15 @@ class BlockBuilder:
         if confidences:
             meta["ocr_confidence"] = round(sum(c * n for c, n in confidences) / max(sum(n for _, n in confidences), 1), 4)
         self.blocks.append(Block(kind="text", text=text, page=lines[0].page, page_end=lines[-1].page, meta=meta))
+
+
+def left_margin(lines: list[Line]) -> float:
+    """The text's left edge: the smallest x0 that at least two lines share (within a third of a character)."""
+    starts = sorted(line.x0 for line in lines)
+    for first, second in zip(starts, starts[1:]):
+        if second - first <= max(2.0, 0.33 * statistics.median(line.size for line in lines)):
+            return first
+    return starts[0] if starts else 0.0
 
 
 def is_title_line(line: Line, body: float) -> bool:

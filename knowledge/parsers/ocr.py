@@ -45,8 +45,32 @@ def _get_engine():
     return _engine
 
 
+@dataclass(frozen=True)
+class OcrTable:
+    """A ruled table found in an image: its box (pixels) and its cells' recognised text, row by row."""
+
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    rows: list[list[str]]
+
+
 def recognise(image) -> list[OcrLine]:
     """The text lines in a Pillow image, in reading order (top to bottom, then left to right)."""
+    return merge_segments(recognise_boxes(image))
+
+
+def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
+    """Lines outside ruled tables, and the tables with the text of each cell."""
+    boxes = recognise_boxes(image)
+    tables = find_tables(image, boxes) if boxes else []
+    inside = {id(box) for table, members in tables for box in members}
+    return merge_segments([box for box in boxes if id(box) not in inside]), [table for table, _ in tables]
+
+
+def recognise_boxes(image) -> list[OcrLine]:
+    """The engine's text boxes, unmerged (a table's cells are separate boxes)."""
     import numpy as np
 
     rgb = image.convert("RGB")
@@ -60,7 +84,62 @@ def recognise(image) -> list[OcrLine]:
         xs = [point[0] for point in box]
         ys = [point[1] for point in box]
         lines.append(OcrLine(text, min(xs), min(ys), max(xs), max(ys), float(score)))
-    return merge_segments(lines)
+    return lines
+
+
+def find_tables(image, boxes: list[OcrLine]) -> list[tuple[OcrTable, list[OcrLine]]]:
+    """Ruled tables: long horizontal and vertical strokes (morphological opening) that form a grid; each text
+    box whose centre falls in a cell goes to that cell. Returns the tables and the boxes they took."""
+    import cv2
+    import numpy as np
+
+    gray = np.asarray(image.convert("L"))
+    height, width = gray.shape
+    ink = cv2.adaptiveThreshold(255 - gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 15, -2)
+    horizontal = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (max(20, width // 30), 1)))
+    vertical = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, max(10, height // 60))))
+    grid = cv2.dilate(horizontal | vertical, np.ones((3, 3), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(grid)
+    out = []
+    for index in range(1, count):
+        x, y, w, h, _ = stats[index]
+        if w < 0.2 * width or h < 0.02 * height:
+            continue
+        rows = _separators(horizontal[y:y + h, x:x + w].sum(axis=1) / 255, 0.6 * w, y)
+        columns = _separators(vertical[y:y + h, x:x + w].sum(axis=0) / 255, 0.6 * h, x)
+        if len(rows) < 3 or len(columns) < 3:  # at least two rows and two columns of cells
+            continue
+        cells = [["" for _ in columns[:-1]] for _ in rows[:-1]]
+        taken = []
+        for box in sorted(boxes, key=lambda b: (b.top, b.x0)):
+            cx, cy = (box.x0 + box.x1) / 2, (box.top + box.bottom) / 2
+            if not (columns[0] < cx < columns[-1] and rows[0] < cy < rows[-1]):
+                continue
+            r = max(i for i, edge in enumerate(rows[:-1]) if edge <= cy)
+            c = max(i for i, edge in enumerate(columns[:-1]) if edge <= cx)
+            cells[r][c] = (cells[r][c] + box.text) if _joins_tight(cells[r][c], box.text) else f"{cells[r][c]} {box.text}"
+            taken.append(box)
+        out.append((OcrTable(float(columns[0]), float(rows[0]), float(columns[-1]), float(rows[-1]),
+                             [[cell.strip() for cell in row] for row in cells]), taken))
+    return out
+
+
+def _separators(profile, floor: float, offset: int) -> list[float]:
+    """Centres of the runs of the profile at or above ``floor`` (the ruling lines), in image coordinates."""
+    edges: list[float] = []
+    start = None
+    for position, value in enumerate(list(profile) + [0]):
+        if value >= floor and start is None:
+            start = position
+        elif value < floor and start is not None:
+            edges.append(offset + (start + position - 1) / 2)
+            start = None
+    return edges
+
+
+def _joins_tight(before: str, after: str) -> bool:
+    """Text of one cell wrapped over lines joins without a space between CJK characters."""
+    return not before or not (before[-1].isascii() and after[:1].isascii())
 
 
 def merge_segments(lines: list[OcrLine]) -> list[OcrLine]:

@@ -16,6 +16,7 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from knowledge.parsers.base import Block, ParsedDocument, ParseError, ParseOptions, is_cjk
+from knowledge.parsers.headings import candidate
 from knowledge.parsers.layout import (
     BlockBuilder,
     Line,
@@ -84,7 +85,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         largest = max((line.size for line in first_lines), default=0.0)
         titles = []
         for line in first_lines[:3]:  # the title: the first page's largest lines, at its top, one after another
-            if is_title_line(line, body) and line.size >= 0.97 * largest:
+            if is_title_line(line, body) and line.size >= 0.97 * largest and candidate(line.text) is None:
                 titles.append(line)
             elif titles:
                 break
@@ -303,17 +304,20 @@ def _recognise_scans(data: bytes, scans: list[int], pages: dict, ocr_meta: dict[
             if width * height * scale * scale > ocr.MAX_PIXELS:
                 scale = (ocr.MAX_PIXELS / max(width * height, 1.0)) ** 0.5
             image = page.render(scale=scale).to_pil().convert("RGB")
-            recognised = ocr.recognise(image)
-            if not recognised:
+            recognised, found_tables = ocr.read(image)
+            if not recognised and not found_tables:
                 if max(ImageStat.Stat(image.convert("L")).stddev) < 4:
                     blank.append(number)
                     continue
                 raise ParseError("ocr_failed", f"page {number} is a scanned image, but no text could be recognised on it")
             to_points = 1 / scale
             lines = [ocr_line(item, number, height, to_points) for item in recognised]
-            pages[number] = (lines, [])
-            chars = sum(len(item.text) for item in recognised)
-            confidence = sum(item.confidence * len(item.text) for item in recognised) / max(chars, 1)
+            tables = [TableItem(rows=table.rows, top=table.top * to_points, bottom=table.bottom * to_points,
+                                x0=table.x0 * to_points, x1=table.x1 * to_points, page=number,
+                                row_pages=[number] * len(table.rows)) for table in found_tables]
+            pages[number] = (lines, tables)
+            chars = sum(len(item.text) for item in recognised) or 1
+            confidence = sum(item.confidence * len(item.text) for item in recognised) / chars if recognised else 1.0
             ocr_meta[number] = {"ocr": True, "ocr_confidence": round(confidence, 4)}
         if options.on_page:
             options.on_page(len(scans), len(scans))

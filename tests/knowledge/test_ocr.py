@@ -130,3 +130,36 @@ def _upload(name: str, data: bytes):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/pdf")
+
+
+def _table_image(rows: list[list[str]]) -> bytes:
+    """A ruled table drawn with the CJK font, as in a screenshot of a spreadsheet."""
+    from PIL import ImageFont
+
+    from tests.docgen import cjk_font_path
+
+    font = ImageFont.truetype(cjk_font_path(), 24)
+    widths, height, margin = [150, 220, 160], 48, 20
+    image = Image.new("RGB", (sum(widths) + 2 * margin, height * len(rows) + 2 * margin + 60), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((margin, 15), "住宿标准如下表", font=font, fill="black")
+    top = margin + 50
+    for r, row in enumerate(rows):
+        x = margin
+        for c, text in enumerate(row):
+            draw.rectangle((x, top + r * height, x + widths[c], top + (r + 1) * height), outline="black", width=2)
+            draw.text((x + 12, top + r * height + 10), text, font=font, fill="black")
+            x += widths[c]
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_ruled_table_in_an_image_is_read_as_a_table() -> None:
+    rows = [["城市类别", "职级", "住宿上限"], ["一类城市", "经理", "700"], ["二类城市", "专员", "400"]]
+    doc = parse_file("标准.png", _table_image(rows))
+    assert [b.kind for b in doc.blocks] == ["text", "table"]
+    (table,) = [b for b in doc.blocks if b.kind == "table"]
+    assert [list(row) for row in table.rows] == rows
+    (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
+    assert chunk.metadata["columns"] == rows[0] and chunk.metadata["ocr"] is True
