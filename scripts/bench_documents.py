@@ -80,7 +80,7 @@ def cell_accuracy(doc, truth) -> float:
     total = correct = 0
     for source in truth.tables:
         total += sum(len(row) for row in source)
-        match = next((t for t in tables if t.rows and list(t.rows[0]) == source[0]), None)
+        match = next((t for t in tables if t.rows and [squeeze(c) for c in t.rows[0]] == [squeeze(c) for c in source[0]]), None)
         if match is None:
             continue
         for r, row in enumerate(source):
@@ -147,6 +147,7 @@ def main() -> None:
         srecall, smissing = heading_recall(sdoc, truth)
         entry["scanned_pdf"] = {
             "char_accuracy": round(char_accuracy(doc_text(sdoc), "\n".join(truth.flow)), 4),
+            "table_cell_accuracy": round(cell_accuracy(sdoc, truth), 4),
             "heading_recall": round(srecall, 4), "missing_headings": smissing,
             "ocr_confidence": sdoc.metadata.get("ocr_confidence"),
             "parse_s_per_page": round(sparse_s / pages, 2), "ingest_s_per_page": round(singest_s / pages, 2)}
@@ -223,7 +224,7 @@ def print_report(report: dict) -> None:
         print(f"\n{name}: {entry['pages']} pages")
         print(f"  text PDF    headings {t['heading_recall']:.2%}  table cells {t['table_cell_accuracy']:.2%}"
               f"  chars {t['char_accuracy']:.2%}  parse {t['parse_s_per_page']} s/page  ingest {t['ingest_s_per_page']} s/page")
-        print(f"  scanned PDF OCR chars {s['char_accuracy']:.2%}  headings {s['heading_recall']:.2%}"
+        print(f"  scanned PDF OCR chars {s['char_accuracy']:.2%}  headings {s['heading_recall']:.2%}  table cells {s['table_cell_accuracy']:.2%}"
               f"  confidence {s['ocr_confidence']}  parse {s['parse_s_per_page']} s/page  ingest {s['ingest_s_per_page']} s/page")
         for missing in (t["missing_headings"], s["missing_headings"]):
             if missing:

@@ -112,6 +112,19 @@ def candidate(line: str) -> Candidate | None:
     return None
 
 
+def _marker(line: str) -> tuple[str, tuple[int, ...]] | None:
+    """The numbering kind and number of any line that starts with a list or heading marker (sentence or not)."""
+    line = " ".join(line.split())
+    for pattern, kind in ((_CN, "cn"), (_CN_PAREN, "cn_paren"), (_ARABIC_PAREN, "arabic_paren")):
+        if (match := pattern.match(line)) and (number := cn_number(match["num"])):
+            return kind, (number,)
+    if (match := _ARABIC.match(line)) and (match["dot"] or "." in match["num"] or "．" in match["num"]):
+        parts = tuple(int(p) for p in re.split(r"[.．]", match["num"]))
+        if parts[0] and not match["title"][:1].isdigit():
+            return f"arabic{len(parts)}", parts
+    return None
+
+
 def _titled(kind: str, rank: float, number: tuple[int, ...], line: str, match: re.Match) -> Candidate | None:
     title = match["title"].strip()
     if _title_ok(title):
@@ -136,6 +149,9 @@ class HeadingDetector:
         """``(level, candidate)`` when ``line`` is a heading here; ``previous`` is the line before it (or "")."""
         found = candidate(line)
         if found is None:
+            numbered = _marker(line)
+            if numbered is not None:  # 「1. 身份证复印件；」: a numbered sentence, so its siblings are list items
+                self.list_kind, self.list_next = numbered[0], numbered[1][:-1] + (numbered[1][-1] + 1,)
             return None
         if self._is_list_item(found, previous):
             return None

@@ -393,3 +393,8 @@ def test_upload_accepts_images_and_slides_and_refuses_other_pictures(kb, alice, 
 
     ids = [row["id"] for row in accepted.json()["documents"]]
     assert sorted(Document.objects.filter(pk__in=ids).values_list("doc_type", flat=True)) == ["jpeg", "png", "pptx"]
+
+
+def test_items_of_a_list_of_sentences_are_not_headings() -> None:
+    lines = ["1. 申请", "员工应当提交：", "身份证明", "1. 身份证复印件；", "2. 户口本复印件", "3. 近期照片", "2. 审批"]
+    assert _detect(lines) == [(1, "1. 申请"), None, None, None, None, None, (1, "2. 审批")]
