@@ -62,9 +62,17 @@ def recognise(image) -> list[OcrLine]:
 
 
 def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
-    """Lines outside ruled tables, and the tables with the text of each cell."""
-    boxes = recognise_boxes(image)
-    tables = find_tables(image, boxes) if boxes else []
+    """Lines outside ruled tables, and the tables with the text of each cell.
+
+    Raises ``ParseError("ocr_failed")`` when the engine cannot run (e.g. OpenCV without the system's libGL).
+    """
+    from knowledge.parsers.base import ParseError
+
+    try:
+        boxes = recognise_boxes(image)
+        tables = find_tables(image, boxes) if boxes else []
+    except (ImportError, OSError, RuntimeError) as exc:  # onnxruntime and OpenCV report failures so
+        raise ParseError("ocr_failed", f"OCR could not run here ({type(exc).__name__}: {exc})") from exc
     inside = {id(box) for table, members in tables for box in members}
     return merge_segments([box for box in boxes if id(box) not in inside]), [table for table, _ in tables]
 

@@ -3,8 +3,9 @@ footers and page numbers dropped, headings from bookmarks or numbering or font s
 
 pypdf opens the file first (encryption, bookmarks, document info); pdfplumber (pdfminer.six) gives each
 character's position and size and finds ruled tables; pages without a text layer are rendered with
-pypdfium2 and read by OCR (``knowledge.parsers.ocr``). Why pdfplumber rather than PyMuPDF: see
-docs/ingestion.md (licence: MIT against AGPL; measured: both read the generated tables exactly).
+pypdfium2 and read by OCR (``knowledge.parsers.ocr``). Why pdfplumber rather than PyMuPDF: MIT against
+AGPL, and on the generated documents it read every table cell right where PyMuPDF misplaced some
+(docs/ingestion.md has the figures).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import statistics
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseError, ParseOptions, is_cjk
+from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions, is_cjk
 from knowledge.parsers.headings import candidate
 from knowledge.parsers.layout import (
     BlockBuilder,
@@ -385,5 +386,3 @@ def split_paragraphs(text: str) -> list[str]:
 def _width(line: str) -> int:
     return sum(2 if is_cjk(char) else 1 for char in line)
 
-
-__all__ = ["parse", "split_paragraphs", "Block"]

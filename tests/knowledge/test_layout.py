@@ -398,3 +398,12 @@ def test_upload_accepts_images_and_slides_and_refuses_other_pictures(kb, alice, 
 def test_items_of_a_list_of_sentences_are_not_headings() -> None:
     lines = ["1. 申请", "员工应当提交：", "身份证明", "1. 身份证复印件；", "2. 户口本复印件", "3. 近期照片", "2. 审批"]
     assert _detect(lines) == [(1, "1. 申请"), None, None, None, None, None, (1, "2. 审批")]
+
+
+def test_metadata_stored_as_reprs_reads_back_as_data() -> None:
+    from importlib import import_module
+
+    restored = import_module("knowledge.migrations.0011_metadata_as_json")._restored
+    assert restored("{'常见问题': ['问题', '答案']}") == {"常见问题": ["问题", "答案"]}
+    assert restored(["{'name': 'a.pdf', 'code': 'corrupt_file'}"]) == [{"name": "a.pdf", "code": "corrupt_file"}]
+    assert restored("[见附件]") == "[见附件]" and restored("{__import__('os')}") == "{__import__('os')}"
