@@ -123,6 +123,8 @@ class BlockBuilder:
         self.blocks: list[Block] = []
         self._paragraph: list[Line] = []
         self._rest_first: str = ""
+        self._paragraph_meta: dict = {}  # the meta of the page the open paragraph started on
+        self.meta: dict = {}
         self._previous_text = ""
 
     def page(self, items: list[Line | TableItem], *, meta: dict | None = None) -> None:
@@ -158,9 +160,12 @@ class BlockBuilder:
                 if rest:
                     self._rest_first = rest
                     self._paragraph = [line]
+                    self._paragraph_meta = dict(self.meta)
                 continue
-            if self._paragraph and self._breaks(self._paragraph[-1], line, left, right):
+            if self._paragraph and (self._paragraph_meta != self.meta or self._breaks(self._paragraph[-1], line, left, right)):
                 self._flush()
+            if not self._paragraph:
+                self._paragraph_meta = dict(self.meta)
             self._paragraph.append(line)
 
     def finish(self) -> list[Block]:
@@ -234,7 +239,7 @@ class BlockBuilder:
         text = join_lines(texts).strip()
         if not text:
             return
-        meta = dict(self.meta)
+        meta = dict(self._paragraph_meta)
         confidences = [(line.confidence, len(line.text)) for line in lines if line.confidence is not None]
         if confidences:
             meta["ocr_confidence"] = round(sum(c * n for c, n in confidences) / max(sum(n for _, n in confidences), 1), 4)

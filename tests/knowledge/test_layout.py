@@ -407,3 +407,18 @@ def test_metadata_stored_as_reprs_reads_back_as_data() -> None:
     assert restored("{'常见问题': ['问题', '答案']}") == {"常见问题": ["问题", "答案"]}
     assert restored(["{'name': 'a.pdf', 'code': 'corrupt_file'}"]) == [{"name": "a.pdf", "code": "corrupt_file"}]
     assert restored("[见附件]") == "[见附件]" and restored("{__import__('os')}") == "{__import__('os')}"
+
+
+@pytest.mark.django_db
+def test_migration_restores_metadata_stored_as_reprs(kb) -> None:
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from knowledge.models import Document
+
+    document = Document.objects.create(kb=kb, source_name="faq.xlsx", doc_type="xlsx", sha256="0" * 64,
+                                       metadata={"columns": "{'常见问题': ['问题', '答案']}", "faq_count": 2})
+    import_module("knowledge.migrations.0011_metadata_as_json").restore(apps, None)
+    document.refresh_from_db()
+    assert document.metadata == {"columns": {"常见问题": ["问题", "答案"]}, "faq_count": 2}

@@ -163,3 +163,24 @@ def test_ruled_table_in_an_image_is_read_as_a_table() -> None:
     assert [list(row) for row in table.rows] == rows
     (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
     assert chunk.metadata["columns"] == rows[0] and chunk.metadata["ocr"] is True
+
+
+def test_pdf_with_a_text_page_and_a_scanned_page_reads_both() -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    from tests.docgen import policy_pdf
+
+    text_pdf, _ = policy_pdf()
+    writer = PdfWriter()
+    writer.add_page(PdfReader(io.BytesIO(text_pdf)).pages[0])
+    contact = ["一、联系方式", CONTACT[1]]
+    writer.add_page(PdfReader(io.BytesIO(scanned_pdf([_image(contact)]))).pages[0])
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    doc = parse_file("mixed.pdf", buffer.getvalue())
+    assert doc.metadata["ocr_pages"] == [2]
+    chunks = chunk_document(doc)
+    assert not any(c.metadata.get("ocr") for c in chunks if c.page_start == 1)
+    (scanned,) = [c for c in chunks if c.page_start == 2 and c.chunk_type == "text"]
+    assert scanned.content == CONTACT[1] and scanned.metadata["ocr"] is True
+    assert scanned.section_path == ["第五章 附则", "第九条", "一、联系方式"]
