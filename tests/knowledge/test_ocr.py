@@ -184,3 +184,13 @@ def test_pdf_with_a_text_page_and_a_scanned_page_reads_both() -> None:
     (scanned,) = [c for c in chunks if c.page_start == 2 and c.chunk_type == "text"]
     assert scanned.content == CONTACT[1] and scanned.metadata["ocr"] is True
     assert scanned.section_path == ["第五章 附则", "第九条", "一、联系方式"]
+
+
+@pytest.mark.django_db
+def test_image_ingests_into_ocr_chunks_without_pages(kb, ingest) -> None:
+    (document,) = ingest(kb, {"维护通知.png": text_image(NOTICE, size=26, width=900)})
+    assert document.status == DocumentStatus.READY, document.error_message
+    assert document.doc_type == "png" and document.metadata["ocr"] is True
+    chunks = list(document.chunks.order_by("ordinal"))
+    assert [c.section_path for c in chunks] == [["一、维护安排"], ["二、注意事项"]]
+    assert all(c.page_start is None and c.metadata["ocr"] is True for c in chunks)
