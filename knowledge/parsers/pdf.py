@@ -200,7 +200,7 @@ def _cell(value: str | None) -> str:
 def _in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | TableItem]:
     """Lines and tables top to bottom; a two-column page is read column by column.
 
-    Between full-width lines, when the lines fall clearly on either side of the page's middle (a
+    Between full-width lines, when wide lines fall clearly on either side of the page's middle (a
     gutter no line crosses), the left column is read before the right one.
     """
     if not lines:
@@ -211,7 +211,12 @@ def _in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line |
     left = [line for line in lines if line.x1 < middle]
     right = [line for line in lines if line.x0 > middle]
     ordered: list[Line | TableItem]
-    if len(left) >= 3 and len(right) >= 3 and len(left) + len(right) >= 0.6 * len(lines):
+    # Columns hold running text: several wide lines on each side. A form's short labels and values
+    # («姓名：      张三») are rows, not columns.
+    wide = 0.3 * (right_edge - left_edge)
+    columns = (sum(line.x1 - line.x0 >= wide for line in left) >= 3 and sum(line.x1 - line.x0 >= wide for line in right) >= 3
+               and len(left) + len(right) >= 0.6 * len(lines))
+    if columns:
         ordered = []
         band: list[Line] = []
 

@@ -224,12 +224,12 @@ def test_pdf_two_columns_are_read_column_by_column() -> None:
     buffer = io.BytesIO()
     page = canvas.Canvas(buffer, pagesize=A4)
     page.setFont("STSong-Light", 11)
-    left = ["左栏第一行文字说明", "左栏第二行文字说明", "左栏第三行文字结束。"]
-    right = ["右栏第一行文字说明", "右栏第二行文字说明", "右栏第三行文字结束。"]
+    left = ["左栏第一行文字说明，一栏宽的一整行字", "左栏第二行文字说明，一栏宽的一整行字", "左栏第三行文字到这里结束。"]
+    right = ["右栏第一行文字说明，一栏宽的一整行字", "右栏第二行文字说明，一栏宽的一整行字", "右栏第三行文字到这里结束。"]
     for index, (a, b) in enumerate(zip(left, right)):
         y = 700 - index * 16
         page.drawString(60, y, a)
-        page.drawString(330, y, b)
+        page.drawString(310, y, b)
     page.save()
     doc = parse_file("two-columns.pdf", buffer.getvalue())
     assert [b.text for b in doc.blocks] == ["".join(left), "".join(right)]
@@ -422,3 +422,23 @@ def test_migration_restores_metadata_stored_as_reprs(kb) -> None:
     import_module("knowledge.migrations.0011_metadata_as_json").restore(apps, None)
     document.refresh_from_db()
     assert document.metadata == {"columns": {"常见问题": ["问题", "答案"]}, "faq_count": 2}
+
+
+def test_a_form_of_labels_and_values_reads_row_by_row() -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=A4)
+    page.setFont("STSong-Light", 11)
+    rows = [("申请人：", "张伟"), ("部门：", "财务部"), ("出差地点：", "上海"), ("天数：", "三天")]
+    for index, (label, value) in enumerate(rows):
+        page.drawString(60, 700 - index * 24, label)
+        page.drawString(330, 700 - index * 24, value)
+    page.save()
+    doc = parse_file("form.pdf", buffer.getvalue())
+    text = "".join(b.text for b in doc.blocks).replace(" ", "")
+    assert text == "".join(label + value for label, value in rows)
