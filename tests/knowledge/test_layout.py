@@ -442,3 +442,15 @@ def test_a_form_of_labels_and_values_reads_row_by_row() -> None:
     doc = parse_file("form.pdf", buffer.getvalue())
     text = "".join(b.text for b in doc.blocks).replace(" ", "")
     assert text == "".join(label + value for label, value in rows)
+
+
+def test_pptx_with_a_garbage_presentation_part_is_corrupt_file() -> None:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("ppt/presentation.xml", "not xml at all")
+    with pytest.raises(ParseError) as caught:
+        parse_file("broken.pptx", buffer.getvalue())
+    assert caught.value.code == "corrupt_file"

@@ -216,13 +216,14 @@ def test_normal_docx_passes_the_bomb_check_with_tight_ratio() -> None:
 @pytest.mark.parametrize("extension", sorted(SUPPORTED_EXTENSIONS))
 def test_random_bytes_only_ever_raise_parse_error(extension: str) -> None:
     rng = random.Random(extension)
-    prefixes = {".pdf": b"%PDF-1.4\n", ".docx": b"PK\x03\x04", ".xlsx": b"PK\x03\x04"}
+    prefixes = {".pdf": b"%PDF-1.4\n", ".docx": b"PK\x03\x04", ".xlsx": b"PK\x03\x04", ".pptx": b"PK\x03\x04",
+                ".png": b"\x89PNG\r\n\x1a\n", ".jpg": b"\xff\xd8\xff\xe0", ".jpeg": b"\xff\xd8\xff\xe0"}
     for _ in range(5):
         data = prefixes.get(extension, b"") + rng.randbytes(rng.randrange(1, 600))
         try:
             parse_file(f"fuzz{extension}", data)
         except ParseError as error:
-            assert error.code in {"corrupt_file", "type_mismatch", "undecodable_text", "empty_file"}
+            assert error.code in {"corrupt_file", "type_mismatch", "undecodable_text", "empty_file", "ocr_failed"}
 
 
 def test_parse_error_rejects_unknown_codes() -> None:
