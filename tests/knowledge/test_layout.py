@@ -130,6 +130,18 @@ def test_docx_without_heading_styles_gets_sections_from_its_numbering() -> None:
         ["一、总体要求"], ["一、总体要求", "（一）预算编制"], ["一、总体要求", "（二）预算执行"], ["二、监督检查"]]
 
 
+def test_docx_with_only_a_styled_title_gets_its_numbered_sections_under_it() -> None:
+    document = docx.Document()
+    document.add_heading("预算管理办法", level=0)
+    for text in ["第一章 总则", "第一条 为加强预算管理，制定本办法。", "第二章 预算编制", "第二条 预算每年十月编制。"]:
+        document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    doc = parse_file("预算.docx", buffer.getvalue())
+    assert doc.title == "预算管理办法"
+    assert _headings(doc) == [(1, "预算管理办法"), (2, "第一章 总则"), (3, "第一条"), (2, "第二章 预算编制"), (3, "第二条")]
+
+
 def test_docx_heading_styles_are_not_second_guessed() -> None:
     document = docx.Document()
     document.add_heading("概述", level=1)
