@@ -54,6 +54,8 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             except Exception:  # one damaged page (bad font, broken stream) should not lose the rest
                 unreadable.append(number)
                 continue
+            finally:
+                page.close()  # drop the page's parsed objects: a long PDF is read in constant memory
             if read is None:
                 scans.append(number)
             else:
