@@ -30,14 +30,17 @@ bootstrap: migrate
 	$(BIN)/python manage.py bootstrap
 
 run: bootstrap
+	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
 worker: messages
+	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/celery -A config worker -l info --concurrency 1
 
 test: venv
 	bash scripts/ensure_redis.sh
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench-ingest: migrate

@@ -76,6 +76,12 @@ def chunk_document(doc: ParsedDocument, config: ChunkingConfig = ChunkingConfig(
 class _Piece:
     text: str
     page: int | None
+    confidence: float | None = None
+
+
+def _run_meta(meta: dict) -> dict:
+    """What decides whether text blocks may share a chunk: their meta less the per-paragraph OCR confidence."""
+    return {key: value for key, value in meta.items() if key != "ocr_confidence"}
 
 
 @dataclass
@@ -103,7 +109,7 @@ class _Chunker:
                 continue
             self.open_heading = None
             if block.kind == "text":
-                if self.run_blocks and self.run_blocks[-1].meta != block.meta:
+                if self.run_blocks and _run_meta(self.run_blocks[-1].meta) != _run_meta(block.meta):
                     self._flush_text()  # e.g. two JSONL records: keep each record's fields with its text
                 self.run_blocks.append(block)
             elif block.kind == "table":
@@ -141,7 +147,7 @@ class _Chunker:
     def _heading_chunk(self, heading: _OpenHeading) -> None:
         content = " ".join(heading.block.text.split())
         self._add("heading", content, self._enriched_text(content, heading.path), heading.path,
-                  [heading.block.page], {**heading.block.meta, "level": heading.level})
+                  [heading.block.page], {**_run_meta(heading.block.meta), "level": heading.level})
         self.open_heading = None
 
     # --- text ---
@@ -151,7 +157,7 @@ class _Chunker:
             return
         blocks, self.run_blocks = self.run_blocks, []
         path = self.path
-        meta = dict(blocks[0].meta)
+        meta = _run_meta(blocks[0].meta)
         config = self.config
         # Leave room for the overlap so that it can be added without passing max_chars.
         budget = config.max_chars - config.overlap_chars
@@ -162,6 +168,9 @@ class _Chunker:
             metadata = dict(meta)
             if overlap:
                 metadata["overlap_chars"] = len(content) - len(_join(chunk))
+            confidences = [piece.confidence for piece in overlap + chunk if piece.confidence is not None]
+            if confidences:  # OCR text: the least confident paragraph speaks for the chunk
+                metadata["ocr_confidence"] = min(confidences)
             pages = [piece.page for piece in overlap + chunk]
             self._add("text", content, self._enriched_text(content, path), path, pages, metadata)
 
@@ -183,9 +192,17 @@ class _Chunker:
             parts.append(current)
         path = self.path
         caption = str(block.meta.get("caption") or block.meta.get("title") or "").strip()
+        # Page of each body row, for a table that runs over a page break (the header row is first).
+        row_pages = list(block.meta.get("row_pages") or [])[-len(body_lines):] if body_lines else []
+        first_row = 0
         for number, part in enumerate(parts, start=1):
             content = "\n".join(header_lines + part) if len(parts) > 1 else block.text.strip()
-            metadata = {**block.meta, "columns": list(columns), "row_count": len(part)}
+            metadata = {**{k: v for k, v in block.meta.items() if k != "row_pages"},
+                        "columns": list(columns), "row_count": len(part)}
+            pages = [block.page, block.page_end]
+            if len(parts) > 1 and len(row_pages) == len(body_lines):
+                pages = row_pages[first_row:first_row + len(part)]
+            first_row += len(part)
             if len(parts) > 1:
                 metadata.update(part=number, parts=len(parts))
             lines = []
@@ -196,7 +213,7 @@ class _Chunker:
             if any(columns):
                 lines.append("字段：" + "、".join(cell for cell in columns if cell))
             enriched = "\n".join(lines) + "\n\n" + content if lines else content
-            self._add("table", content, enriched, path, [block.page], metadata)
+            self._add("table", content, enriched, path, pages, metadata)
 
     # --- FAQ ---
 
@@ -272,12 +289,17 @@ def _pieces(blocks: list[Block], limit: int) -> list[_Piece]:
     """Sentences of consecutive text blocks, blocks separated by a newline, none longer than ``limit``."""
     pieces = []
     for index, block in enumerate(blocks):
+        confidence = block.meta.get("ocr_confidence")
+        block_pieces = []
         for position, sentence in enumerate(_raw_sentences(block.text.strip())):
             parts = _hard_split(sentence, limit)
             for part_index, part in enumerate(parts):
                 if index and position == 0 and part_index == 0:
                     part = "\n" + part
-                pieces.append(_Piece(part, block.page))
+                block_pieces.append(_Piece(part, block.page, confidence))
+        if block_pieces and block.page_end is not None:
+            block_pieces[-1].page = block.page_end  # a paragraph that runs over a page break ends on the next page
+        pieces.extend(block_pieces)
     return pieces
 
 

@@ -16,6 +16,8 @@ MESSAGES = {
     "undecodable_text": _("The text encoding could not be recognised; save the file as UTF-8 and upload it again."),
     "archive_bomb": _("The file unpacks to far more data than allowed, so it was not read."),
     "type_mismatch": _("The file's content does not match its extension."),
+    "ocr_failed": _("No text could be recognised on a scanned page or picture; upload a sharper scan or the original file."),
+    "image_too_large": _("The picture is too large to read (over 40 megapixels); scale it down and upload it again."),
     "ingest_error": _("Processing failed because of an internal error; retry, and tell the administrator if it fails again."),
     "ingest_crashed": _("Processing stopped several times without finishing (the worker died or was killed); check the file, then retry."),
 }

@@ -200,6 +200,8 @@ class ProgressOutput(serializers.Serializer):
     done = serializers.IntegerField()
     total = serializers.IntegerField()
     ratio = serializers.FloatField()
+    unit = serializers.ChoiceField(choices=["chunks", "pages"],
+                                   help_text="what done/total count: pages read by OCR (scans, images), then chunks embedded")
 
 
 class DocumentErrorOutput(serializers.Serializer):
@@ -226,7 +228,9 @@ class DocumentOutput(serializers.ModelSerializer):
 
     @extend_schema_field(ProgressOutput)
     def get_progress(self, document) -> dict:
-        return {"done": document.chunks_done, "total": document.chunks_total, "ratio": round(document.progress, 4)}
+        ocr = document.status == "processing" and (document.metadata or {}).get("ingest_stage") == "ocr"
+        return {"done": document.chunks_done, "total": document.chunks_total, "ratio": round(document.progress, 4),
+                "unit": "pages" if ocr else "chunks"}
 
     @extend_schema_field(DocumentErrorOutput(allow_null=True))
     def get_error(self, document) -> dict | None:

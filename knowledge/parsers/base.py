@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import charset_normalizer
 
 ERROR_CODES = frozenset(
-    {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch"}
+    {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch",
+     "ocr_failed", "image_too_large"}
 )
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
@@ -28,6 +29,10 @@ SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".xlsx": "xlsx",
     ".eml": "eml",
     ".jsonl": "jsonl",
+    ".pptx": "pptx",
+    ".png": "png",
+    ".jpg": "jpeg",
+    ".jpeg": "jpeg",
 }
 
 # doc_type -> (module in this package, function name)
@@ -41,6 +46,9 @@ _PARSERS: dict[str, tuple[str, str]] = {
     "xlsx": ("tabular", "parse_xlsx"),
     "eml": ("eml", "parse"),
     "jsonl": ("jsonl", "parse"),
+    "pptx": ("pptx", "parse"),
+    "png": ("image", "parse_png"),
+    "jpeg": ("image", "parse_jpeg"),
 }
 
 _LABELS = {
@@ -53,10 +61,14 @@ _LABELS = {
     "xlsx": "Excel (XLSX)",
     "eml": "e-mail (EML)",
     "jsonl": "JSON Lines",
+    "pptx": "PowerPoint (PPTX)",
+    "png": "PNG image",
+    "jpeg": "JPEG image",
 }
 
 _TEXT_TYPES = frozenset({"markdown", "text", "html", "csv", "eml", "jsonl"})
-_ZIP_MEMBERS = {"docx": "word/document.xml", "xlsx": "xl/workbook.xml"}
+_ZIP_MEMBERS = {"docx": "word/document.xml", "xlsx": "xl/workbook.xml", "pptx": "ppt/presentation.xml"}
+_IMAGE_MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
 _BOMB_CHECK_FLOOR = 10 * 1024 * 1024  # below this many unzipped bytes the ratio is not checked
 
 # Signatures of binary formats that are sometimes renamed to a text extension.
@@ -65,6 +77,7 @@ _BINARY_MAGIC = (
     (b"PK\x03\x04", "a ZIP archive (e.g. DOCX/XLSX)"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Office (DOC/XLS) file"),
     (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"RIFF", "a RIFF file (e.g. WebP)"),
     (b"\xff\xd8\xff", "a JPEG image"),
     (b"GIF8", "a GIF image"),
     (b"\x7fELF", "an executable"),
@@ -90,6 +103,7 @@ class Block:
     page: int | None = None
     rows: tuple[tuple[str, ...], ...] | None = None
     meta: dict = field(default_factory=dict)
+    page_end: int | None = None  # the last page, for a paragraph or table that runs over a page break
 
 
 @dataclass
@@ -123,6 +137,8 @@ class ParseOptions:
     max_unzipped_bytes: int = 200 * 1024 * 1024
     max_zip_ratio: int = 100
     depth: int = 0
+    # Called as ``on_page(done, total)`` while pages are recognised by OCR (the slow part of a scan).
+    on_page: Callable[[int, int], None] | None = None
 
 
 def parse_file(
@@ -131,12 +147,14 @@ def parse_file(
     *,
     max_unzipped_bytes: int = 200 * 1024 * 1024,
     max_zip_ratio: int = 100,
+    on_page: Callable[[int, int], None] | None = None,
 ) -> ParsedDocument:
     """Parse ``data`` as the type its ``filename`` extension claims.
 
-    Raises ``ParseError`` (never a library exception) with one of ``ERROR_CODES``.
+    Raises ``ParseError`` (never a library exception) with one of ``ERROR_CODES``. ``on_page(done,
+    total)`` reports progress through pages read by OCR.
     """
-    options = ParseOptions(max_unzipped_bytes=max_unzipped_bytes, max_zip_ratio=max_zip_ratio)
+    options = ParseOptions(max_unzipped_bytes=max_unzipped_bytes, max_zip_ratio=max_zip_ratio, on_page=on_page)
     return parse_nested(filename, data, options)
 
 
@@ -194,6 +212,10 @@ def _sniff(doc_type: str, data: bytes, options: ParseOptions) -> None:
             raise ParseError("type_mismatch", "the file has a .pdf name but is not a PDF (no %PDF- header)")
     elif doc_type in _ZIP_MEMBERS:
         check_ooxml_zip(data, doc_type, options)
+    elif doc_type in _IMAGE_MAGIC:
+        if not data.startswith(_IMAGE_MAGIC[doc_type]):
+            other = next((what for magic, what in _BINARY_MAGIC if data.startswith(magic)), "not such an image")
+            raise ParseError("type_mismatch", f"the file has a {label} name but is {other}")
     elif doc_type in _TEXT_TYPES:
         if _bom_encoding(data) is None:
             for magic, what in _BINARY_MAGIC:

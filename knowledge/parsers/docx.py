@@ -1,6 +1,7 @@
 """Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+from knowledge.parsers.headings import with_numbered_headings
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _TITLE_STYLES = frozenset({"title", "标题"})
@@ -24,15 +26,27 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     # The container was already checked for ZIP bombs and the document part by base._sniff.
     document: DocxDocument = docx.Document(io.BytesIO(data))
     blocks: list[Block] = []
+    title_styled: Block | None = None  # the first block, when it is in the Title style
     for item in _body_items(document):
         if isinstance(item, Paragraph):
             block = _paragraph_block(item)
+            style = ((item.style.name if item.style is not None else "") or "").strip().lower()
+            if block is not None and not blocks and style in _TITLE_STYLES:
+                title_styled = block
         elif isinstance(item, Table):
             block = table_block([[cell.text for cell in row.cells] for row in item.rows])
         else:
             block = None
         if block is not None:
             blocks.append(block)
+    styled = [block for block in blocks if block.kind == "heading"]
+    if not styled:
+        # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
+        blocks = with_numbered_headings(blocks)
+    elif len(styled) == 1 and blocks[0] is title_styled:
+        # Only the title (Title style) is styled: the numbered headings are its sections, one level down.
+        blocks = [blocks[0]] + [dataclasses.replace(block, level=min(block.level + blocks[0].level, 6))
+                                if block.kind == "heading" else block for block in with_numbered_headings(blocks[1:])]
     core = document.core_properties
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
     metadata: dict = {}

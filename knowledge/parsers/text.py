@@ -1,16 +1,35 @@
-"""Plain text: decode (UTF-8, UTF-16, GBK/GB18030, detected), then one block per paragraph."""
+"""Plain text: decode (UTF-8, UTF-16, GBK/GB18030, detected), then one block per paragraph; numbered
+Chinese headings (第一章, 一、, （一）, 1.1) become headings, and a title line on top the title."""
 from __future__ import annotations
 
 import re
 
 from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, decode_text
+from knowledge.parsers.headings import with_numbered_headings
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
+_TITLE_TAIL = tuple("。；;，,、：:！!？?…")
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     text, encoding = decode_text(data)
-    return ParsedDocument(title=stem, doc_type="text", blocks=paragraph_blocks(text), metadata={"encoding": encoding})
+    blocks = with_numbered_headings(paragraph_blocks(text))
+    metadata: dict = {"encoding": encoding}
+    headings = sum(block.kind == "heading" for block in blocks)
+    title = _title_line(blocks) if headings else ""
+    if title:
+        blocks = blocks[1:]
+    if headings:
+        metadata["numbered_headings"] = headings
+    return ParsedDocument(title=title or stem, doc_type="text", blocks=blocks, metadata=metadata)
+
+
+def _title_line(blocks: list[Block]) -> str:
+    """A numbered document's first paragraph when it reads as its title: one short line, not a sentence."""
+    first = blocks[0]
+    if first.kind != "text" or "\n" in first.text or len(first.text) > 40 or first.text.endswith(_TITLE_TAIL):
+        return ""
+    return " ".join(first.text.split())
 
 
 def paragraph_blocks(text: str) -> list[Block]:

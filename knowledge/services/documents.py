@@ -342,14 +342,20 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     t0 = time.perf_counter()
     with document.file.open("rb") as fh:
         data = fh.read()
-    parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
+    def on_page(done: int, total: int) -> None:
+        # OCR is the slow part of a scan: progress counts its pages (unit "pages") until chunks are embedded.
+        holding(chunks_done=done, chunks_total=total, metadata={**document.metadata, "ingest_stage": "ocr"})
+
+    parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES,
+                        on_page=on_page)
     t1 = time.perf_counter()
     title, drafts = _chunk_parsed(parsed, document.source_name, Chunking(size=document.chunk_size, overlap=document.chunk_overlap))
     t2 = time.perf_counter()
     analyzer = analyzer_for(kb)
     tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
     t3 = time.perf_counter()
-    holding(chunks_total=len(drafts), title=(parsed.title or document.title)[:500])
+    holding(chunks_done=0, chunks_total=len(drafts), title=(parsed.title or document.title)[:500],
+            metadata=document.metadata)
 
     questions = [faq_question(d.chunk_type, d.metadata) for d in drafts]
     texts = [d.enriched for d in drafts]
@@ -424,15 +430,20 @@ def document_preview(*, item: UploadedItem, chunking: Chunking) -> ChunkPreview:
 
 
 def _jsonable(meta: dict) -> dict:
-    out = {}
-    for key, value in (meta or {}).items():
-        if isinstance(value, (str, int, float, bool)) or value is None:
-            out[key] = value
-        elif isinstance(value, (list, tuple)):
-            out[key] = [v if isinstance(v, (str, int, float, bool)) else str(v) for v in value]
-        else:
-            out[key] = str(value)
-    return out
+    """``meta`` as natural JSON data: nested dicts and lists kept as such, anything else as its text."""
+    return {str(key): _json_value(value) for key, value in (meta or {}).items()}
+
+
+def _json_value(value):
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return _jsonable(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_json_value(item) for item in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
 
 
 def _reusable_vectors(*, model_id: str, texts: list[str], document_id: int | None = None,

@@ -493,7 +493,7 @@ def test_document_list_shows_fields_and_progress(client_for, alice, kb, ready_do
         "version", "replaces", "metadata", "restricted_to_groups", "created_at", "updated_at",
     }
     assert row["doc_type"] == "markdown" and row["size"] == len(GUIDE.encode())
-    assert row["progress"] == {"done": ready_doc.chunks_total, "total": ready_doc.chunks_total, "ratio": 1.0}
+    assert row["progress"] == {"done": ready_doc.chunks_total, "total": ready_doc.chunks_total, "ratio": 1.0, "unit": "chunks"}
 
 
 def test_document_list_filters_by_status(client_for, alice, kb, ready_doc, failed_doc):

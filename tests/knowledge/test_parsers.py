@@ -111,7 +111,7 @@ def _eml_bytes(*, html_only: bool = False) -> bytes:
         message.set_content("各位好：\n\n附件是季度报告，请查收。\n\n张三")
     attachment = "# 季度报告\n\n## 收入\n\n收入增长 20%。\n".encode()
     message.add_attachment(attachment, maintype="text", subtype="markdown", filename="报告.md")
-    message.add_attachment(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, maintype="image", subtype="png", filename="logo.png")
+    message.add_attachment(b"GIF89a" + b"\x00" * 32, maintype="image", subtype="gif", filename="logo.gif")
     message.add_attachment(b"%PDF-1.4\ngarbage", maintype="application", subtype="pdf", filename="broken.pdf")
     return message.as_bytes()
 
@@ -123,12 +123,12 @@ def test_supported_extensions_map_to_doc_types() -> None:
     assert SUPPORTED_EXTENSIONS[".md"] == "markdown"
     assert SUPPORTED_EXTENSIONS[".htm"] == "html"
     assert set(SUPPORTED_EXTENSIONS.values()) == {
-        "markdown", "text", "html", "docx", "pdf", "csv", "xlsx", "eml", "jsonl"
+        "markdown", "text", "html", "docx", "pdf", "csv", "xlsx", "eml", "jsonl", "pptx", "png", "jpeg"
     }
 
 
 def test_unknown_extension_is_unsupported_type() -> None:
-    assert _code("slides.pptx", b"PK\x03\x04") == "unsupported_type"
+    assert _code("slides.ppt", b"\xd0\xcf\x11\xe0") == "unsupported_type"
     assert _code("README", b"hello") == "unsupported_type"
 
 
@@ -216,13 +216,14 @@ def test_normal_docx_passes_the_bomb_check_with_tight_ratio() -> None:
 @pytest.mark.parametrize("extension", sorted(SUPPORTED_EXTENSIONS))
 def test_random_bytes_only_ever_raise_parse_error(extension: str) -> None:
     rng = random.Random(extension)
-    prefixes = {".pdf": b"%PDF-1.4\n", ".docx": b"PK\x03\x04", ".xlsx": b"PK\x03\x04"}
+    prefixes = {".pdf": b"%PDF-1.4\n", ".docx": b"PK\x03\x04", ".xlsx": b"PK\x03\x04", ".pptx": b"PK\x03\x04",
+                ".png": b"\x89PNG\r\n\x1a\n", ".jpg": b"\xff\xd8\xff\xe0", ".jpeg": b"\xff\xd8\xff\xe0"}
     for _ in range(5):
         data = prefixes.get(extension, b"") + rng.randbytes(rng.randrange(1, 600))
         try:
             parse_file(f"fuzz{extension}", data)
         except ParseError as error:
-            assert error.code in {"corrupt_file", "type_mismatch", "undecodable_text", "empty_file"}
+            assert error.code in {"corrupt_file", "type_mismatch", "undecodable_text", "empty_file", "ocr_failed"}
 
 
 def test_parse_error_rejects_unknown_codes() -> None:
@@ -605,7 +606,7 @@ def test_eml_body_metadata_and_attachments() -> None:
     assert doc.metadata["from"] == "张三 <zhangsan@example.com>"
     assert doc.metadata["to"] == "李四 <lisi@example.com>"
     assert doc.metadata["date"] == "2024-05-06T09:30:00+00:00"
-    assert doc.metadata["skipped_attachments"] == ["logo.png"]
+    assert doc.metadata["skipped_attachments"] == ["logo.gif"]
     assert doc.metadata["failed_attachments"][0]["name"] == "broken.pdf"
     assert doc.metadata["failed_attachments"][0]["code"] == "corrupt_file"
     assert [(b.kind, b.level, b.text) for b in doc.blocks] == [

