@@ -14,6 +14,7 @@
     queued: gettext("Queued"),
     chunks: (n) => fmt(ngettext("%(n)s chunk", "%(n)s chunks", n), { n }),
     progress: (done, total) => (total ? `${done} / ${total}` : gettext("Parsing")),
+    ocrPages: (done, total) => fmt(gettext("Reading scanned pages (OCR): %(done)s / %(total)s"), { done, total }),
     restricted: (groups) => fmt(gettext("Only: %(groups)s"), { groups: groups.join(gettext(", ")) }),
     retry: gettext("Retry"), reindex: gettext("Re-index"), remove: gettext("Delete"),
     confirmDelete: (name) => fmt(gettext("Delete the document “%(name)s” and all its chunks? This cannot be undone."), { name }),
@@ -64,7 +65,8 @@
     const td = el("td");
     if (doc.status === "processing") {
       const bar = el("progress", null, { max: String(doc.progress.total || 1), value: String(doc.progress.done) });
-      td.append(bar, " ", el("span", T.progress(doc.progress.done, doc.progress.total), { class: "small muted" }));
+      const words = doc.progress.unit === "pages" ? T.ocrPages : T.progress;
+      td.append(bar, " ", el("span", words(doc.progress.done, doc.progress.total), { class: "small muted" }));
     } else if (doc.status === "pending") {
       td.append(el("span", T.queued, { class: "muted small" }));
     } else if (doc.status === "ready") {
