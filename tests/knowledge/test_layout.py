@@ -415,7 +415,7 @@ def test_items_of_a_list_of_sentences_are_not_headings() -> None:
 def test_metadata_stored_as_reprs_reads_back_as_data() -> None:
     from importlib import import_module
 
-    restored = import_module("knowledge.migrations.0011_metadata_as_json")._restored
+    restored = import_module("knowledge.migrations.0012_metadata_as_json")._restored
     assert restored("{'常见问题': ['问题', '答案']}") == {"常见问题": ["问题", "答案"]}
     assert restored(["{'name': 'a.pdf', 'code': 'corrupt_file'}"]) == [{"name": "a.pdf", "code": "corrupt_file"}]
     assert restored("[见附件]") == "[见附件]" and restored("{__import__('os')}") == "{__import__('os')}"
@@ -431,7 +431,7 @@ def test_migration_restores_metadata_stored_as_reprs(kb) -> None:
 
     document = Document.objects.create(kb=kb, source_name="faq.xlsx", doc_type="xlsx", sha256="0" * 64,
                                        metadata={"columns": "{'常见问题': ['问题', '答案']}", "faq_count": 2})
-    import_module("knowledge.migrations.0011_metadata_as_json").restore(apps, None)
+    import_module("knowledge.migrations.0012_metadata_as_json").restore(apps, None)
     document.refresh_from_db()
     assert document.metadata == {"columns": {"常见问题": ["问题", "答案"]}, "faq_count": 2}
 
