@@ -217,3 +217,5 @@ def test_the_document_tools_speak_both_languages(client, alice, kb, ingest):
     assert "分段" not in english["document"].split("<main>")[1].replace(document.source_name, "")
     catalogue = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "\\u9884\\u89c8\\u5206\\u6bb5" in catalogue or "预览分段" in catalogue  # 预览分段, the preview button
+    ocr = "正在识别扫描页（OCR）：%(done)s / %(total)s"  # a scanned document's progress, page by page
+    assert ocr in catalogue or ocr.encode("unicode_escape").decode() in catalogue
