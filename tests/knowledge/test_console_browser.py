@@ -259,12 +259,14 @@ def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, a
 
 def test_the_language_switch_turns_the_console_english(server, browser, alice, kb, ingest):
     """Chinese first (the browser asks for zh-CN); the header's switch makes the pages and their scripts English."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     ingest(kb, {"退货政策.md": FILES["退货政策.md"]})
     open_as(browser, server, alice, f"/kbs/{kb.pk}/")
-    wait = WebDriverWait(browser, 20)
+    # A click on the switch reloads the page: an element read while it goes is stale, so read it again.
+    wait = WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))
     wait.until(lambda d: "共 1 个文档" in d.find_element(By.ID, "doc-summary").text)
     assert "上传文档" in browser.find_element(By.ID, "upload").text
     assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-status").text == "已就绪"
