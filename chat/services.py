@@ -15,9 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -49,7 +47,6 @@ from chat.prompts import (
     rewrite_messages,
 )
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
-from knowledge.embeddings import get_embedder
 from knowledge.errors import ApplicationError, ValidationFailed
 from knowledge.models import AnswerMode, KnowledgeBase
 from knowledge.retrieval.types import Candidate
@@ -255,14 +252,6 @@ async def question_rewrite(turn: Turn, config: LLMConfig | None) -> tuple[Rewrit
     return rewrite_fallback(turn.question, turn.previous_queries), ""
 
 
-def sentence_similarity(query: str, texts: list[str]) -> list[float]:
-    """The cosines of ``query`` and each text with the site's embedding model (the extractive answer's sentence choice)."""
-    embedder = get_embedder(settings.ZHIKU_EMBEDDING_MODEL)
-    q = np.asarray(embedder.embed_query(query), dtype=np.float32)
-    vectors = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
-    return [float(v) for v in vectors @ q]
-
-
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 1)
 
@@ -348,9 +337,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             # The FAQ's answer verbatim (MaxKB's "directly return"): no LLM, no extraction.
             mode, generator = "faq", text_stream(str(faq.metadata["answer"]).strip())
         elif config is None:
-            text = await asyncio.to_thread(extractive_answer, rewrite.query, context.sources,
-                                           similarity=sentence_similarity)
-            mode, generator = "extractive", text_stream(text)
+            mode, generator = "extractive", text_stream(extractive_answer(rewrite.query, context.sources))
         else:
             messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
                                        history=turn.history, custom_prompt=turn.answer.system_prompt)
