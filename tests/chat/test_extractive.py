@@ -35,6 +35,12 @@ def test_a_faq_answer_is_quoted_without_its_question_and_answer_labels():
     assert got == "在登录页点击「忘记密码」，按短信验证码设置新密码。[1]"
 
 
+def test_a_short_faq_answer_is_quoted_whole_even_when_a_later_sentence_matches_best():
+    text = "长按设备复位键 5 秒，指示灯快闪后重新添加设备。多次失败可在 App「帮助与反馈」中上传配网日志。"
+    faq = cand(1, f"问：配网失败怎么办？\n答：{text}", chunk_type="faq", metadata={"question": "配网失败怎么办？", "answer": text})
+    assert answer("配网一直失败", faq) == f"{text}[1]"
+
+
 def test_the_sentence_after_the_best_one_comes_when_it_holds_what_is_asked():
     text = ("明成祖朱棣即位后，决定把国都从南京迁到北京，并为此营建紫禁城。" * 1
             + "那一年是 1421 年。此后北京成为明朝的首都，直到明朝灭亡。城墙后来又多次修缮。")
