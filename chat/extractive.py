@@ -205,25 +205,33 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
     total = sum(weights.values())
     asks = question_asks(query)
     listing = is_list_question(query)
-    scored: list[tuple[float, int, int]] = []
+    # Two scores per sentence: ``raw`` chooses the source (and another source's sentence), ``own`` the sentences
+    # within it, with the words most of that source's sentences hold (its subject) discounted. Discounted scores
+    # are not comparable across sources: a chunk about 产假 says 产假 in every sentence.
+    raw: list[tuple[float, int, int]] = []
+    own_scores: dict[tuple[int, int], float] = {}
     for rank, source in enumerate(sources):
-        own = _discriminating(weights, [u.text for u in by_source[source.n]])
-        sem = _semantic(query, [u.text for u in by_source[source.n]], similarity if rank == 0 else None)
+        texts = [u.text for u in by_source[source.n]]
+        own = _discriminating(weights, texts)
+        sem = _semantic(query, texts, similarity if rank == 0 else None)
         for u, z in zip(by_source[source.n], sem):
-            cov = _coverage(own, total, u.text)
-            if cov <= 0 and z <= 0:
-                continue
-            bonus = TYPE_BONUS * cov if asks and holds(asks, u.text) else 0.0
-            value = cov + bonus + SEMANTIC_WEIGHT * max(z, -1.0)
-            scored.append((value / (1 + RANK_DISCOUNT * rank) - 0.0001 * u.pos, source.n, u.pos))
-    if scored:
-        scored.sort(key=lambda item: -item[0])
-        _, n, pos = scored[0]
+            kind = 1.0 + (TYPE_BONUS if asks and holds(asks, u.text) else 0.0)
+            extra = SEMANTIC_WEIGHT * max(z, -1.0)
+            discount = 1 + RANK_DISCOUNT * rank
+            plain = _coverage(weights, total, u.text) * kind + extra
+            if plain > 0:
+                raw.append((plain / discount - 0.0001 * u.pos, source.n, u.pos))
+            own_scores[(source.n, u.pos)] = _coverage(own, total, u.text) * kind + extra - 0.0001 * u.pos
+    if raw:
+        raw.sort(key=lambda item: -item[0])
+        n = raw[0][1]
+        ranked = sorted(((own_scores[(n, u.pos)], u.pos) for u in by_source[n]), reverse=True)
+        pos = ranked[0][1]
     else:
         first = next((s for s in sources if by_source[s.n]), None)
         if first is None:
             return ""
-        n, pos = first.n, 0
+        n, pos, ranked = first.n, 0, []
     top = next(s for s in sources if s.n == n)
     if top.candidate.chunk_type == "faq" and sum(len(u.text) for u in by_source[n]) <= 2 * max_chars:
         # A FAQ answer is written to be read whole: quoting one of its sentences loses the rest of the answer.
@@ -232,18 +240,21 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
         chosen = _around(by_source[n], pos, asks=asks, listing=listing, max_chars=max_chars)
     picked = {(n, u.pos) for u in chosen}
     used = sum(len(u.text) for u in chosen)
-    # Then the next best sentences (and a second source's, when close to the best) while the answer is short.
-    best = scored[0][0] if scored else 0.0
-    for score, other, opos in scored[1:]:
-        if used >= max_chars * FILL_SHARE or score < KEEP_SHARE * best:
+    # Then the source's next best sentences while the answer is short.
+    best_own = ranked[0][0] if ranked else 0.0
+    for score, upos in ranked[1:]:
+        if used >= max_chars * FILL_SHARE or score < KEEP_SHARE * best_own:
             break
-        extra = by_source[other][opos]
-        if (other, opos) in picked or used + len(extra.text) > max_chars:
+        extra_unit = by_source[n][upos]
+        if (n, upos) in picked or used + len(extra_unit.text) > max_chars:
             continue
-        if other != n and score < OTHER_SOURCE_SHARE * best:
-            continue
-        picked.add((other, opos))
-        used += len(extra.text)
+        picked.add((n, upos))
+        used += len(extra_unit.text)
+    # And another source's best sentence when it scores close to the chosen source's (an answer split across sources).
+    best_raw = raw[0][0] if raw else 0.0
+    other = next(((o, opos) for score, o, opos in raw[1:] if o != n and score >= OTHER_SOURCE_SHARE * best_raw), None)
+    if other is not None and used + len(by_source[other[0]][other[1]].text) <= max_chars:
+        picked.add(other)
     order = {s.n: i for i, s in enumerate(sources)}
     groups: list[tuple[int, list[Unit]]] = []
     for source_n, upos in sorted(picked, key=lambda p: (p[0] != n, order[p[0]], p[1])):
