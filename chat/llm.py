@@ -1,17 +1,17 @@
-"""Answer generators: an OpenAI-compatible streaming client, and the extractive answerer used without an LLM."""
+"""Answer generators: an OpenAI-compatible streaming client, the LLM as a not-found judge, and streaming a ready text."""
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils.translation import gettext
 
-from chat.prompts import NOT_FOUND_MARKER, Source
-from knowledge.retrieval.analysis import get_analyzer
+from chat.extractive import extractive_answer  # noqa: F401 - the answer without an LLM, used beside the LLM stream
+from chat.prompts import NOT_FOUND_MARKER
 
 # --- configuration ------------------------------------------------------------
 
@@ -189,72 +189,7 @@ async def judged_stream(deltas: AsyncIterator[str], guard: MarkerGuard, not_foun
             yield piece
 
 
-# --- extractive answers (no LLM) ------------------------------------------------
-
-_SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*")
-_MD_PREFIX_RE = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)、]\s+|>\s*)")
-MAX_EXTRACT_SENTENCES = 4
-MAX_EXTRACT_CHARS = 400
-
-
-def _sentences(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        if re.match(r"^\s*#{1,6}\s", line):
-            continue  # headings are shown as the section path
-        line = _MD_PREFIX_RE.sub("", line).strip()
-        for m in _SENTENCE_RE.finditer(line):
-            s = m.group().strip()
-            if len(re.sub(r"\W", "", s)) >= 2:
-                out.append(s)
-    return out
-
-
-def extractive_answer(query: str, sources: Sequence[Source], *, max_sentences: int = MAX_EXTRACT_SENTENCES,
-                      max_chars: int = MAX_EXTRACT_CHARS) -> str:
-    """The sentences of the sources that best match ``query``, in source order, each group cited ``[n]``.
-
-    A sentence scores the share of the query's distinct tokens it contains,
-    discounted by its source's rank; those within 70% of the best are kept,
-    each followed by the next sentence of its chunk while room is left (an
-    answer often runs on: 「价格为每年 9800 元。超出的席位每个 300 元。」).
-    When no sentence shares a token, the top source's opening sentences are used.
-    """
-    analyzer = get_analyzer()
-    q_tokens = set(analyzer.tokenize(query))
-    by_source = {s.n: _sentences(s.text) for s in sources}
-    scored: list[tuple[float, int, int]] = []
-    for rank, source in enumerate(sources):
-        for pos, sentence in enumerate(by_source[source.n]):
-            overlap = len(q_tokens & set(analyzer.tokenize(sentence))) / len(q_tokens) if q_tokens else 0.0
-            if overlap > 0:
-                scored.append((overlap / (1 + 0.25 * rank) - 0.001 * pos, source.n, pos))
-    if scored:
-        scored.sort(key=lambda item: -item[0])
-        best = scored[0][0]
-        picked = [(n, pos) for score, n, pos in scored if score >= 0.7 * best][:max_sentences]
-        for n, pos in list(picked):
-            if len(picked) < max_sentences and pos + 1 < len(by_source[n]) and (n, pos + 1) not in picked:
-                picked.append((n, pos + 1))
-    elif sources:
-        picked = [(sources[0].n, pos) for pos in range(min(2, len(by_source[sources[0].n])))]
-    else:
-        return ""
-    order = {s.n: i for i, s in enumerate(sources)}
-    picked.sort(key=lambda item: (order[item[0]], item[1]))
-    groups: list[tuple[int, list[str]]] = []
-    used = 0
-    for n, pos in picked:
-        sentence = by_source[n][pos]
-        if used and used + len(sentence) > max_chars:
-            break
-        used += len(sentence)
-        if groups and groups[-1][0] == n:
-            groups[-1][1].append(sentence)
-        else:
-            groups.append((n, [sentence]))
-    return "\n\n".join("".join(sentences) + f"[{n}]" for n, sentences in groups)
-
+# --- streaming a ready text ------------------------------------------------------
 
 _PIECE_RE = re.compile(r"\[\d+\]|\n+|[^\[\n]{1,4}|\[", re.DOTALL)
 

@@ -12,6 +12,8 @@ from knowledge.retrieval.types import Candidate
 # the total budget bounds the prompt whatever top_k a KB is set to.
 MAX_CHUNK_CHARS = 800
 MAX_CONTEXT_CHARS = 6000
+# Sources below this share of the not-found threshold are left out (``answer_candidates``).
+SOURCE_FLOOR_SHARE = 0.5
 # History given to the rewriter and the generator: the last turns, each cut short.
 HISTORY_TURNS = 3
 HISTORY_CHARS = 400
@@ -19,14 +21,27 @@ HISTORY_CHARS = 400
 # The answer's "not found" verdict: a reply that is this marker (or starts with it) is recorded as not found.
 NOT_FOUND_MARKER = "[[NOT_FOUND]]"
 
-SYSTEM_PROMPT = (
-    "你是知库（zhiku）的知识库问答助手。请严格依据下面编号的知识片段回答用户的问题，"
+# The system prompt is a persona (a KB's own ``system_prompt`` replaces it) followed by the rules the
+# answer's mechanics need (sources only, [n] citations, the not-found marker), which are always sent.
+DEFAULT_PERSONA = (
+    "你是知库（zhiku）的知识库问答助手。"
+    "回答使用与问题相同的语言，简洁、准确，可以使用简单的 Markdown（段落、列表、加粗、行内代码）。"
+)
+ANSWER_RULES = (
+    "请严格依据下面编号的知识片段回答用户的问题，"
     "不要编造片段中没有的信息，也不要使用片段以外的知识。"
     "每句用到片段内容的话，在句末用方括号标注片段编号，例如 [1] 或 [2][3]；只能引用给出的编号。"
     f"如果片段中没有问题的答案，只回复 {NOT_FOUND_MARKER}，不要输出任何其他内容；"
     "如果片段只能回答一部分，回答能回答的部分，并说明缺少什么。"
-    "回答使用与问题相同的语言，简洁、准确，可以使用简单的 Markdown（段落、列表、加粗、行内代码）。"
 )
+SYSTEM_PROMPT = DEFAULT_PERSONA + ANSWER_RULES
+
+
+def system_prompt(custom: str = "") -> str:
+    """The system message: a KB's own prompt (or the default persona), then the fixed answer rules."""
+    custom = (custom or "").strip()
+    return f"{custom}\n\n{ANSWER_RULES}" if custom else SYSTEM_PROMPT
+
 
 REWRITE_PROMPT = (
     "你是检索查询改写助手。根据对话历史，把用户的最新问题改写成一个不依赖上下文、可以单独用于检索的问题："
@@ -105,6 +120,22 @@ def cap_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def answer_candidates(candidates: Sequence[Candidate], *, threshold: float | None,
+                      max_sources: int | None = None, floor_share: float = None) -> list[Candidate]:
+    """The candidates worth giving to the answer: the first always, the others when relevant enough.
+
+    A candidate below ``floor_share`` × the not-found threshold (or never
+    judged) would be shown as a source with a relevance near 0 and lend the
+    answer sentences from text that does not hold it; ``max_sources`` caps
+    the rest (the KB setting).
+    """
+    share = SOURCE_FLOOR_SHARE if floor_share is None else floor_share
+    floor = share * float(threshold or 0.0)
+    kept = [c for i, c in enumerate(candidates)
+            if i == 0 or (c.relevance is not None and float(c.relevance) >= floor)]
+    return kept[:max_sources] if max_sources else kept
+
+
 def context_build(candidates: Sequence[Candidate], *, chunk_chars: int = MAX_CHUNK_CHARS,
                   budget_chars: int = MAX_CONTEXT_CHARS) -> Context:
     """Number the candidates in rank order and keep those that fit ``budget_chars``.
@@ -137,9 +168,9 @@ def context_build(candidates: Sequence[Candidate], *, chunk_chars: int = MAX_CHU
 
 
 def answer_messages(*, question: str, standalone: str, context: Context,
-                    history: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+                    history: Sequence[tuple[str, str]] = (), custom_prompt: str = "") -> list[dict[str, str]]:
     """Chat-completion messages: the system prompt, the last turns, then the sources and the question."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    messages = [{"role": "system", "content": system_prompt(custom_prompt)}]
     for role, content in list(history)[-2 * HISTORY_TURNS:]:
         messages.append({"role": role, "content": cap_text(content, HISTORY_CHARS)})
     ask = f"问题：{question}"

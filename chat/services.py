@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from chat import selectors
+from chat.extractive import is_list_question
 from chat.llm import (
     LLMConfig,
     LLMError,
@@ -35,7 +36,9 @@ from chat.llm import (
 )
 from chat.models import Conversation, Feedback, Message, MessageStatus, NotFoundBy, Rating, Role
 from chat.prompts import (
+    MAX_CHUNK_CHARS,
     Context,
+    answer_candidates,
     answer_messages,
     citations_map,
     confidence_of,
@@ -45,7 +48,10 @@ from chat.prompts import (
 )
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
 from knowledge.errors import ApplicationError, ValidationFailed
+from knowledge.models import AnswerMode, KnowledgeBase
+from knowledge.retrieval.types import Candidate
 from knowledge.selectors import kb_get_for_user
+from knowledge.services.kbs import llm_models
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, search_run
 
 logger = logging.getLogger(__name__)
@@ -72,6 +78,65 @@ def in_thread(func):
     return database_sync_to_async(run, thread_sensitive=False)
 
 
+@dataclass(frozen=True)
+class AnswerSettings:
+    """How a turn is answered, from its KBs' answer settings (docs/chat.md "Per-KB answer settings").
+
+    One KB: its settings. Several: extractive when any of them says so (its
+    text must not reach a model), the first KB's model and system prompt (as
+    its not-found text), the largest source cap (none when any KB has none),
+    and each KB's own FAQ threshold for its own FAQ chunks.
+    """
+
+    extractive: bool = False
+    model: str = ""
+    """The answer model; "" for the site's ``ZHIKU_LLM_MODEL``."""
+    system_prompt: str = ""
+    max_sources: int | None = None
+    faq_thresholds: dict[int, float] = field(default_factory=dict)
+    """KB id → the relevance at which a FAQ ranked first is the answer (KBs without one: off)."""
+
+
+def answer_settings_for(kbs: list[KnowledgeBase]) -> AnswerSettings:
+    """The turn's answer settings from its KBs, first KB first."""
+    if not kbs:
+        return AnswerSettings()
+    first = kbs[0]
+    caps = [kb.max_sources for kb in kbs]
+    return AnswerSettings(
+        extractive=any(kb.answer_mode == AnswerMode.EXTRACTIVE for kb in kbs),
+        model=first.answer_model or "", system_prompt=first.system_prompt or "",
+        max_sources=None if any(c is None for c in caps) else max(caps),
+        faq_thresholds={kb.pk: float(kb.faq_direct_threshold) for kb in kbs if kb.faq_direct_threshold is not None},
+    )
+
+
+def answer_config(config: LLMConfig | None, answer: AnswerSettings) -> LLMConfig | None:
+    """The LLM a turn uses: none when a KB is extractive-only, else ``config`` with the KB's model if it is still offered."""
+    if config is None or answer.extractive:
+        return None
+    if answer.model and answer.model != config.model and answer.model in llm_models():
+        return replace(config, model=answer.model)
+    return config
+
+
+def faq_direct(candidates: list[Candidate], thresholds: dict[int, float]) -> Candidate | None:
+    """The FAQ chunk whose answer is the turn's answer, verbatim: ranked first, with its KB's threshold reached.
+
+    The relevance is the judge's calibrated chance that the chunk answers the
+    question; for a FAQ chunk its vector evidence already blends the stored
+    question's cosine (``evidence.faq_cosine``).
+    """
+    if not candidates or not thresholds:
+        return None
+    top = candidates[0]
+    threshold = thresholds.get(top.kb_id)
+    if threshold is None or top.chunk_type != "faq" or top.relevance is None or float(top.relevance) < threshold:
+        return None
+    answer = str((top.metadata or {}).get("answer") or "").strip()
+    return top if answer else None
+
+
 @dataclass
 class Turn:
     """One question in a conversation, checked and recorded, ready to be answered."""
@@ -90,6 +155,7 @@ class Turn:
     """Earlier (role, content) pairs, oldest first."""
     previous_queries: list[str] = field(default_factory=list)
     """Earlier standalone queries (each question as retrieval saw it), oldest first."""
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
 
 
 def _clean_kb_ids(kb_ids: Any) -> list[int]:
@@ -143,6 +209,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         message_id=answer.pk, kb_ids=ids, question=question, not_found_text=kbs[0].not_found_text,
         history=[(m.role, m.content) for m in history if m.content],
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
+        answer=answer_settings_for(kbs),
     )
 
 
@@ -198,7 +265,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     nothing relevant the answer is the KB's not-found text and no LLM is called;
     when the LLM replies that the sources hold no answer, the same (``not_found_by``).
     """
-    config = llm_config() if llm is USE_SETTINGS else llm
+    config = answer_config(llm_config() if llm is USE_SETTINGS else llm, turn.answer)
     started = time.perf_counter()
     timings: dict[str, Any] = {}
     parts: list[str] = []
@@ -237,8 +304,10 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
 
         t = time.perf_counter()
         try:
+            # A list question's list may run on into the next chunk: adjacent results of one document are merged.
+            listing = is_list_question(rewrite.query)
             result = await in_thread(search_run)(
-                user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids,
+                user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids, merge_adjacent=listing,
             )
         except ApplicationError as exc:
             yield await fail(exc.code, exc.message)
@@ -247,7 +316,15 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
         hit = bool(result.hit)
 
-        context = context_build(result.candidates) if hit else Context()
+        faq = faq_direct(result.candidates, turn.answer.faq_thresholds) if hit else None
+        if faq is not None:
+            context = context_build([faq])
+        elif hit:
+            context = context_build(answer_candidates(result.candidates, threshold=result.threshold,
+                                                      max_sources=turn.answer.max_sources),
+                                    chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
+        else:
+            context = Context()
         yield {"type": "sources", "hit": hit, "relevance": number(result.relevance),
                "threshold": number(result.threshold),
                "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
@@ -256,11 +333,14 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         guard = MarkerGuard()
         if not hit:
             mode, generator = "not_found", text_stream(result.not_found_text)
+        elif faq is not None:
+            # The FAQ's answer verbatim (MaxKB's "directly return"): no LLM, no extraction.
+            mode, generator = "faq", text_stream(str(faq.metadata["answer"]).strip())
         elif config is None:
             mode, generator = "extractive", text_stream(extractive_answer(rewrite.query, context.sources))
         else:
             messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
-                                       history=turn.history)
+                                       history=turn.history, custom_prompt=turn.answer.system_prompt)
             mode, generator = "llm", judged_stream(llm_stream(config, messages), guard, turn.not_found_text)
 
         t = time.perf_counter()
@@ -281,14 +361,20 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         not_found_by = None if hit else NotFoundBy.RETRIEVAL
         if guard.not_found:
             hit, mode, not_found_by = False, "not_found", NotFoundBy.LLM
-        citations = citations_map(answer, context.sources) if hit else []
+        if mode == "faq":
+            # The whole answer is the FAQ's: it is cited without a marker in the text.
+            citations = citations_map("[1]", context.sources)
+        else:
+            citations = citations_map(answer, context.sources) if hit else []
         confidence = confidence_of(context.sources, citations) if hit else 0.0
         sources = [s.payload() for s in context.sources]
         await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=sources,
                      citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode)
         yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
                "answer": answer, "citations": citations, "hit": hit, "not_found_by": not_found_by,
+               "answered_by": mode if hit else None,
                "confidence": confidence, "relevance": number(result.relevance), "mode": mode,
+               "model": config.model if mode == "llm" and config is not None else None,
                "status": MessageStatus.COMPLETE, "timings": timings}
     except (asyncio.CancelledError, GeneratorExit):
         if not settled:

@@ -314,6 +314,8 @@ ZHIKU_CALIBRATE_DELAY = env_int("ZHIKU_CALIBRATE_DELAY", 30)
 ZHIKU_LLM_BASE_URL = os.environ.get("ZHIKU_LLM_BASE_URL", "")
 ZHIKU_LLM_API_KEY = os.environ.get("ZHIKU_LLM_API_KEY", "")
 ZHIKU_LLM_MODEL = os.environ.get("ZHIKU_LLM_MODEL", "")
+# Further models on the same endpoint that a KB owner may choose as the KB's answer model (comma-separated).
+ZHIKU_LLM_MODELS = [m.strip() for m in os.environ.get("ZHIKU_LLM_MODELS", "").split(",") if m.strip()]
 ZHIKU_LLM_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TIMEOUT", "60"))
 ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)

@@ -158,6 +158,9 @@ class KnowledgeBaseForm(forms.ModelForm):
     def clean_synonyms(self):
         return self._service_check("synonyms")
 
+    def clean_answer_model(self):
+        return self._service_check("answer_model")
+
 
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
@@ -175,6 +178,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
             "top_k", "candidates", "rrf_k", "fusion", "vector_weight", "keyword_weight",
             "rerank_enabled", "score_threshold", "not_found_text",
         )}),
+        (_("Answer settings"), {"fields": ("answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold")}),
         (_("Analysis (jieba)"), {"fields": ("user_words", "synonyms")}),
         (_("Timestamps"), {"fields": ("created_at", "updated_at"), "classes": ("collapse",)}),
     )

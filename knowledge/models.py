@@ -29,6 +29,11 @@ class FusionMethod(models.TextChoices):
     RRF = "rrf", _("weighted reciprocal rank fusion")
 
 
+class AnswerMode(models.TextChoices):
+    LLM = "llm", _("language model, when one is configured")
+    EXTRACTIVE = "extractive", _("extractive: sentences of the sources, no language model")
+
+
 class KnowledgeBase(models.Model):
     """A collection of documents searched together, with its retrieval settings.
 
@@ -54,6 +59,17 @@ class KnowledgeBase(models.Model):
     calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     not_found_text = models.TextField(verbose_name=_("not found text"), default=DEFAULT_NOT_FOUND_TEXT)
+    # Answer settings (docs/chat.md "Per-KB answer settings"); blank or null: the site's defaults.
+    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, choices=AnswerMode.choices, default=AnswerMode.LLM,
+                                   help_text=_("extractive: this KB's text is never sent to a language model"))
+    answer_model = models.CharField(verbose_name=_("answer model"), max_length=200, blank=True, default="",
+                                    help_text=_("One of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default"))
+    system_prompt = models.TextField(verbose_name=_("system prompt"), blank=True, default="",
+                                     help_text=_("Put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt"))
+    max_sources = models.PositiveSmallIntegerField(verbose_name=_("max sources"), null=True, blank=True, default=None,
+                                                   help_text=_("Sources given to the answer at most; null: as many as top k"))
+    faq_direct_threshold = models.FloatField(verbose_name=_("FAQ direct answer threshold"), null=True, blank=True, default=None,
+                                             help_text=_("A FAQ ranked first with at least this relevance is the answer, verbatim; null: off"))
     user_words = models.JSONField(verbose_name=_("user words"), default=list, blank=True, help_text=_("Extra dictionary words for jieba"))
     synonyms = models.JSONField(verbose_name=_("synonyms"), default=list, blank=True, help_text=_("Groups of synonyms, e.g. [[\"价格\",\"售价\"]]"))
     version = models.BigIntegerField(verbose_name=_("version"), default=1, help_text=_("Bumped in the same transaction as any content change"))
@@ -70,6 +86,9 @@ class KnowledgeBase(models.Model):
             models.CheckConstraint(condition=Q(candidates__gte=1) & Q(candidates__lte=500), name="kb_candidates_range"),
             models.CheckConstraint(condition=Q(vector_weight__gte=0) & Q(keyword_weight__gte=0), name="kb_weights_nonneg"),
             models.CheckConstraint(condition=Q(score_threshold__gte=0) & Q(score_threshold__lte=1), name="kb_threshold_range"),
+            models.CheckConstraint(condition=Q(max_sources__isnull=True) | (Q(max_sources__gte=1) & Q(max_sources__lte=20)), name="kb_max_sources_range"),
+            models.CheckConstraint(condition=Q(faq_direct_threshold__isnull=True) | (Q(faq_direct_threshold__gte=0) & Q(faq_direct_threshold__lte=1)),
+                                   name="kb_faq_direct_threshold_range"),
         ]
 
     def __str__(self) -> str:

@@ -23,10 +23,10 @@ from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.errors import ApplicationError, NotFound
 from knowledge.errors import PermissionDenied as AppPermissionDenied
 from knowledge.ingest_errors import ingest_error_message
-from knowledge.models import Document, KnowledgeBase, Role
+from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.documents import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
-from knowledge.services.kbs import kb_create
+from knowledge.services.kbs import kb_create, llm_models
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).
 ROLE_LABELS = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
@@ -121,10 +121,11 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
 @login_required
 @ensure_csrf_cookie
 def kb_settings_page(request: HttpRequest, kb_id: int) -> HttpResponse:
-    """A KB's settings (owners): name, description, retrieval settings explained, the not-found text, members."""
+    """A KB's settings (owners): name, description, retrieval and answer settings explained, the not-found text, members."""
     kb = _kb_for(request, kb_id, min_role=Role.OWNER)
     return render(request, "knowledge/kb_settings.html", {
         "kb": kb, "role_labels": ROLE_LABELS, **_role_context(request, kb),
+        "answer_modes": AnswerMode.choices, "llm_models": llm_models(),
         "user_words_text": "\n".join(kb.user_words or []),
         "synonyms_text": "\n".join(" ".join(group) for group in kb.synonyms or []),
     })

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from knowledge.errors import ValidationFailed
 from knowledge.ingest_errors import ingest_error_message
-from knowledge.models import Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
+from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
 
 
 def _finite(value: float) -> None:
@@ -69,6 +69,17 @@ class KBSettingsInput(StrictInput):
         required=False, max_length=10000,
         child=serializers.ListField(child=serializers.CharField(max_length=100), min_length=2, max_length=50),
     )
+    # Answer settings (docs/chat.md "Per-KB answer settings").
+    answer_mode = serializers.ChoiceField(required=False, choices=AnswerMode.choices,
+                                          help_text="llm: the language model when one is configured; extractive: never sent to one")
+    answer_model = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                         help_text="one of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default")
+    system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=4000, trim_whitespace=False,
+                                          help_text="put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt")
+    max_sources = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=20,
+                                           help_text="sources given to the answer at most; null: as many as top_k")
+    faq_direct_threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1, validators=[_finite],
+                                                  help_text="a FAQ ranked first with at least this relevance is the answer, verbatim; null: off")
 
 
 class KBCreateInput(KBSettingsInput):
@@ -94,6 +105,7 @@ class KBOutput(serializers.ModelSerializer):
             "id", "name", "description", "owner", "role", "embedding_model", "embedding_dim",
             "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
             "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
+            "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
             "version", "document_count", "chunk_count", "created_at", "updated_at",
         ]
         read_only_fields = fields

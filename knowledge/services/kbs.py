@@ -13,7 +13,23 @@ from knowledge.models import KnowledgeBase, Membership, Role
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
     "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
+    "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
 )
+
+
+def llm_models() -> list[str]:
+    """The models a KB may answer with: the site's ``ZHIKU_LLM_MODEL`` first, then ``ZHIKU_LLM_MODELS``.
+
+    Empty when no LLM endpoint is configured (``ZHIKU_LLM_BASE_URL`` and ``ZHIKU_LLM_MODEL``).
+    """
+    base_url = str(getattr(settings, "ZHIKU_LLM_BASE_URL", "") or "").strip()
+    default = str(getattr(settings, "ZHIKU_LLM_MODEL", "") or "").strip()
+    if not base_url or not default:
+        return []
+    extra = getattr(settings, "ZHIKU_LLM_MODELS", []) or []
+    if isinstance(extra, str):
+        extra = extra.split(",")
+    return list(dict.fromkeys([default, *(str(m).strip() for m in extra if str(m).strip())]))
 
 
 def kb_bump_version(*, kb_id: int) -> None:
@@ -57,6 +73,19 @@ def _validate_settings(values: dict) -> None:
     for key in ("vector_weight", "keyword_weight"):
         if key in values and float(values[key]) < 0:
             raise ValidationFailed(gettext("%(field)s must not be negative.") % {"field": key}, code="invalid_weight")
+    if values.get("answer_model"):
+        values["answer_model"] = values["answer_model"].strip()
+        allowed = llm_models()
+        if values["answer_model"] not in allowed:
+            raise ValidationFailed(
+                gettext("answer_model must be one of the configured models: %(models)s.")
+                % {"models": ", ".join(allowed) or gettext("none (no language model is configured)")},
+                code="unknown_answer_model",
+            )
+    if values.get("max_sources") is not None and not 1 <= int(values["max_sources"]) <= 20:
+        raise ValidationFailed(gettext("max_sources must be between 1 and 20."), code="invalid_max_sources")
+    if values.get("faq_direct_threshold") is not None and not 0 <= float(values["faq_direct_threshold"]) <= 1:
+        raise ValidationFailed(gettext("faq_direct_threshold must be between 0 and 1."), code="invalid_threshold")
 
 
 @transaction.atomic

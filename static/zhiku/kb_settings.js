@@ -23,6 +23,8 @@
   const form = document.getElementById("settings-form");
   const value = (name) => form.elements[name].value;
   const lines = (text) => text.split("\n").map((s) => s.trim()).filter(Boolean);
+  // An empty number field means "none" (null): no source cap, FAQ direct answers off.
+  const optionalNumber = (text, parse) => (text.trim() === "" ? null : parse(text, 10));
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -33,6 +35,8 @@
       fusion: value("fusion"), vector_weight: parseFloat(value("vector_weight")), keyword_weight: parseFloat(value("keyword_weight")),
       rerank_enabled: form.elements.rerank_enabled.checked, score_threshold: parseFloat(value("score_threshold")),
       not_found_text: value("not_found_text"),
+      answer_mode: value("answer_mode"), answer_model: value("answer_model"), system_prompt: value("system_prompt"),
+      max_sources: optionalNumber(value("max_sources"), parseInt), faq_direct_threshold: optionalNumber(value("faq_direct_threshold"), parseFloat),
       user_words: lines(value("user_words")),
       synonyms: lines(value("synonyms")).map((line) => line.split(/[\s,，、]+/).filter(Boolean)),
     };

@@ -81,6 +81,8 @@ def eval_set(opts: dict, *, quiet: bool) -> EvalSet:
     queries = read_corpus(Path(opts["queries"]))
     dropped_queries, dropped_passages = drop_plan(queries, opts["drop_relevant"]) if opts["drop_relevant"] else (set(), set())
     corpus = [p for p in corpus if str(p["id"]) not in dropped_passages]
+    if opts.get("offset"):
+        queries = queries[opts["offset"]:]
     if opts["limit"]:
         queries = queries[: opts["limit"]]
     user = eval_owner(opts["owner"])
@@ -118,6 +120,7 @@ def add_corpus_arguments(parser) -> None:
     parser.add_argument("--queries", required=True, help='JSONL of {"id","text","relevant":[ids]} (chat_eval: and "answers")')
     parser.add_argument("--kb", help="KB name: reused if it exists (loaded before), else created and loaded")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
+    parser.add_argument("--offset", type=int, default=0, help="skip the first N queries (with --limit: check on questions not looked at)")
     parser.add_argument("--drop-relevant", type=int, default=0,
                         help="make N queries unanswerable by leaving their passages out of the corpus (not-found test)")
     parser.add_argument("--owner", help="owner of a new KB (default: a 'bench' user)")

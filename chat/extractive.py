@@ -1,0 +1,303 @@
+"""Extractive answers (no LLM): the sentences of the sources that hold the answer, each group cited ``[n]``.
+
+Measured with ``manage.py chat_eval`` (docs/chat.md "How answers are chosen"). A sentence is scored by the
+share of the question's *weight* it holds (each token weighted by its reference idf, ``evidence.token_weight``,
+so 「哪一年」 and 「的」 count for nothing and 「光绪」 for much), plus a bonus when it holds what the question
+asks for (多少/几 → a number, 何时/哪年 → a date, 哪里 → a place, 谁 → a name), discounted by its source's
+rank. The best sentence leads; the sentence after it follows when the best one does not hold what is asked
+for, or is short; a list question (有哪些/步骤/哪几) gets the list that follows. Headings (shown as the
+section path) are never quoted, and a FAQ chunk is quoted from its answer, without 「问：…答：…」, whole when it
+is short (up to twice the length limit).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from chat.prompts import Source
+from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.evidence import token_weight
+
+MAX_EXTRACT_CHARS = 160
+"""The answer's length at most, in whole sentences (the best sentence and a list are kept whole whatever their
+length). Chosen on the first 300 CMRC questions (answers given, replayed offline on retrieval's results): 140 →
+0.879 of answers hold the span, 150 → 0.897, 160 → 0.924 with a median answer of 146 characters (the issue's
+ceiling is 150). Later changes moved 160 to 0.938 in ``chat_eval`` (docs/chat.md)."""
+LIST_ITEMS = 12
+RANK_DISCOUNT = 0.15
+"""A sentence of the n-th source (0-based) scores × 1 / (1 + 0.15·n): sources are in relevance order."""
+TYPE_BONUS = 0.3
+"""A sentence's coverage × (1 + 0.3) when it holds the kind of thing the question asks for."""
+SUBJECT_DISCOUNT = 0.7
+"""Among one source's sentences, a word's weight × (1 − 0.7 · the share of sentences holding it)."""
+SEMANTIC_WEIGHT = 0.1
+"""With a ``similarity`` (the embedding model's cosines), each sentence of the top source also scores 0.1 × its
+cosine with the question as a z-score among the source's sentences: the answer's sentence may share few words
+with the question (「整体是什么颜色」 → 「体淡绿色」). The chat turn passes none: on the first 300 CMRC questions the
+answers holding the span went from 0.928 without it to 0.917 with it, and embedding every sentence made the first
+token ten times later (p50 0.20 s → 2.1 s on two shared cores)."""
+OTHER_SOURCE_SHARE = 0.9
+"""Another source's sentence comes in only when it scores ≥ 0.9 × the best (the answer split across sources)."""
+FILL_SHARE = 1.0
+KEEP_SHARE = 0.15
+"""After the best sentence and its neighbour, the next best sentences scoring ≥ 0.15 × the best are added while
+the answer stays within its length limit, and shown in the source's order."""
+
+_SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*[”」』）)]?")
+_HEADING_MD_RE = re.compile(r"^\s*#{1,6}\s")
+_ITEM_RE = re.compile(r"^\s*(?:[-*+•·]\s+|\d{1,2}[.)、．]\s*|[（(]\d{1,2}[)）]\s*|[一二三四五六七八九十]{1,2}[、.．]\s*|第[一二三四五六七八九十\d]{1,3}步[:：，,]?\s*)")
+_QUOTE_RE = re.compile(r"^\s*>\s*")
+_FAQ_RE = re.compile(r"^\s*(?:问|Q)\s*[:：].*?\n\s*(?:答|A)\s*[:：]\s*", re.DOTALL)
+_END = "。！？!?；;：:”」』）)…"
+
+_NUMBER_RE = re.compile(r"\d|[零一二两三四五六七八九十百千万亿]+(?:个|台|套|节点|周|分钟|秒钟|行|页|年|月|日|天|人|名|次|位|种|座|条|米|里|公里|千米|平方|元|岁|倍|成|分|秒|小时|世纪|届|代|层|部|本|首|场|项|家|所|只|头|吨|克|件|支|队|省|县|国)|百分之")
+_DATE_RE = re.compile(r"\d{1,4}\s*年|[零〇一二三四五六七八九十]{2,4}年|\d{1,2}\s*月|\d{1,2}\s*[日号]|[一二三四五六七八九十]{1,3}月|世纪|年代|年间|时期|朝|元年|初|末|期间|春|夏|秋|冬")
+_PLACE_RE = re.compile(r"[省市县区州国岛山河江湖海洋洲城镇村路街港湾峡谷原岸]|位于|在.{1,12}(?:的|附近|一带|境内)")
+_PERSON_RE = re.compile(r"[\u4e00-\u9fff]{2,4}(?:先生|女士|教授|博士|皇帝|国王|总统|主席|将军)|由[\u4e00-\u9fff]{2,4}(?:所|于|在|创|建|发|设|提|编|撰|执)|[·•][\u4e00-\u9fff]")
+
+# What the question asks for, by its words (checked in this order).
+_ASKS = (
+    ("date", re.compile(r"何时|什么时候|什么时间|哪一?年|何年|几几年|哪个?年代|哪一?天|几月|哪个?月|何日|年份|日期|哪个?世纪|哪个?朝代|哪个时期")),
+    ("number", re.compile(r"多少|几[个次位名种岁年天条座人倍件只家所项届部本首场万千百十]|多[大长高重远久深宽厚快]|第几|百分之几|几成|多少钱|人口|面积|数量")),
+    ("place", re.compile(r"哪里|哪儿|何处|何地|在哪|什么地方|哪个?(?:国家|城市|省|地区|地方|州|县|岛|大洲|洲)|哪国|位于")),
+    ("person", re.compile(r"谁|哪位|何人|什么人|哪个人|名字|叫什么")),
+)
+_LIST_RE = re.compile(r"有哪些|哪几|哪些|步骤|流程|几个步骤|包括什么|包含什么|分为|几种|几类|列出")
+
+
+@dataclass
+class Unit:
+    """A sentence (or a list item) of a source, where it stands and what it is."""
+
+    n: int
+    pos: int
+    text: str
+    item: bool = False
+    line: int = 0
+
+
+def question_asks(question: str) -> str | None:
+    """What kind of thing the question asks for: date, number, place, person, or None."""
+    for kind, pattern in _ASKS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def is_list_question(question: str) -> bool:
+    return bool(_LIST_RE.search(question))
+
+
+def holds(kind: str | None, text: str) -> bool:
+    """Whether ``text`` holds the kind of thing asked for."""
+    if kind == "date":
+        return bool(_DATE_RE.search(text))
+    if kind == "number":
+        return bool(_NUMBER_RE.search(text))
+    if kind == "place":
+        return bool(_PLACE_RE.search(text))
+    if kind == "person":
+        return bool(_PERSON_RE.search(text))
+    return False
+
+
+def source_text(source: Source) -> str:
+    """What may be quoted from a source: a FAQ chunk's answer, not its 问/答 pair; a heading chunk: nothing."""
+    c = source.candidate
+    if c.chunk_type == "heading":
+        return ""
+    if c.chunk_type == "faq":
+        answer = str((c.metadata or {}).get("answer") or "").strip()
+        return answer or _FAQ_RE.sub("", source.text, count=1)
+    return source.text
+
+
+def _is_heading_line(line: str, next_line: str | None, headings: set[str]) -> bool:
+    """A line that names a section rather than says something: a path element, or short, unpunctuated, followed by text."""
+    bare = line.strip().strip("#").strip()
+    if not bare:
+        return True
+    if bare in headings:
+        return True
+    return (next_line is not None and len(bare) <= 24 and bare[-1] not in _END and not _ITEM_RE.match(line)
+            and not re.search(r"[，,、]", bare))
+
+
+def units(source: Source) -> list[Unit]:
+    """The source's sentences and list items in order, headings left out."""
+    c = source.candidate
+    headings = {h.strip() for h in [c.title, *c.section_path] if h}
+    lines = [ln for ln in source_text(source).splitlines() if ln.strip()]
+    out: list[Unit] = []
+    for i, raw in enumerate(lines):
+        if _HEADING_MD_RE.match(raw) or _is_heading_line(raw, lines[i + 1] if i + 1 < len(lines) else None, headings):
+            continue
+        line = _QUOTE_RE.sub("", raw)
+        item = bool(_ITEM_RE.match(line))
+        line = _ITEM_RE.sub("", line).strip() if item else line.strip()
+        for k, m in enumerate(_SENTENCE_RE.finditer(line)):
+            text = m.group().strip()
+            if len(re.sub(r"\W", "", text)) >= 2:
+                out.append(Unit(n=source.n, pos=len(out), text=text, item=item and k == 0, line=i))
+    return out
+
+
+def _weights(query: str) -> dict[str, float]:
+    analyzer = get_analyzer()
+    weights: dict[str, float] = {}
+    for token in analyzer.tokenize(query):
+        w = token_weight(token)
+        if w > 0:
+            weights[token] = max(weights.get(token, 0.0), w)
+    return weights
+
+
+def _coverage(weights: dict[str, float], total: float, text: str) -> float:
+    if not total:
+        return 0.0
+    norm = get_analyzer().normalize(text)
+    return sum(w for t, w in weights.items() if t in norm) / total
+
+
+def _render(unit: Unit, previous: Unit | None) -> str:
+    text = unit.text
+    if unit.item:
+        return ("\n" if previous is not None else "") + "- " + text
+    if previous is not None and (previous.item or previous.line != unit.line and previous.text[-1] not in _END):
+        return "\n" + text  # a new line in the source that does not follow a sentence's end: never glued
+    return text
+
+
+def _discriminating(weights: dict[str, float], sentences: list[str]) -> dict[str, float]:
+    """Weights for choosing among one source's sentences: a word most of them hold (the subject) says little."""
+    if len(sentences) < 2:
+        return weights
+    norm = [get_analyzer().normalize(t) for t in sentences]
+    out = {}
+    for t, w in weights.items():
+        share = sum(1 for x in norm if t in x) / len(norm)
+        out[t] = w * (1.0 - SUBJECT_DISCOUNT * share)
+    return out
+
+
+Similarity = Callable[[str, list[str]], Sequence[float]]
+"""The cosines of the question and each text (the embedding model's), or nothing."""
+
+
+def _semantic(query: str, texts: list[str], similarity: Similarity | None) -> list[float]:
+    """Each text's cosine with the question as a z-score among the texts (0 each without a model, or for < 3 texts)."""
+    if similarity is None or len(texts) < 3:
+        return [0.0] * len(texts)
+    try:
+        cos = [float(c) for c in similarity(query, texts)]
+    except Exception:  # noqa: BLE001 - the lexical score alone still answers
+        return [0.0] * len(texts)
+    mean = sum(cos) / len(cos)
+    spread = max((sum((c - mean) ** 2 for c in cos) / len(cos)) ** 0.5, 0.01)
+    return [(c - mean) / spread for c in cos]
+
+
+def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int = MAX_EXTRACT_CHARS,
+                      similarity: Similarity | None = None) -> str:
+    """The answer built from ``sources`` for ``query``; "" when there are no sources."""
+    by_source = {s.n: units(s) for s in sources}
+    weights = _weights(query)
+    total = sum(weights.values())
+    asks = question_asks(query)
+    listing = is_list_question(query)
+    # Two scores per sentence: ``raw`` chooses the source (and another source's sentence), ``own`` the sentences
+    # within it, with the words most of that source's sentences hold (its subject) discounted. Discounted scores
+    # are not comparable across sources: a chunk about 产假 says 产假 in every sentence.
+    raw: list[tuple[float, int, int]] = []
+    own_scores: dict[tuple[int, int], float] = {}
+    for rank, source in enumerate(sources):
+        texts = [u.text for u in by_source[source.n]]
+        own = _discriminating(weights, texts)
+        sem = _semantic(query, texts, similarity if rank == 0 else None)
+        for u, z in zip(by_source[source.n], sem):
+            kind = 1.0 + (TYPE_BONUS if asks and holds(asks, u.text) else 0.0)
+            extra = SEMANTIC_WEIGHT * max(z, -1.0)
+            discount = 1 + RANK_DISCOUNT * rank
+            plain = _coverage(weights, total, u.text) * kind + extra
+            if plain > 0:
+                raw.append((plain / discount - 0.0001 * u.pos, source.n, u.pos))
+            own_scores[(source.n, u.pos)] = _coverage(own, total, u.text) * kind + extra - 0.0001 * u.pos
+    if raw:
+        raw.sort(key=lambda item: -item[0])
+        n = raw[0][1]
+        ranked = sorted(((own_scores[(n, u.pos)], u.pos) for u in by_source[n]), reverse=True)
+        pos = ranked[0][1]
+    else:
+        first = next((s for s in sources if by_source[s.n]), None)
+        if first is None:
+            return ""
+        n, pos, ranked = first.n, 0, []
+    top = next(s for s in sources if s.n == n)
+    if top.candidate.chunk_type == "faq" and sum(len(u.text) for u in by_source[n]) <= 2 * max_chars:
+        # A FAQ answer is written to be read whole: quoting one of its sentences loses the rest of the answer.
+        chosen = list(by_source[n])
+    else:
+        chosen = _around(by_source[n], pos, asks=asks, listing=listing, max_chars=max_chars)
+    picked = {(n, u.pos) for u in chosen}
+    used = sum(len(u.text) for u in chosen)
+    # Then the source's next best sentences while the answer is short.
+    best_own = ranked[0][0] if ranked else 0.0
+    for score, upos in ranked[1:]:
+        if used >= max_chars * FILL_SHARE or score < KEEP_SHARE * best_own:
+            break
+        extra_unit = by_source[n][upos]
+        if (n, upos) in picked or used + len(extra_unit.text) > max_chars:
+            continue
+        picked.add((n, upos))
+        used += len(extra_unit.text)
+    # And another source's best sentence when it scores close to the chosen source's (an answer split across sources).
+    best_raw = raw[0][0] if raw else 0.0
+    other = next(((o, opos) for score, o, opos in raw[1:] if o != n and score >= OTHER_SOURCE_SHARE * best_raw), None)
+    if other is not None and used + len(by_source[other[0]][other[1]].text) <= max_chars:
+        picked.add(other)
+    order = {s.n: i for i, s in enumerate(sources)}
+    groups: list[tuple[int, list[Unit]]] = []
+    for source_n, upos in sorted(picked, key=lambda p: (p[0] != n, order[p[0]], p[1])):
+        u = by_source[source_n][upos]
+        if groups and groups[-1][0] == source_n:
+            groups[-1][1].append(u)
+        else:
+            groups.append((source_n, [u]))
+    parts = []
+    for source_n, group in groups:
+        text = ""
+        previous: Unit | None = None
+        for u in group:
+            if previous is not None and previous.pos != u.pos - 1:
+                text += "…"  # sentences skipped in between
+                previous = None
+            text += _render(u, previous)
+            previous = u
+        parts.append(text.strip("\n") + f"[{source_n}]")
+    return "\n\n".join(parts)
+
+
+def _around(units_: list[Unit], pos: int, *, asks: str | None, listing: bool, max_chars: int) -> list[Unit]:
+    """The best sentence and what should come with it: the list it opens, or the sentence after it."""
+    best = units_[pos]
+    chosen = [best]
+    used = len(best.text)
+    rest = units_[pos + 1:]
+    if listing:
+        items = [u for u in rest[:LIST_ITEMS] if u.item]
+        if items and rest and rest[0].item:
+            for u in rest[:LIST_ITEMS]:
+                if not u.item:
+                    break
+                chosen.append(u)
+                used += len(u.text)
+                if used > max_chars * 2:
+                    break
+            return chosen
+    if rest:
+        after = rest[0]
+        wants_more = (asks is not None and not holds(asks, best.text) and holds(asks, after.text)) or used < 40
+        if wants_more or used + len(after.text) <= max_chars * 0.6:
+            chosen.append(after)
+    return chosen

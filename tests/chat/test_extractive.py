@@ -1,0 +1,99 @@
+"""Extractive answers (no LLM): the answer-bearing sentence, headings, FAQ scaffolding, lists, the source floor."""
+from __future__ import annotations
+
+from chat.extractive import extractive_answer, holds, is_list_question, question_asks
+from chat.prompts import answer_candidates, context_build
+from knowledge.retrieval.types import Candidate
+
+
+def cand(chunk_id: int, content: str, *, relevance: float = 0.9, chunk_type: str = "text",
+         section_path: tuple[str, ...] = (), metadata: dict | None = None) -> Candidate:
+    return Candidate(chunk_id=chunk_id, kb_id=1, document_id=chunk_id, content=content, title="文档",
+                     section_path=list(section_path), chunk_type=chunk_type, metadata=metadata or {},
+                     relevance=relevance)
+
+
+def answer(question: str, *candidates: Candidate, **kwargs) -> str:
+    return extractive_answer(question, context_build(list(candidates)).sources, **kwargs)
+
+
+def test_a_heading_line_is_never_glued_to_the_text():
+    text = "第四季度市场预算\n第四季度市场推广预算为 120 万元，其中线上广告 80 万元。"
+    got = answer("第四季度市场推广预算是多少", cand(1, text, section_path=("预算",)))
+    assert got == "第四季度市场推广预算为 120 万元，其中线上广告 80 万元。[1]"
+
+
+def test_a_section_title_in_the_text_is_left_out():
+    text = "## 价格\n价格\n知库专业版的价格为每年 9800 元。"
+    assert answer("知库专业版的价格", cand(1, text, section_path=("知库专业版", "价格"))) == "知库专业版的价格为每年 9800 元。[1]"
+
+
+def test_a_faq_answer_is_quoted_without_its_question_and_answer_labels():
+    faq = cand(1, "问：如何重置登录密码？\n答：在登录页点击「忘记密码」，按短信验证码设置新密码。", chunk_type="faq",
+               metadata={"question": "如何重置登录密码？", "answer": "在登录页点击「忘记密码」，按短信验证码设置新密码。"})
+    got = answer("忘记密码怎么重置", faq)
+    assert got == "在登录页点击「忘记密码」，按短信验证码设置新密码。[1]"
+
+
+def test_a_short_faq_answer_is_quoted_whole_even_when_a_later_sentence_matches_best():
+    text = "长按设备复位键 5 秒，指示灯快闪后重新添加设备。多次失败可在 App「帮助与反馈」中上传配网日志。"
+    faq = cand(1, f"问：配网失败怎么办？\n答：{text}", chunk_type="faq", metadata={"question": "配网失败怎么办？", "answer": text})
+    assert answer("配网一直失败", faq) == f"{text}[1]"
+
+
+def test_the_sentence_after_the_best_one_comes_when_it_holds_what_is_asked():
+    text = ("明成祖朱棣即位后，决定把国都从南京迁到北京，并为此营建紫禁城。" * 1
+            + "那一年是 1421 年。此后北京成为明朝的首都，直到明朝灭亡。城墙后来又多次修缮。")
+    got = answer("明成祖迁都北京是在哪一年", cand(1, text))
+    assert "1421" in got and got.index("迁到北京") < got.index("1421")
+
+
+def test_a_list_question_gets_the_whole_list_one_item_a_line():
+    text = "安装知库的步骤如下：\n1. 下载安装包。\n2. 运行 make run 启动服务。\n3. 打开浏览器登录。\n另外也可以使用容器部署，镜像很小。"
+    got = answer("安装知库有哪些步骤？", cand(1, text))
+    assert got.startswith("安装知库的步骤如下：\n- 下载安装包。\n- 运行 make run 启动服务。\n- 打开浏览器登录。")
+    assert got.endswith("[1]")
+
+
+def test_the_rare_words_choose_the_sentence_over_the_subject_repeated_everywhere():
+    text = ("白尾雀鲷，又称金尾雀鲷，为雀鲷科的其中一种。白尾雀鲷分布于印度太平洋区，包括红海、东非至萨摩亚。"
+            "白尾雀鲷栖息于水深 0.5 至 3 公尺的珊瑚礁区。白尾雀鲷体长可达 10 公分。")
+    got = answer("白尾雀鲷栖息在水深多少的海域？", cand(1, text), max_chars=40)
+    assert got.startswith("白尾雀鲷栖息于水深 0.5 至 3 公尺")
+
+
+def test_semantic_similarity_chooses_among_sentences_that_share_no_words_with_the_question():
+    text = "美洲似银汉鱼属银汉鱼科。美洲似银汉鱼分布于加州沿岸。美洲似银汉鱼体淡绿色，体侧具一银色纵带。"
+
+    def similarity(query, texts):
+        return [0.9 if "绿色" in t else 0.5 for t in texts]
+
+    with_model = answer("美洲似银汉鱼长什么样子", cand(1, text), similarity=similarity, max_chars=30)
+    assert with_model == "美洲似银汉鱼体淡绿色，体侧具一银色纵带。[1]"
+    assert "绿色" not in answer("美洲似银汉鱼长什么样子", cand(1, text), max_chars=30)
+
+
+def test_question_kinds_and_what_holds_them():
+    assert question_asks("光绪皇帝是哪一年即位的？") == "date"
+    assert question_asks("波斯黇鹿现存多少头？") == "number"
+    assert question_asks("余下的栖息地在哪里？") == "place"
+    assert question_asks("林投姐的导演是谁？") == "person"
+    assert question_asks("为什么要修建闸桥？") is None
+    assert holds("date", "1421 年迁都") and not holds("date", "迁都北京")
+    assert holds("number", "现存 650 头") and not holds("number", "现存很少")
+    assert is_list_question("有哪些步骤") and not is_list_question("价格是多少")
+
+
+def test_sources_below_the_floor_are_left_out_but_the_first_is_kept():
+    chunks = [cand(1, "甲。", relevance=0.3), cand(2, "乙。", relevance=0.6), cand(3, "丙。", relevance=0.1),
+              Candidate(chunk_id=4, kb_id=1, document_id=4, content="丁。", relevance=None)]
+    assert [c.chunk_id for c in answer_candidates(chunks, threshold=0.5)] == [1, 2]
+    assert [c.chunk_id for c in answer_candidates(chunks, threshold=0.5, max_sources=1)] == [1]
+    assert [c.chunk_id for c in answer_candidates(chunks, threshold=0.0)] == [1, 2, 3]
+
+
+def test_a_second_source_is_quoted_only_when_it_scores_close_to_the_first():
+    first = cand(1, "知库专业版的价格为每年 9800 元。")
+    unrelated = cand(2, "知库的安装需要 Python 3.11。")
+    got = answer("知库专业版的价格是多少", first, unrelated)
+    assert got == "知库专业版的价格为每年 9800 元。[1]"
