@@ -191,6 +191,22 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     assert (kb.top_k, kb.score_threshold, kb.fusion) == (8, 0.35, "rrf")
     assert kb.not_found_text == "抱歉，知识库里没有找到答案。" and kb.synonyms == [["价格", "售价", "报价"]]
 
+    # Answer settings: extractive, three sources, FAQ direct answer from 0.9, a prompt; kept after a reload.
+    Select(browser.find_element(By.ID, "f-answer_mode")).select_by_value("extractive")
+    for name, value in {"f-max_sources": "3", "f-faq_direct_threshold": "0.9", "f-system_prompt": "你是售后客服，回答简洁。"}.items():
+        field = browser.find_element(By.ID, name)
+        field.clear()
+        field.send_keys(value)
+    browser.find_element(By.ID, "settings-save").click()
+    wait.until(lambda d: d.find_element(By.ID, "settings-status").text == "已保存。")
+    kb = KnowledgeBase.objects.get(pk=kb.pk)
+    assert (kb.answer_mode, kb.max_sources, kb.faq_direct_threshold, kb.system_prompt) == \
+        ("extractive", 3, 0.9, "你是售后客服，回答简洁。")
+    browser.refresh()
+    wait.until(lambda d: d.find_element(By.ID, "f-max_sources").get_attribute("value") == "3")
+    assert Select(browser.find_element(By.ID, "f-answer_mode")).first_selected_option.get_attribute("value") == "extractive"
+    assert "回答设置" in browser.find_element(By.ID, "settings-form").text
+
     # A bad value is refused with the reason, and nothing changes.
     field = browser.find_element(By.ID, "f-name")
     field.clear()
