@@ -150,17 +150,18 @@ class CachedQueryEmbedder:
 
 def build_store(split: Split, kb: KBSearchConfig, *, exclude: Iterable[int] = ()) -> MemoryStore:
     """A memory store holding the split's passages (minus ``exclude``), chunk id = passage index."""
-    vectors = split.vectors("corpus")
-    questions = split.question_vectors()
-    skip = set(exclude)
-    records = [
-        ChunkRecord(chunk_id=i, kb_id=kb.kb_id, document_id=i, ordinal=0, content=p["text"], title=p["title"],
-                    source_name=p["id"], vector=vectors[i], question_vector=questions[i])
-        for i, p in enumerate(split.corpus) if i not in skip
-    ]
     store = MemoryStore()
-    store.add_kb(kb, records)
+    store.add_kb(kb, split_records(split, kb, exclude=exclude))
     return store
+
+
+def split_records(split: Split, kb: KBSearchConfig, *, first_id: int = 0, exclude: Iterable[int] = ()) -> list[ChunkRecord]:
+    """One chunk per passage (minus ``exclude``), chunk id = ``first_id`` + passage index."""
+    vectors, questions = split.vectors("corpus"), split.question_vectors()
+    skip = set(exclude)
+    return [ChunkRecord(chunk_id=first_id + i, kb_id=kb.kb_id, document_id=first_id + i, ordinal=0, content=p["text"],
+                        title=p["title"], source_name=p["id"], vector=vectors[i], question_vector=questions[i])
+            for i, p in enumerate(split.corpus) if i not in skip]
 
 
 def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallback_weight: float | None = None,
@@ -252,32 +253,20 @@ CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "defaults exact": ("hybrid", {}, {**SHIPPED, "exact_lookup": True}),
     "defaults no short": ("hybrid", {}, {**SHIPPED, "short_text": None}),
     "defaults kwmax": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5, "keyword_max_norm": True}),
-    "defaults distinct5 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                              "keyword_distinct": (5, 0.3, 0.1)}),
-    "defaults distinct5 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                              "keyword_distinct": (5, 0.5, 0.1)}),
-    "defaults distinct10 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                               "keyword_distinct": (10, 0.5, 0.1)}),
-    "defaults distinct5 0.7": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                              "keyword_distinct": (5, 0.7, 0.1)}),
-    "defaults distinct5 1.0": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                              "keyword_distinct": (5, 1.0, 0.1)}),
-    "defaults distinct3 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                              "keyword_distinct": (3, 0.5, 0.1)}),
-    "defaults nojr distinct5 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "keyword_distinct": (5, 0.5, 0.1)}),
-    "defaults kwmax distinct5 0.3": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5,
-                                                    "keyword_max_norm": True, "keyword_distinct": (5, 0.3, 0.1)}),
     "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
 }
+
+
+def stages(options: dict) -> dict:
+    """A configuration names every stage it uses: no keyword trust, judge rerank or short-text fade unless it says so."""
+    return {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
 
 
 def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, name: str,
                queries: list[dict], *, debug: bool = False) -> tuple[list[list[int]], list, float]:
     mode, overrides, options = CONFIGS[name]
-    # A configuration names every stage it uses: no keyword trust or judge rerank unless it says so.
-    options = {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
     kb = replace(BASE, **overrides)
-    retriever = make_retriever(store, embedder, **options)
+    retriever = make_retriever(store, embedder, **stages(options))
     ranked, results = [], []
     start = time.perf_counter()
     for q in queries:
@@ -575,26 +564,19 @@ def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
     Prints MRR@10 of each split's questions over its own KB alone and over all the KBs together, per
     configuration (the issue's goal: within 0.01). Chunk ids are offset by 10**6 per KB.
     """
-    kbs, records, embedders = [], [], {}
+    kbs, embedders = [], {}
+    store = MemoryStore()
     for k, split in enumerate(splits):
         kb = replace(BASE, kb_id=k + 1, name=split.name)
-        vectors, questions = split.vectors("corpus"), split.question_vectors()
-        records.append([ChunkRecord(chunk_id=k * 10**6 + i, kb_id=kb.kb_id, document_id=k * 10**6 + i, ordinal=0,
-                                    content=p["text"], title=p["title"], source_name=p["id"], vector=vectors[i],
-                                    question_vector=questions[i])
-                        for i, p in enumerate(split.corpus)])
+        store.add_kb(kb, split_records(split, kb, first_id=k * 10**6))
         kbs.append(kb)
         embedders.update({q["text"]: v for q, v in zip(split.queries, split.vectors("queries"))})
-    store = MemoryStore()
-    for kb, recs in zip(kbs, records):
-        store.add_kb(kb, recs)
     embedder = CachedQueryEmbedder(list(embedders), np.stack(list(embedders.values())))
     print("| configuration | set | MRR@10 own KB | MRR@10 all KBs | delta | R@1 own | R@1 all |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
         mode, overrides, options = CONFIGS[name]
-        options = {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
-        retriever = make_retriever(store, embedder, **options)
+        retriever = make_retriever(store, embedder, **stages(options))
         configs = [replace(kb, **overrides) for kb in kbs]
         deltas = []
         for k, split in enumerate(splits):

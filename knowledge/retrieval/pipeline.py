@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -162,6 +163,11 @@ def _snapshot(c: Candidate) -> dict[str, Any]:
         if k in ("chunk_id", "kb_id", "document_id", "vector_similarity", "vector_rank", "bm25_score",
                  "bm25_rank", "fused_score", "fused_rank", "rerank_score", "final_score", "relevance")
     }
+
+
+def _ramp(x: float, none: float, full: float) -> float:
+    """0 at or below ``none``, 1 at or above ``full``, linear between."""
+    return min(1.0, max(0.0, (x - none) / (full - none)))
 
 
 def _minmax(values: Mapping[int, float]) -> dict[int, float]:
@@ -267,7 +273,6 @@ class HybridRetriever:
         keyword_trust: tuple[float, float] | None = defaults.KEYWORD_TRUST,
         judge_rerank: float = defaults.JUDGE_RERANK,
         keyword_max_norm: bool = False,
-        keyword_distinct: tuple[int, float, float] | None = None,
         exact_lookup: bool = defaults.EXACT_LOOKUP_WEIGHTS,
         short_text: tuple[int, int] | None = defaults.SHORT_TEXT,
     ) -> None:
@@ -293,7 +298,6 @@ class HybridRetriever:
         self.keyword_trust = keyword_trust
         self.judge_rerank = judge_rerank
         self.keyword_max_norm = keyword_max_norm
-        self.keyword_distinct = keyword_distinct
         self.exact_lookup = exact_lookup
         self.short_text = short_text
         self._fallback = CosineFallbackReranker()
@@ -486,16 +490,9 @@ class HybridRetriever:
             full, floor = self.keyword_trust
             cov = self._lexical(run, run.keyword_hits[0][0], records).coverage
             if cov is not None:
-                run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, cov / full)))
+                run.weights = (run.weights[0], run.weights[1] * max(floor, _ramp(cov, 0.0, full)))
         run.lexical_weight = self._lexical_weight(run, records)
         run.weights = (run.weights[0], run.weights[1] * run.lexical_weight)
-        if self.keyword_distinct is not None and run.keyword_hits:
-            # How far BM25's first passage stands out: the k-th's score against the first's.
-            k, scale, floor = self.keyword_distinct
-            scores = [s for _, s in run.keyword_hits]
-            if len(scores) > k - 1 and scores[0] > 0:
-                gap = 1.0 - scores[k - 1] / scores[0]
-                run.weights = (run.weights[0], run.weights[1] * min(1.0, max(floor, gap / scale)))
         paths: list[tuple[dict[int, float], list[int], float]] = []
         max_only: list[bool] = []
         if run.vector_ran:
@@ -537,12 +534,8 @@ class HybridRetriever:
         if self.short_text is None:
             return 1.0
         first = {c for c, _ in run.keyword_hits[:5]} | {c for c, _ in run.vector_hits[:5]}
-        lengths = sorted(len(records[c].content) for c in first if c in records)
-        if not lengths:
-            return 1.0
-        median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2
-        none, full = self.short_text
-        return min(1.0, max(0.0, (median - none) / (full - none)))
+        lengths = [len(records[c].content) for c in first if c in records]
+        return _ramp(statistics.median(lengths), *self.short_text) if lengths else 1.0
 
     def _rerank_weight(self, name: str) -> float:
         kind = "cross-encoder" if name.startswith(CROSS_ENCODER_PREFIX) else name
