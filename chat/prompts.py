@@ -121,16 +121,15 @@ def cap_text(text: str, limit: int) -> str:
 
 
 def answer_candidates(candidates: Sequence[Candidate], *, threshold: float | None,
-                      max_sources: int | None = None, floor_share: float = None) -> list[Candidate]:
+                      max_sources: int | None = None) -> list[Candidate]:
     """The candidates worth giving to the answer: the first always, the others when relevant enough.
 
-    A candidate below ``floor_share`` × the not-found threshold (or never
+    A candidate below ``SOURCE_FLOOR_SHARE`` × the not-found threshold (or never
     judged) would be shown as a source with a relevance near 0 and lend the
     answer sentences from text that does not hold it; ``max_sources`` caps
     the rest (the KB setting).
     """
-    share = SOURCE_FLOOR_SHARE if floor_share is None else floor_share
-    floor = share * float(threshold or 0.0)
+    floor = SOURCE_FLOOR_SHARE * float(threshold or 0.0)
     kept = [c for i, c in enumerate(candidates)
             if i == 0 or (c.relevance is not None and float(c.relevance) >= floor)]
     return kept[:max_sources] if max_sources else kept

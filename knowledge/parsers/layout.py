@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from knowledge.parsers.base import Block, clean_rows, is_cjk, markdown_table
 from knowledge.parsers.headings import HeadingDetector
 
-_SENTENCE_END = tuple("。！？!?.:：；;”」』）)")
+SENTENCE_END = tuple("。！？!?.:：；;”」』）)")
 _HEADING_TAIL = tuple("。；;，,、！!？?…")
 # Page numbers as printed: "3", "- 3 -", "第 3 页", "第3页 共10页", "3/10", "Page 3 of 10".
 _PAGE_NUMBER = re.compile(
@@ -215,7 +215,7 @@ class BlockBuilder:
         """Whether ``line`` starts a new paragraph after ``previous`` (which may end the page before)."""
         indented = left + 1.2 * line.size < line.x0 < left + 4 * line.size  # a first-line indent
         if previous.page != line.page:  # a paragraph runs on over the page break unless it had ended
-            return indented or previous.text.rstrip().endswith(_SENTENCE_END)
+            return indented or previous.text.rstrip().endswith(SENTENCE_END)
         height = max(previous.bottom - previous.top, 1.0)
         gap = line.top - previous.bottom
         if gap > 0.9 * height or gap < -0.5 * height:  # a blank line, or back up the page (a new column)
@@ -227,7 +227,7 @@ class BlockBuilder:
         if indented:
             return True
         short = previous.x1 < right - 2 * previous.size
-        return short and previous.text.rstrip().endswith(_SENTENCE_END)
+        return short and previous.text.rstrip().endswith(SENTENCE_END)
 
     def _flush(self) -> None:
         if not self._paragraph:

@@ -19,6 +19,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions, is_cjk
 from knowledge.parsers.headings import candidate
 from knowledge.parsers.layout import (
+    SENTENCE_END,
     BlockBuilder,
     Line,
     TableItem,
@@ -29,7 +30,6 @@ from knowledge.parsers.layout import (
 )
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
-_SENTENCE_END = tuple("。！？!?.:：；;”」』）)")
 _GENERATED_TITLE = re.compile(r"^(?:microsoft \w+ - |untitled\b)|\.\w{2,4}$", re.IGNORECASE)
 _MIN_TEXT_CHARS = 20  # a page with fewer characters than this over a page-sized image is a scan
 _SCAN_COVER = 0.5  # ... where the images cover at least this share of the page
@@ -382,7 +382,7 @@ def split_paragraphs(text: str) -> list[str]:
         for line in lines:
             current.append(line)
             width = _width(line)
-            if full < 24 or width < 0.5 * full or (width < 0.85 * full and line.endswith(_SENTENCE_END)):
+            if full < 24 or width < 0.5 * full or (width < 0.85 * full and line.endswith(SENTENCE_END)):
                 paragraphs.append(join_lines(current))
                 current = []
         if current:
