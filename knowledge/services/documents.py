@@ -610,6 +610,17 @@ def document_restrict(*, document: Document, groups: Sequence) -> Document:
     return document
 
 
+def _indexed(kb: KnowledgeBase, *, title: str, section_path: Sequence[str], content: str, enriched: str) -> dict:
+    """The search fields of one chunk written or edited by hand: keyword tokens, embedding, content hash."""
+    analyzer = analyzer_for(kb)
+    return {
+        "tokens": analyzer.tokenize(keyword_text(title=title, section_path=section_path, content=content)),
+        "tokens_fingerprint": analyzer.fingerprint,
+        "embedding": get_embedder(kb.embedding_model).embed_passages([enriched])[0],
+        "content_hash": content_hash(enriched, kb.embedding_model),
+    }
+
+
 def chunk_create(*, document: Document, content: str, section_path: Sequence[str] = ()) -> Chunk:
     """Add a chunk written by hand at the end of a ready document: tokenized, embedded and searchable at once.
 
@@ -630,14 +641,11 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
         kb = current.kb
         title = text_title(current.title, current.source_name)
         enriched = enriched_text(title=title, section_path=path, content=content)
-        analyzer = analyzer_for(kb)
         last = Chunk.objects.filter(document=current).order_by("-ordinal").values_list("ordinal", flat=True).first()
         chunk = Chunk.objects.create(
             document=current, kb=kb, ordinal=0 if last is None else last + 1, chunk_type="text", content=content,
-            enriched=enriched, content_hash=content_hash(enriched, kb.embedding_model), section_path=path,
-            tokens=analyzer.tokenize(keyword_text(title=title, section_path=path, content=content)),
-            tokens_fingerprint=analyzer.fingerprint,
-            embedding=get_embedder(kb.embedding_model).embed_passages([enriched])[0], metadata={"manual": True},
+            enriched=enriched, section_path=path, metadata={"manual": True},
+            **_indexed(kb, title=title, section_path=path, content=content, enriched=enriched),
         )
         Document.objects.filter(pk=current.pk).update(chunks_total=F("chunks_total") + 1, chunks_done=F("chunks_done") + 1)
         kb_bump_version(kb_id=kb.pk)
@@ -656,12 +664,10 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
                 prefix = chunk.enriched[: len(chunk.enriched) - len(chunk.content)] if chunk.enriched.endswith(chunk.content) else ""
                 chunk.enriched = prefix + content
                 chunk.content = content
-                analyzer = analyzer_for(kb)
                 title = text_title(chunk.document.title, chunk.document.source_name)
-                chunk.tokens = analyzer.tokenize(keyword_text(title=title, section_path=chunk.section_path, content=content))
-                chunk.tokens_fingerprint = analyzer.fingerprint
-                chunk.embedding = get_embedder(kb.embedding_model).embed_passages([chunk.enriched])[0]
-                chunk.content_hash = content_hash(chunk.enriched, kb.embedding_model)
+                for name, value in _indexed(kb, title=title, section_path=chunk.section_path, content=content,
+                                            enriched=chunk.enriched).items():
+                    setattr(chunk, name, value)
                 chunk.metadata = {**chunk.metadata, "edited": True}
                 if chunk.chunk_type == "faq":
                     _faq_edited(chunk, kb.embedding_model)
