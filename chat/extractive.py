@@ -12,7 +12,7 @@ is short (up to twice the length limit).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chat.prompts import Source
@@ -31,12 +31,6 @@ TYPE_BONUS = 0.3
 """A sentence's coverage × (1 + 0.3) when it holds the kind of thing the question asks for."""
 SUBJECT_DISCOUNT = 0.7
 """Among one source's sentences, a word's weight × (1 − 0.7 · the share of sentences holding it)."""
-SEMANTIC_WEIGHT = 0.1
-"""With a ``similarity`` (the embedding model's cosines), each sentence of the top source also scores 0.1 × its
-cosine with the question as a z-score among the source's sentences: the answer's sentence may share few words
-with the question (「整体是什么颜色」 → 「体淡绿色」). The chat turn passes none: on the first 300 CMRC questions the
-answers holding the span went from 0.928 without it to 0.917 with it, and embedding every sentence made the first
-token ten times later (p50 0.20 s → 2.1 s on two shared cores)."""
 OTHER_SOURCE_SHARE = 0.9
 """Another source's sentence comes in only when it scores ≥ 0.9 × the best (the answer split across sources)."""
 FILL_SHARE = 1.0
@@ -181,25 +175,7 @@ def _discriminating(weights: dict[str, float], sentences: list[str]) -> dict[str
     return out
 
 
-Similarity = Callable[[str, list[str]], Sequence[float]]
-"""The cosines of the question and each text (the embedding model's), or nothing."""
-
-
-def _semantic(query: str, texts: list[str], similarity: Similarity | None) -> list[float]:
-    """Each text's cosine with the question as a z-score among the texts (0 each without a model, or for < 3 texts)."""
-    if similarity is None or len(texts) < 3:
-        return [0.0] * len(texts)
-    try:
-        cos = [float(c) for c in similarity(query, texts)]
-    except Exception:  # noqa: BLE001 - the lexical score alone still answers
-        return [0.0] * len(texts)
-    mean = sum(cos) / len(cos)
-    spread = max((sum((c - mean) ** 2 for c in cos) / len(cos)) ** 0.5, 0.01)
-    return [(c - mean) / spread for c in cos]
-
-
-def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int = MAX_EXTRACT_CHARS,
-                      similarity: Similarity | None = None) -> str:
+def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int = MAX_EXTRACT_CHARS) -> str:
     """The answer built from ``sources`` for ``query``; "" when there are no sources."""
     by_source = {s.n: units(s) for s in sources}
     weights = _weights(query)
@@ -214,15 +190,13 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
     for rank, source in enumerate(sources):
         texts = [u.text for u in by_source[source.n]]
         own = _discriminating(weights, texts)
-        sem = _semantic(query, texts, similarity if rank == 0 else None)
-        for u, z in zip(by_source[source.n], sem):
+        for u in by_source[source.n]:
             kind = 1.0 + (TYPE_BONUS if asks and holds(asks, u.text) else 0.0)
-            extra = SEMANTIC_WEIGHT * max(z, -1.0)
             discount = 1 + RANK_DISCOUNT * rank
-            plain = _coverage(weights, total, u.text) * kind + extra
+            plain = _coverage(weights, total, u.text) * kind
             if plain > 0:
                 raw.append((plain / discount - 0.0001 * u.pos, source.n, u.pos))
-            own_scores[(source.n, u.pos)] = _coverage(own, total, u.text) * kind + extra - 0.0001 * u.pos
+            own_scores[(source.n, u.pos)] = _coverage(own, total, u.text) * kind - 0.0001 * u.pos
     if raw:
         raw.sort(key=lambda item: -item[0])
         n = raw[0][1]

@@ -61,7 +61,7 @@ class Message(models.Model):
     confidence = models.FloatField(verbose_name=_("confidence"), null=True, blank=True)
     status = models.CharField(verbose_name=_("status"), max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
-    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="", help_text=_("llm, extractive or not_found"))
+    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="", help_text=_("llm, extractive, faq (an FAQ answer returned directly) or not_found"))
     timings = models.JSONField(verbose_name=_("timings"), default=dict, blank=True, help_text=_("Milliseconds per stage"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 

@@ -62,17 +62,6 @@ def test_the_rare_words_choose_the_sentence_over_the_subject_repeated_everywhere
     assert got.startswith("白尾雀鲷栖息于水深 0.5 至 3 公尺")
 
 
-def test_semantic_similarity_chooses_among_sentences_that_share_no_words_with_the_question():
-    text = "美洲似银汉鱼属银汉鱼科。美洲似银汉鱼分布于加州沿岸。美洲似银汉鱼体淡绿色，体侧具一银色纵带。"
-
-    def similarity(query, texts):
-        return [0.9 if "绿色" in t else 0.5 for t in texts]
-
-    with_model = answer("美洲似银汉鱼长什么样子", cand(1, text), similarity=similarity, max_chars=30)
-    assert with_model == "美洲似银汉鱼体淡绿色，体侧具一银色纵带。[1]"
-    assert "绿色" not in answer("美洲似银汉鱼长什么样子", cand(1, text), max_chars=30)
-
-
 def test_question_kinds_and_what_holds_them():
     assert question_asks("光绪皇帝是哪一年即位的？") == "date"
     assert question_asks("波斯黇鹿现存多少头？") == "number"
