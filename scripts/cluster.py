@@ -81,10 +81,6 @@ class Member:
     def log_file(self) -> Path:
         return cluster_dir() / "logs" / f"{self.name}.log"
 
-    @property
-    def web_port(self) -> int:
-        return WEB_PORT_BASE + self.index
-
     @classmethod
     def parse(cls, name: str) -> "Member":
         """``web-2`` → Member("web", 2); a clear error for anything else."""
@@ -104,6 +100,10 @@ class Layout:
     workers: int
     host: str
     port: int
+    web_port_base: int = WEB_PORT_BASE
+
+    def web_port(self, member: Member) -> int:
+        return self.web_port_base + member.index
 
     @property
     def members(self) -> list[Member]:
@@ -156,7 +156,7 @@ def cluster_env(layout: Layout) -> dict[str, str]:
 
 def command(member: Member, layout: Layout) -> list[str]:
     if member.kind == "web":
-        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(member.web_port), "config.asgi:application"]
+        return [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(layout.web_port(member)), "config.asgi:application"]
     if member.kind == "worker":
         return [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
                 "-n", f"worker{member.index}@%h", "-l", "info"]
@@ -216,7 +216,7 @@ def render_nginx_conf(layout: Layout, env: dict[str, str]) -> Path:
     home = cluster_dir() / "nginx"
     home.mkdir(parents=True, exist_ok=True)
     upload_cap = int(env.get("ZHIKU_MAX_UPLOAD_BYTES") or DEFAULT_UPLOAD_BYTES)
-    servers = "\n    ".join(f"server 127.0.0.1:{m.web_port} max_fails=1 fail_timeout=10s;"
+    servers = "\n    ".join(f"server 127.0.0.1:{layout.web_port(m)} max_fails=1 fail_timeout=10s;"
                             for m in layout.members if m.kind == "web")
     site = string.Template(NGINX_TEMPLATE.read_text()).safe_substitute(
         ZHIKU_UPSTREAM_SERVERS=servers, ZHIKU_LISTEN=f"{layout.host}:{layout.port}",
@@ -283,7 +283,7 @@ def wait_until_up(procs: dict[Member, subprocess.Popen], layout: Layout, timeout
             if proc.poll() is not None:
                 raise ClusterError(f"{member.name} exited with status {proc.returncode}; the end of "
                                    f"{member.log_file}:\n{log_tail(member)}")
-        if all(listening("127.0.0.1", m.web_port) for m in webs) and serves(f"http://{layout.host}:{layout.port}/"):
+        if all(listening("127.0.0.1", layout.web_port(m)) for m in webs) and serves(f"http://{layout.host}:{layout.port}/"):
             return
         time.sleep(0.5)
     raise ClusterError(f"the cluster did not come up within {timeout:.0f} s; logs in {cluster_dir() / 'logs'}")
@@ -323,13 +323,14 @@ def start(layout: Layout, *, bootstrap: bool = True) -> None:
         raise ClusterError("--web must be between 1 and 99 (web i listens on 8100+i)")
     if not 1 <= layout.workers <= 64:
         raise ClusterError("--workers must be between 1 and 64 (uploads wait for a worker)")
-    if WEB_PORT_BASE < layout.port <= WEB_PORT_BASE + layout.web:
-        raise ClusterError(f"port {layout.port} is one of the web processes' ports 8101–{8100 + layout.web}; choose another")
+    first, last = layout.web_port_base + 1, layout.web_port_base + layout.web
+    if first <= layout.port <= last:
+        raise ClusterError(f"port {layout.port} is one of the web processes' ports {first}–{last}; choose another")
     running = [m.name for m in known_members() if alive(m)]
     if running:
         raise ClusterError(f"a cluster is already running ({', '.join(running)}): `make stop` "
                            "(or python scripts/cluster.py stop) first")
-    busy = [p for p in [layout.port, *(WEB_PORT_BASE + i for i in range(1, layout.web + 1))] if listening("127.0.0.1", p)]
+    busy = [p for p in [layout.port, *range(first, last + 1)] if listening("127.0.0.1", p)]
     if busy:
         raise ClusterError(f"port(s) {', '.join(map(str, busy))} in use: stop what runs there, or choose --port")
     nginx_binary()
@@ -358,7 +359,7 @@ def start(layout: Layout, *, bootstrap: bool = True) -> None:
         stop_members(list(procs), quiet=True)
         raise
     base = f"http://{layout.host}:{layout.port}"
-    print(f"\n知库 zhiku 集群已启动 / cluster is up: {base}/   web ×{layout.web} (127.0.0.1:8101–{8100 + layout.web}), "
+    print(f"\n知库 zhiku 集群已启动 / cluster is up: {base}/   web ×{layout.web} (127.0.0.1:{first}–{last}), "
           f"workers ×{layout.workers}, nginx   logs: {cluster_dir() / 'logs'}/   停止 / stop: make stop\n", flush=True)
 
 
@@ -395,7 +396,7 @@ def status() -> int:
         pid = read_pid(member)
         up = alive(member, pid)
         all_alive &= up
-        where = (f"127.0.0.1:{member.web_port}" if member.kind == "web"
+        where = (f"127.0.0.1:{layout.web_port(member)}" if member.kind == "web" and layout
                  else f"{layout.host}:{layout.port}" if member.kind == "nginx" and layout else "")
         print(f"{member.name:<10} pid {pid if pid else '-':<8} {'alive' if up else 'DEAD':<6} {where}")
     return 0 if all_alive else 1
@@ -418,7 +419,7 @@ def restart_one(name: str) -> None:
     while True:
         if proc.poll() is not None:
             raise ClusterError(f"{name} exited with status {proc.returncode}:\n{log_tail(member)}")
-        if member.kind == "worker" or (member.kind == "web" and listening("127.0.0.1", member.web_port)) or (
+        if member.kind == "worker" or (member.kind == "web" and listening("127.0.0.1", layout.web_port(member))) or (
                 member.kind == "nginx" and serves(f"http://{layout.host}:{layout.port}/")):
             break
         if time.monotonic() > deadline:
@@ -435,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     p_start.add_argument("--workers", type=int, default=1, help="Celery workers, concurrency 1 each (default 1)")
     p_start.add_argument("--host", default="127.0.0.1", help="the proxy's address (default 127.0.0.1)")
     p_start.add_argument("--port", type=int, default=int(os.environ.get("PORT") or 8000), help="the proxy's port (default 8000)")
+    p_start.add_argument("--web-port-base", type=int, default=WEB_PORT_BASE,
+                         help="web i listens on this + i (default 8100: 8101, 8102, …)")
     p_start.add_argument("--no-bootstrap", action="store_true", help="skip `manage.py bootstrap` (admin account, demo KB)")
     p_stop = sub.add_parser("stop", help="stop every process of the cluster")
     p_stop.add_argument("--quiet", action="store_true", help="say nothing when no cluster runs (make stop)")
@@ -444,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "start":
-            start(Layout(web=args.web, workers=args.workers, host=args.host, port=args.port), bootstrap=not args.no_bootstrap)
+            start(Layout(web=args.web, workers=args.workers, host=args.host, port=args.port, web_port_base=args.web_port_base),
+                  bootstrap=not args.no_bootstrap)
         elif args.command == "stop":
             stop(quiet=args.quiet)
         elif args.command == "status":
