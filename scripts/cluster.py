@@ -214,7 +214,8 @@ def render_nginx_conf(layout: Layout, env: dict[str, str]) -> Path:
     """var/cluster/nginx/nginx.conf: a main configuration of its own (pid, logs, temp files under
     var/cluster) around deploy/nginx/zhiku.conf.template; /etc/nginx is never read or changed."""
     home = cluster_dir() / "nginx"
-    home.mkdir(parents=True, exist_ok=True)
+    for folder in (home, cluster_dir() / "pids", cluster_dir() / "logs"):
+        folder.mkdir(parents=True, exist_ok=True)
     upload_cap = int(env.get("ZHIKU_MAX_UPLOAD_BYTES") or DEFAULT_UPLOAD_BYTES)
     servers = "\n    ".join(f"server 127.0.0.1:{layout.web_port(m)} max_fails=1 fail_timeout=10s;"
                             for m in layout.members if m.kind == "web")
