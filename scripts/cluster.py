@@ -193,8 +193,8 @@ def stop_members(members: list[Member], *, quiet: bool = False) -> None:
     while any(alive(m, pid) for m, pid in running.items()) and time.monotonic() < deadline:
         time.sleep(0.2)
     for member, pid in running.items():
-        if alive(member, pid):
-            signal_group(pid, signal.SIGKILL)
+        # The whole group, even when its leader is gone: a Celery pool child may outlive its parent.
+        signal_group(pid, signal.SIGKILL)
         if not quiet:
             print(f"stopped {member.name} (pid {pid})")
     for member in members:
@@ -307,7 +307,7 @@ def check_redis(env: dict[str, str]) -> None:
     def ping() -> bool:
         try:
             return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
-        except redis.RedisError:
+        except (redis.RedisError, ValueError):  # ValueError: not a redis:// URL
             return False
 
     if not ping() and parts.hostname in ("127.0.0.1", "localhost"):
@@ -405,10 +405,10 @@ def status() -> int:
 
 def restart_one(name: str) -> None:
     """Stop ``name`` if it still runs, start it again (same port), and wait until it serves."""
+    member = Member.parse(name)
     layout = Layout.load()
     if layout is None:
         raise ClusterError("no cluster has been started here: `make cluster` first")
-    member = Member.parse(name)
     if member not in layout.members:
         raise ClusterError(f"{name} is not part of this cluster (web 1–{layout.web}, worker 1–{layout.workers}, nginx)")
     stop_members([member], quiet=True)

@@ -85,3 +85,17 @@ def test_the_cluster_nginx_config_is_valid_and_lets_the_largest_upload_through(t
     cap = int(re.search(r"client_max_body_size (\d+);", site).group(1))
     assert cap > settings.ZHIKU_MAX_UPLOAD_BYTES
     assert "${ZHIKU_" not in site  # every placeholder filled
+
+
+@pytest.mark.parametrize("args, message", [
+    (["start", "--web", "0"], "--web must be between 1 and 99"),
+    (["start", "--workers", "0"], "--workers must be between 1 and 64"),
+    (["start", "--web", "2", "--port", "8102"], "port 8102 is one of the web processes' ports 8101–8102"),
+    (["restart-one", "web-x"], "unknown process 'web-x'"),
+    (["restart-one", "web-1"], "no cluster has been started here"),
+])
+def test_cluster_script_refuses_bad_input_with_a_clear_message(args, message, tmp_path):
+    out = subprocess.run([sys.executable, "scripts/cluster.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "ZHIKU_VAR_DIR": str(tmp_path)})
+    assert out.returncode == 1 and message in out.stderr, out.stderr
+    assert not (tmp_path / "cluster" / "pids").exists() or not list((tmp_path / "cluster" / "pids").iterdir())
