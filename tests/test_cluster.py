@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import redis
 import requests
+from websockets.sync.client import connect as ws_connect
 
 from knowledge.models import Chunk, Document, DocumentStatus
 from knowledge.services.documents import UploadedItem, chunk_update, document_delete, document_upload
@@ -266,6 +267,20 @@ def test_the_cluster_serves_through_nginx_routes_around_a_killed_web_process_and
             assert found.status_code == 200 and any("门岗" in r["content"] for r in found.json()["results"])
         logs = var / "cluster" / "logs"
         assert all("POST /api/search/" in (logs / f"web-{i}.log").read_text(errors="replace") for i in (1, 2))
+
+        # Chat through the proxy: the websocket handshake is passed on (its Origin is the proxy's address),
+        # and so is the SSE stream.
+        question = {"kb_ids": [kb.pk], "question": "紫藤花园的访客停车费是多少？"}
+        ws_url = f"ws://127.0.0.1:{port}/ws/chat/?token={headers['Authorization'].split()[1]}"
+        with ws_connect(ws_url, additional_headers={"Origin": proxy}, open_timeout=30) as ws:
+            ws.send(json.dumps({"type": "ask", "conversation": None, **question}))
+            events = []
+            while not events or events[-1]["type"] not in ("finish", "error"):
+                events.append(json.loads(ws.recv(timeout=60)))
+        assert events[-1]["type"] == "finish" and "十元" in events[-1]["answer"], events[-1]
+        sse = requests.post(f"{proxy}/api/chat/stream/", json=question, headers=headers, timeout=60)
+        finish = json.loads([line for line in sse.text.splitlines() if line.startswith("data:")][-1][len("data:"):])
+        assert sse.status_code == 200 and finish["type"] == "finish" and "十元" in finish["answer"]
 
         # A killed web process: nginx sends its requests to the other one, then restart-one brings it back.
         os.kill(pids["web-2"], signal.SIGKILL)
