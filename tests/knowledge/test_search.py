@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -162,6 +163,20 @@ class TestKeywordIndexTiers:
         full = rebuilt.get_index(cfg)
         q = ["知库", "安装", "独角兽", "价格"]
         assert np.allclose(np.sort(index.scores_for(q)), np.sort(full.scores_for(q)))
+
+    def test_an_edit_committed_after_another_process_built_the_index_is_still_applied(self, loaded):
+        """Issue 12: process A builds the index while process B's chunk edit is saved but not yet committed
+        (B waits for the KB row an ingestion holds). The edit's stamp is older than A's build, so a diff on
+        "modified since the build" alone missed it for good; the store's margin re-reads such rows."""
+        cfg = kb_search_config(loaded)
+        chunk = Chunk.objects.get(kb=loaded, document__source_name="install.md")
+        BM25IndexStore().get_index(cfg)  # process A: the row now holds this version, built at built_at
+        built_at = BM25IndexRow.objects.get(kb=loaded).built_at
+        chunk_update(chunk=chunk, content="安装知库需要独角兽驱动程序。")  # process B's edit commits...
+        Chunk.objects.filter(pk=chunk.pk).update(updated_at=built_at - timedelta(seconds=5))  # ...stamped before A began
+        loaded.refresh_from_db()
+        index = BM25IndexStore().get_index(kb_search_config(loaded))  # a third process, nothing in memory
+        assert index.search(["独角兽"], 1)[0][0] == chunk.pk
 
     def test_second_process_loads_from_the_database_row_without_pickle(self, loaded, monkeypatch):
         cfg = kb_search_config(loaded)
