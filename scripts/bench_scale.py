@@ -288,7 +288,8 @@ def measure_tier(kb, user, queries: list[str]) -> dict:
     with connection.cursor() as cur:
         cur.execute("SELECT octet_length(data) FROM knowledge_bm25index WHERE kb_id = %s", [kb.pk])
         blob_bytes = cur.fetchone()[0]
-    child = subprocess.run([sys.executable, __file__, "--rss", str(kb.pk)], capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    child = subprocess.run([sys.executable, __file__, "--rss", str(kb.pk)], capture_output=True, text=True, timeout=1800,
+                           cwd=ROOT, check=False)
     memory = json.loads(child.stdout.strip().splitlines()[-1]) if child.returncode == 0 else {"error": child.stderr[-500:]}
     keyword_store().get_index(config)  # this process's L1, so searches below measure searching, not loading
     hybrid = search_latencies(user, kb.pk, queries, "hybrid")

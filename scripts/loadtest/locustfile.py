@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 import websocket  # websocket-client: blocking sockets, which gevent's monkey-patching makes cooperative
 from locust import HttpUser, User, between, events, task
-
 from marker import MARKER, MARKER_CHUNKING, marker_document  # scripts/loadtest/marker.py, beside this file
 
 SETUP = json.loads(Path(os.environ["ZHIKU_LT_SETUP"]).read_text()) if os.environ.get("ZHIKU_LT_SETUP") else {}
@@ -134,7 +133,7 @@ class SSEChatter(HttpUser):
             try:
                 kinds = [json.loads(line[5:])["type"] for line in response.iter_lines(decode_unicode=True)
                          if line and line.startswith("data:")]
-            except Exception as exc:  # noqa: BLE001 - the stream broke (e.g. its web worker was killed)
+            except Exception as exc:
                 count("chats_interrupted")
                 response.failure(f"stream broken: {type(exc).__name__}")
                 return
@@ -186,7 +185,7 @@ class WebsocketChatter(User):
                         break
             finally:
                 ws.close()
-        except Exception as exc:  # noqa: BLE001 - refused, reset or timed out: a failed request of its kind
+        except Exception as exc:
             if began:
                 count("chats_interrupted")
             exception = exc
