@@ -38,12 +38,20 @@ READY_TIMEOUT = float(os.environ.get("ZHIKU_LT_READY_TIMEOUT", "120"))
 counts: Counter = Counter()
 uploaded_ids: list[int] = []
 ready_ids: set[int] = set()
+notes: list[str] = []
 _lock = threading.Lock()
 
 
 def count(key: str, n: int = 1) -> None:
     with _lock:
         counts[key] += n
+
+
+def note(text: str) -> None:
+    """Keep the first few violations word for word, for the report."""
+    with _lock:
+        if len(notes) < 10:
+            notes.append(text)
 
 
 def auth() -> dict[str, str]:
@@ -92,9 +100,14 @@ class Searcher(HttpUser):
 
     @task(1)
     def search_marker(self) -> None:
-        """Every result list must come from one version of the marker document, and the keyword path must answer."""
-        with self.client.post("/api/search/", json={"query": SETUP["marker_query"], "kb_ids": [SETUP["kb_id"]]},
-                              headers=auth(), name="search (replaced document)", catch_response=True) as response:
+        """Every result list must come from one version of the marker document, and the keyword path must answer.
+
+        ``debug`` (never cached) shows each path's raw hits: the keyword path answered when BM25 returned
+        hits. Hits that reach no result mean the index searched was older than the chunks served.
+        """
+        body = {"query": SETUP["marker_query"], "kb_ids": [SETUP["kb_id"]], "debug": True}
+        with self.client.post("/api/search/", json=body, headers=auth(), name="search (replaced document)",
+                              catch_response=True) as response:
             if response.status_code != 200:
                 response.failure(f"search answered {response.status_code}")
                 return
@@ -107,10 +120,15 @@ class Searcher(HttpUser):
                 count("marker_searches_without_the_document")
             if len(documents) > 1 or len(markers) > 1:
                 count("version_mix_violations")
-            keyword_answered = payload.get("keyword_available") and any(
-                r["scores"]["bm25_rank"] is not None for r in payload["results"])
-            if not keyword_answered:
+                note(f"versions mixed: documents {sorted(documents)}, markers {sorted(markers)}")
+            keyword_hits = payload["debug"]["kbs"][str(SETUP["kb_id"])]["keyword"]
+            if not (payload["keyword_available"] and keyword_hits):
                 count("keyword_path_missing")
+                note(f"keyword path missing: keyword_available={payload['keyword_available']}, notes={payload['notes']}")
+            elif not any(r["scores"]["bm25_rank"] is not None for r in payload["results"]):
+                count("keyword_hits_not_served")
+                note(f"keyword hits {[h['chunk_id'] for h in keyword_hits[:5]]} reached no result "
+                     f"(results {[r['chunk_id'] for r in payload['results']]})")
 
 
 class SSEChatter(HttpUser):
@@ -257,5 +275,6 @@ def write_summary(environment, **_kwargs) -> None:
         "counts": dict(counts),
         "uploaded_document_ids": list(uploaded_ids),
         "ready_during_run": len(ready_ids),
+        "violations": list(notes),
     }
     Path(path).write_text(json.dumps(summary, ensure_ascii=False, indent=2))

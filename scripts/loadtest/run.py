@@ -174,9 +174,9 @@ def kill_tree(pid: int) -> list[int]:
 
 
 def restart(args, name: str) -> str:
-    script = ROOT / "scripts" / "cluster.py"
+    script = args.cluster_script
     if not script.exists():
-        return "not replaced: scripts/cluster.py is absent"
+        return f"not replaced: {script} is absent"
     done = subprocess.run([sys.executable, str(script), "restart-one", name], check=False, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     return "replaced" if done.returncode == 0 else f"restart-one failed ({done.returncode}): {done.stderr.strip()[-300:]}"
@@ -246,6 +246,7 @@ def checks(summary: dict, documents: dict[int, str], report: dict) -> dict:
         "docs_not_ready": {str(i): s for i, s in documents.items() if s != "ready"},
         "version_mix_violations": c.get("version_mix_violations", 0),
         "keyword_path_missing": c.get("keyword_path_missing", 0),
+        "keyword_hits_not_served": c.get("keyword_hits_not_served", 0),
         "marker_searches": c.get("marker_searches", 0),
         "marker_versions_uploaded": c.get("marker_versions_uploaded", 0),
     }
@@ -262,9 +263,12 @@ def print_table(report: dict) -> None:
     print(f"documents uploaded {c['docs_uploaded']}, ready {c['docs_ready']}"
           + (f", not ready: {c['docs_not_ready']}" if c["docs_not_ready"] else ""))
     print(f"replaced document: {c['marker_versions_uploaded']} versions uploaded, {c['marker_searches']} searches, "
-          f"{c['version_mix_violations']} mixed versions, {c['keyword_path_missing']} without the keyword path")
+          f"{c['version_mix_violations']} mixed versions, {c['keyword_path_missing']} without the keyword path, "
+          f"{c['keyword_hits_not_served']} whose keyword hits reached no result")
     for step in ("web_kill", "worker_kill"):
         print(f"{step}: {json.dumps(report.get(step, {}), ensure_ascii=False)}")
+    for violation in summary.get("violations", []):
+        print(f"violation: {violation}")
     for error in summary["errors"]:
         print(f"error: {error['occurrences']} × {error['method']} {error['name']}: {error['error'][:120]}")
 
@@ -281,6 +285,8 @@ def main() -> int:
     parser.add_argument("--password")
     parser.add_argument("--pids", type=Path, default=ROOT / "var" / "cluster" / "pids")
     parser.add_argument("--kill-web", default="web-2")
+    parser.add_argument("--cluster-script", type=Path, default=ROOT / "scripts" / "cluster.py",
+                        help="what replaces a killed worker: <script> restart-one <name>")
     parser.add_argument("--no-kills", action="store_true")
     parser.add_argument("--ready-timeout", type=float, default=240, help="seconds to wait for uploads after the run")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "loadtest" / "report.json")
