@@ -38,3 +38,4 @@ def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(a
     assert checks["marker_versions_uploaded"] > 0 and checks["version_mix_violations"] == 0
     assert report["web_kill"] == {"skipped": "--no-kills"}
     assert "request kind" in run.stdout  # the table
+    assert report["kb_deleted"] is True

@@ -19,7 +19,8 @@ Usage: python scripts/loadtest/run.py --host http://127.0.0.1:8000 --users 10 --
    ready: a document whose worker died is re-queued by the sweeper once its
    heartbeat is ZHIKU_INGEST_STALL_SECONDS old (60 s by default).
 
-Output: a table on stdout and the whole report as JSON (``--out``). Nothing is
+Output: a table on stdout and the whole report as JSON (``--out``); the KB is deleted at the end
+unless ``--keep-kb``. Nothing is
 asserted; ``checks`` in the JSON say which expectations held.
 """
 from __future__ import annotations
@@ -289,6 +290,7 @@ def main() -> int:
                         help="what replaces a killed worker: <script> restart-one <name>")
     parser.add_argument("--no-kills", action="store_true")
     parser.add_argument("--ready-timeout", type=float, default=240, help="seconds to wait for uploads after the run")
+    parser.add_argument("--keep-kb", action="store_true", help="keep the load test's KB (default: delete it at the end)")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "loadtest" / "report.json")
     args = parser.parse_args()
     host = args.host.rstrip("/")
@@ -328,6 +330,9 @@ def main() -> int:
         ids.append(report["worker_kill"]["document"])
     documents = wait_ready(session, host, setup["kb_id"], ids, timeout=args.ready_timeout)
     report.update({"locust": summary, "checks": checks(summary, documents, report)})
+    if not args.keep_kb:
+        deleted = session.delete(f"{host}/api/kbs/{setup['kb_id']}/", timeout=120)
+        report["kb_deleted"] = deleted.status_code == 204
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2))
     print_table(report)
     print(f"\nreport: {args.out}")
