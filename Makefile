@@ -9,7 +9,7 @@ PORT ?= 8000
 WEB ?= 2
 WORKERS ?= 1
 
-.PHONY: venv run cluster test messages migrate bootstrap worker stop bench-ingest bench-chat clean
+.PHONY: venv run cluster test messages migrate bootstrap worker stop bench-ingest bench-chat bench-scale loadtest clean
 
 venv: $(STAMP)
 
@@ -60,6 +60,18 @@ bench-ingest: migrate
 
 bench-chat: migrate
 	$(BIN)/python scripts/bench_chat.py
+
+# Load test (docs/scaling.md) against a running platform: `make loadtest HOST=http://127.0.0.1:8000 USERS=20 DURATION=120`.
+# With `make cluster` running it also kills and replaces a web and an ingestion worker mid-run.
+USERS ?= 10
+DURATION ?= 60
+loadtest: venv
+	$(BIN)/python scripts/loadtest/run.py --host $(if $(findstring ://,$(HOST)),$(HOST),http://$(HOST):$(PORT)) --users $(USERS) --duration $(DURATION)
+
+# Cost as the corpus grows (docs/scaling.md): `make bench-scale TIERS=10000,100000`.
+TIERS ?= 10000,100000,300000
+bench-scale: migrate
+	$(BIN)/python scripts/bench_scale.py --tiers $(TIERS)
 
 # The cluster first (if one runs), then the embedded PostgreSQL.
 stop:

@@ -1,0 +1,41 @@
+"""Issue 12: the load test runs. scripts/loadtest/run.py sets up a KB over the API, runs the locustfile
+headless against a live server and writes its summary, so the load test cannot rot unnoticed."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from tests.browser import ROOT, daphne
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(alice, tmp_path):
+    token = Token.objects.create(user=alice).key
+    out = tmp_path / "report.json"
+    with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media"), ZHIKU_AUTO_CALIBRATE="0") as base:
+        run = subprocess.run(
+            [sys.executable, "scripts/loadtest/run.py", "--host", base, "--token", token, "--users", "2",
+             "--spawn-rate", "2", "--duration", "10", "--docs", "1", "--no-kills", "--ready-timeout", "20",
+             "--out", str(out)],
+            check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(out.read_text())
+    searches = report["locust"]["requests"]["search"]
+    assert searches["requests"] > 0 and searches["failures"] == 0
+    assert report["locust"]["total"]["failures"] == 0, report["locust"]["errors"]
+    for field in ("requests", "failures", "rps", "p50_ms", "p95_ms"):
+        assert field in searches
+    checks = report["checks"]
+    for field in ("chats_started", "chats_finished", "docs_uploaded", "docs_ready", "version_mix_violations",
+                  "keyword_path_missing"):
+        assert field in checks
+    # The one MarkerReplacer replaced the document while the searcher ran, and no result list mixed versions.
+    assert checks["marker_versions_uploaded"] > 0 and checks["version_mix_violations"] == 0
+    assert report["web_kill"] == {"skipped": "--no-kills"}
+    assert "request kind" in run.stdout  # the table
+    assert report["kb_deleted"] is True
