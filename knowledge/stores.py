@@ -194,8 +194,9 @@ class BM25IndexStore:
     change is noticed as stale (counting chunks would miss an edit). A stale or
     missing index is brought up to date incrementally from the stored tokens
     (nothing is re-tokenized) under a per-KB lock: a PostgreSQL advisory lock
-    across processes, a threading lock within one. While another process holds
-    the lock, a search serves the previous in-memory version if there is one.
+    across processes, a threading lock within one. While another thread or
+    process holds the lock, a search waits up to ``stale_wait`` seconds for its
+    update, then serves the previous in-memory version if there is one.
     Blobs are BM25Index.to_bytes (numpy arrays + JSON), never pickles.
     """
 
@@ -206,6 +207,12 @@ class BM25IndexStore:
     # later (waiting for the KB row an ingestion holds), and another host's clock may run behind: rows
     # stamped this long before the build began are re-read too. Re-reading an unchanged row changes nothing.
     modified_margin = timedelta(minutes=2)
+    # How long a search that holds a previous version waits for another thread's or process's update before
+    # serving that version. Serving it at once lost the keyword path for a replaced document: the old index's
+    # hits are chunks no longer served (the load test saw it in 1 of 103 searches of a document replaced in a
+    # loop). An incremental update takes well under this (docs/scaling.md: ~1 s per 100k chunks to load).
+    stale_wait = 3.0
+    _poll = 0.05
 
     def __init__(self) -> None:
         self._l1: dict[int, _Cached] = {}
@@ -266,9 +273,9 @@ class BM25IndexStore:
             self.last_source[kb.kb_id] = "l1"
             return cached.index
         lock = self._lock_for(kb.kb_id)
-        if not lock.acquire(blocking=cached is None):
+        if not (lock.acquire(timeout=self.stale_wait) if cached is not None else lock.acquire()):
             self.last_source[kb.kb_id] = "stale"
-            return cached.index  # another thread is updating; serve the previous version
+            return cached.index  # another thread is still updating; serve the previous version
         try:
             cached = self._l1.get(kb.kb_id)
             if cached and cached.version == version and cached.fingerprint == fingerprint:
@@ -297,9 +304,14 @@ class BM25IndexStore:
         """L3 hit, or an incremental update of L3/L1, or a full build; persists to L3 and L2."""
         with transaction.atomic(), connection.cursor() as cur:
             if stale is not None:
-                cur.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
-                if not cur.fetchone()[0]:
-                    return None, "stale"  # another process is building: serve what we have
+                deadline = time.monotonic() + self.stale_wait
+                while True:
+                    cur.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
+                    if cur.fetchone()[0]:
+                        break
+                    if time.monotonic() >= deadline:
+                        return None, "stale"  # another process is still building: serve what we have
+                    time.sleep(self._poll)
             else:
                 cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
             row = BM25IndexRow.objects.filter(kb_id=kb_id).first()

@@ -354,13 +354,14 @@ def test_neighbour_expansion_adds_the_adjacent_chunks_text(kb, ingest, alice, cl
 
 
 @pytest.mark.django_db(transaction=True)
-def test_while_another_process_builds_the_index_the_previous_version_serves(alice, make_kb, ingest):
+def test_while_another_process_builds_the_index_too_long_the_previous_version_serves(alice, make_kb, ingest):
     import psycopg
     from django.db import connection
 
     kb = make_kb(alice, "locked")
     ingest(kb, {"price.md": DOCS["price.md"], "refund.md": DOCS["refund.md"]})
     store = BM25IndexStore()
+    store.stale_wait = 0.3
     old = store.get_index(kb_search_config(kb))
     ingest(kb, {"install.md": DOCS["install.md"]})
     kb.refresh_from_db()
@@ -375,6 +376,34 @@ def test_while_another_process_builds_the_index_the_previous_version_serves(alic
         other.close()
     fresh = store.get_index(kb_search_config(kb))
     assert fresh.n_docs == 3 and store.last_source[kb.pk] == "incremental"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_waits_for_another_process_s_short_update_instead_of_serving_the_old_version(alice, make_kb, ingest):
+    """A document replaced while searched: the old index's hits are chunks no longer served, so serving it
+    would lose the keyword path; an update that ends within ``stale_wait`` is waited for."""
+    import threading
+
+    import psycopg
+    from django.db import connection
+
+    kb = make_kb(alice, "waits")
+    ingest(kb, {"price.md": DOCS["price.md"], "refund.md": DOCS["refund.md"]})
+    store = BM25IndexStore()
+    store.get_index(kb_search_config(kb))
+    ingest(kb, {"install.md": DOCS["install.md"]})
+    kb.refresh_from_db()
+    params = connection.get_connection_params()
+    other = psycopg.connect(**{k: v for k, v in params.items() if k in ("host", "port", "dbname", "user", "password")}, autocommit=True)
+    other.execute("SELECT pg_advisory_lock(%s, %s)", [BM25IndexStore.LOCK_NAMESPACE, kb.pk])
+    release = threading.Timer(0.5, lambda: other.execute("SELECT pg_advisory_unlock(%s, %s)", [BM25IndexStore.LOCK_NAMESPACE, kb.pk]))
+    release.start()
+    try:
+        served = store.get_index(kb_search_config(kb))
+    finally:
+        release.join()
+        other.close()
+    assert served.n_docs == 3 and store.last_source[kb.pk] == "incremental"
 
 
 def test_warm_up_loads_the_tokenizer_and_the_model():
