@@ -336,6 +336,7 @@ class HybridRetriever:
         self._retrieve(runs, mode=mode, filters=filters, scope=scope, trace=trace)
         with trace.stage("load"):
             records = self._load(runs, scope=scope, trace=trace)
+            records = self._reload_older_keyword_hits(runs, records, filters=filters, scope=scope, trace=trace)
         with trace.stage("fuse"):
             for run in runs:
                 self._fuse(run, query, records)
@@ -481,6 +482,26 @@ class HybridRetriever:
                                                                     record.question_vector)
         trace.record("dropped_at_load", lambda: dropped)
         return records
+
+    def _reload_older_keyword_hits(self, runs: list[_KBRun], records: dict[int, ChunkRecord], *,
+                                   filters: SearchFilters, scope: AccessScope, trace: _Trace) -> dict[int, ChunkRecord]:
+        """Search a KB's keywords once more when its index was older than the chunks served now.
+
+        A keyword hit the chunk store no longer serves means the index predates the chunks (a document
+        replaced between reading the index and fetching the chunks): every hit on the old version would be
+        dropped, and the keyword path lost for this search. The second pass reads the index again, which
+        the KB's new version brings up to date. Once only: an index that is still older is used as it is.
+        """
+        older = [run for run in runs if run.keyword_ran and any(cid not in records for cid, _ in run.keyword_hits)]
+        if not older:
+            return records
+        for run in older:
+            try:
+                self._keyword_path(run, filters=filters, scope=scope)
+            except KeywordUnavailable as exc:
+                run.keyword_hits, run.keyword_error = [], str(exc)
+        trace.note(f"keyword index older than the chunks served in {len(older)} knowledge base(s); searched again")
+        return self._load(runs, scope=scope, trace=trace)
 
     def _fuse(self, run: _KBRun, query: str, records: Mapping[int, ChunkRecord]) -> None:
         kb, cands = run.kb, run.candidates

@@ -177,6 +177,52 @@ def test_vector_mode_runs_only_the_vector_path(retriever, kb):
     assert all(c.vector_rank is not None for c in result.candidates)
 
 
+def test_an_index_older_than_the_chunks_served_is_read_again_so_the_keyword_path_is_not_lost(store, embedder, kb):
+    """A document replaced between reading the BM25 index and fetching the chunks: the old index's hits are
+    chunks no longer served. The search reads the index once more instead of answering by vectors alone."""
+    older = store.keywords.get_index(kb)  # before the replacement: chunks 7 and 8 hold 配送时效
+    store.remove_records([7, 8])
+    store.add_records(kb.kb_id, records_for(kb.kb_id, embedder, [
+        (5, "配送时效", "普通快递二到四天送达，偏远地区可能延长。"),
+        (5, "配送时效", "顺丰加急当日达，需额外支付运费三十元。"),
+    ], first_id=100))
+    reads = []
+
+    class OlderFirst:
+        def get_index(self, kb_):
+            reads.append(kb_.kb_id)
+            return older if len(reads) == 1 else store.keywords.get_index(kb_)
+
+        def allowed_ids(self, **kwargs):
+            return store.keywords.allowed_ids(**kwargs)
+
+    retriever = HybridRetriever(vectors=store.vectors, keywords=OlderFirst(), chunks=store.chunks,
+                                embedder_for=lambda model: embedder, reranker_for=lambda kb_: None)
+    result = retriever.search("顺丰加急运费", [kb], scope=SCOPE, top_k=3, rerank=False, debug=True)
+    assert reads == [kb.kb_id, kb.kb_id]
+    top = result.candidates[0]
+    assert top.chunk_id == 101 and top.bm25_rank == 1  # found by the keyword path too, in the new version
+    assert all(c.chunk_id not in (7, 8) for c in result.candidates)
+    assert any("searched again" in note for note in result.notes)
+
+
+def test_a_current_index_is_read_once(store, embedder, kb):
+    reads = []
+
+    class Counting:
+        def get_index(self, kb_):
+            reads.append(kb_.kb_id)
+            return store.keywords.get_index(kb_)
+
+        def allowed_ids(self, **kwargs):
+            return store.keywords.allowed_ids(**kwargs)
+
+    retriever = HybridRetriever(vectors=store.vectors, keywords=Counting(), chunks=store.chunks,
+                                embedder_for=lambda model: embedder, reranker_for=lambda kb_: None)
+    retriever.search("顺丰加急运费", [kb], scope=SCOPE, top_k=3, rerank=False)
+    assert reads == [kb.kb_id]
+
+
 def test_unknown_mode_is_rejected(retriever, kb):
     with pytest.raises(ValueError):
         retriever.search("发票", [kb], scope=SCOPE, mode="fuzzy")
