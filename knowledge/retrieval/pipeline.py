@@ -24,6 +24,9 @@ paths run concurrently):
              return is dropped. A candidate only BM25 found gets its
              ``vector_similarity`` computed from its stored vector
              (``vector_rank`` stays None). Neighbour expansion counts here too.
+             A keyword hit the store no longer serves means the KB's index
+             was older than its chunks (a document replaced mid-search): that
+             KB's keywords are searched once more with the index read again.
 ``fuse``     per KB: ``minmax_fusion`` (``kb.fusion == "score"``) or weighted
              ``rrf``; the KB's weights, the keyword one scaled by how much of
              the question BM25's first passage holds (``keyword_trust``) and
