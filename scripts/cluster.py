@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import string
 import subprocess
 import sys
@@ -36,6 +35,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from serve import listening  # scripts/serve.py: `make run`'s own check that a port listens
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX_TEMPLATE = ROOT / "deploy" / "nginx" / "zhiku.conf.template"
@@ -250,14 +251,6 @@ def render_nginx_conf(layout: Layout, env: dict[str, str]) -> Path:
 
 
 # --- waiting -----------------------------------------------------------------------------------
-
-def listening(host: str, port: int) -> bool:
-    try:
-        socket.create_connection((host, port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
 
 def serves(url: str) -> bool:
     """Whether ``url`` answers with a page (redirects followed): not an error from the proxy or the platform."""
