@@ -1,9 +1,15 @@
 """Helpers shared by test modules."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import redis
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def redis_available(url: str) -> bool:
@@ -35,3 +41,28 @@ def celery_broker(url: str):
         yield app
     finally:
         point(old)
+
+
+def start_celery_worker(env: dict[str, str], log: Path, *, name: str | None = None, pool: str | None = None,
+                        level: str = "INFO") -> subprocess.Popen:
+    """A real ``celery worker`` (concurrency 1) in its own session, its output appended to ``log``."""
+    args = [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1",
+            "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", level]
+    if name:
+        args += ["-n", f"{name}@%h"]
+    if pool:
+        args += ["--pool", pool]
+    with open(log, "ab") as out:
+        return subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for(predicate, timeout: float, what: str, logs: list[Path] = ()):
+    """``predicate()``'s first truthy value within ``timeout`` s, else an AssertionError ending with the logs' tails."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    tails = "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in logs if log.exists())
+    raise AssertionError(f"{what} within {timeout} s\n{tails}")

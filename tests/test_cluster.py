@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from websockets.sync.client import connect as ws_connect
 from knowledge.models import Chunk, Document, DocumentStatus
 from knowledge.services.documents import UploadedItem, chunk_update, document_delete, document_upload
 from tests.browser import ROOT, free_port, server_env
-from tests.helpers import celery_broker, redis_available
+from tests.helpers import celery_broker, redis_available, start_celery_worker, wait_for
 
 REDIS_URL = "redis://127.0.0.1:6379/13"
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
@@ -134,31 +133,12 @@ def test_another_process_sees_an_edit_a_new_version_and_a_deletion_at_its_next_s
 # --- (b) duplicated ingestion tasks on two workers ------------------------------------------------
 
 
-def start_worker(name: str, env: dict[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency", "1", "-n", f"{name}@%h",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def wait_for(predicate, timeout: float, what: str, logs: list[Path]):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    tails = "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-2000:]}" for log in logs)
-    raise AssertionError(f"{what} within {timeout} s\n{tails}")
-
-
 def test_two_workers_given_every_task_twice_ingest_each_document_once(alice, make_kb, settings, tmp_path, monkeypatch):
     # The workers must share the test process's queue: its name comes from this process's prefix.
     prefix = settings.ZHIKU_REDIS_PREFIX
     env = platform_env(prefix, ZHIKU_INGEST_MODE="celery", ZHIKU_MEDIA_ROOT=str(settings.MEDIA_ROOT), ZHIKU_SWEEP_SECONDS="0")
     logs = [tmp_path / "worker-1.log", tmp_path / "worker-2.log"]
-    workers = [start_worker(f"dup{i}", env, log) for i, log in enumerate(logs, 1)]
+    workers = [start_celery_worker(env, log, name=f"dup{i}") for i, log in enumerate(logs, 1)]
     try:
         wait_for(lambda: all(" ready." in log.read_text(errors="replace") for log in logs), 120, "the workers did not start", logs)
         kb = make_kb(alice, "duplicates")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +17,7 @@ from knowledge.models import Document, DocumentStatus, StagedEmbedding
 from knowledge.services import recovery
 from knowledge.services.documents import UploadedItem, document_ingest, document_upload
 from tests.browser import server_env
-from tests.helpers import celery_broker, redis_available
+from tests.helpers import celery_broker, redis_available, start_celery_worker, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -184,24 +183,6 @@ def worker_env(settings) -> dict:
     return {k: v for k, v in env.items() if not k.startswith("PYTEST")}
 
 
-def start_worker(env: dict, log: Path, pool: str) -> subprocess.Popen:
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", pool, "--concurrency", "1",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def wait_for(predicate, timeout: float, what: str, log: Path):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what} within {timeout} s; worker log:\n{log.read_text(errors='replace')[-3000:]}")
-
-
 def children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(p) for p in out.split()]
@@ -236,17 +217,17 @@ def test_a_document_whose_worker_is_killed_mid_ingestion_reaches_ready(killed, s
     log = tmp_path / "worker.log"
     env = worker_env(settings)
     pool = "solo" if killed == "worker" else "prefork"
-    first = start_worker(env, log, pool)
+    first = start_celery_worker(env, log, pool=pool, level="WARNING")
     celery_over_redis.append(first)
     kb = make_kb(alice, "crash")
     (outcome,) = document_upload(kb=kb, items=[UploadedItem("manual.md", long_manual(80).encode())])
     doc_id = outcome.document.pk
 
-    wait_for(lambda: Document.objects.get(pk=doc_id).chunks_done >= 10, 120, "ingestion did not start", log)
+    wait_for(lambda: Document.objects.get(pk=doc_id).chunks_done >= 10, 120, "ingestion did not start", [log])
     if killed == "worker":
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
-        celery_over_redis.append(start_worker(env, log, pool))  # a new worker, as a supervisor would start
+        celery_over_redis.append(start_celery_worker(env, log, pool=pool, level="WARNING"))  # a new worker, as a supervisor would start
     else:
         (child,) = children(first.pid)
         os.kill(child, signal.SIGKILL)
@@ -255,7 +236,7 @@ def test_a_document_whose_worker_is_killed_mid_ingestion_reaches_ready(killed, s
     assert Document.objects.get(pk=doc_id).status == DocumentStatus.PROCESSING and staged_at_death >= 10
 
     doc = wait_for(lambda: Document.objects.filter(pk=doc_id, status__in=["ready", "failed"]).first(), 180,
-                   "the document did not recover", log)
+                   "the document did not recover", [log])
     print(f"\n{killed} killed: ready {time.monotonic() - killed_at:.1f} s later (stall threshold 3 s)")  # the fault table
     assert doc.status == DocumentStatus.READY, doc.error_message
     assert doc.chunks.count() == 80 and doc.ingest_attempts == 2
