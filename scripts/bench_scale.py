@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -48,6 +47,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -73,10 +73,7 @@ def default_bench_dir() -> Path:
 
 
 def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return psutil.Process().memory_info().rss / (1024 * 1024)
 
 
 def percentile(values: list[float], q: float) -> float:

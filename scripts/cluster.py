@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
+
 from serve import listening  # scripts/serve.py: `make run`'s own check that a port listens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,12 +137,11 @@ def alive(member: Member, pid: int | None = None) -> bool:
     if pid is None:
         return False
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+        process = psutil.Process(pid)
+        return (process.status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+                and KIND_MARK[member.kind] in " ".join(process.cmdline()))
+    except psutil.Error:
         return False
-    state = stat.rsplit(")", 1)[1].split()[0]
-    return state not in ("Z", "X") and KIND_MARK[member.kind] in cmdline
 
 
 def cluster_env(layout: Layout) -> dict[str, str]:

@@ -19,6 +19,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 import requests
@@ -206,8 +207,8 @@ def _bindable(port: int) -> bool:
 def running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting for its parent counts as gone)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.Error:
         return False
 
 

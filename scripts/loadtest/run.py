@@ -37,6 +37,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+import psutil
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -131,20 +132,11 @@ def set_up(session, host: str, args) -> dict:
 # --- kills (cluster mode only) -----------------------------------------------------------
 
 def descendants(pid: int) -> list[int]:
-    """``pid``'s child processes, recursively (from /proc)."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children[int(fields[1])].append(int(stat.parent.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
+    """``pid``'s child processes, recursively."""
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
 
 
 def cpu_ticks(pid: int) -> int:

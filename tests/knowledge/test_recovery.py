@@ -9,6 +9,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 from django.utils import timezone
@@ -184,8 +185,7 @@ def worker_env(settings) -> dict:
 
 
 def children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
+    return [child.pid for child in psutil.Process(pid).children()]
 
 
 @pytest.fixture
