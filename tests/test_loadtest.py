@@ -9,6 +9,8 @@ import sys
 import pytest
 from rest_framework.authtoken.models import Token
 
+from chat.models import Conversation
+
 from tests.browser import ROOT, daphne
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,3 +41,23 @@ def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(a
     assert report["web_kill"] == {"skipped": "--no-kills"}
     assert "request kind" in run.stdout  # the table
     assert report["kb_deleted"] is True
+    # The run's chats are deleted with its KB: the account's conversation list is as it was.
+    assert not [c for c in Conversation.objects.filter(user=alice) if report["kb_id"] in (c.kb_ids or [])]
+
+
+def test_the_runs_conversations_are_deleted_and_no_others(alice, tmp_path):
+    """The driver deletes the conversations that searched its KB (over several pages), and keeps the rest."""
+    import requests
+
+    sys.path.insert(0, str(ROOT / "scripts" / "loadtest"))
+    try:
+        import run as driver
+    finally:
+        sys.path.pop(0)
+    ours = [Conversation.objects.create(user=alice, title=f"q{i}", kb_ids=[901, 7]) for i in range(25)]
+    other = Conversation.objects.create(user=alice, title="mine", kb_ids=[7])
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {Token.objects.create(user=alice).key}"
+    with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media")) as base:
+        assert driver.delete_conversations(session, base, 901) == len(ours)
+    assert list(Conversation.objects.filter(user=alice)) == [other]

@@ -19,9 +19,8 @@ Usage: python scripts/loadtest/run.py --host http://127.0.0.1:8000 --users 10 --
    ready: a document whose worker died is re-queued by the sweeper once its
    heartbeat is ZHIKU_INGEST_STALL_SECONDS old (60 s by default).
 
-Output: a table on stdout and the whole report as JSON (``--out``); the KB is deleted at the end
-unless ``--keep-kb``. Nothing is
-asserted; ``checks`` in the JSON say which expectations held.
+Output: a table on stdout and the whole report as JSON (``--out``); the KB and the run's conversations
+are deleted at the end unless ``--keep-kb``. Nothing is asserted; ``checks`` in the JSON say which expectations held.
 """
 from __future__ import annotations
 
@@ -127,6 +126,21 @@ def set_up(session, host: str, args) -> dict:
         "passages": [p["text"][:400] for p in manual],
         "marker_source": MARKER_SOURCE, "marker_query": MARKER_QUERY, "marker_version": 1,
     }
+
+
+def delete_conversations(session, host: str, kb_id: int) -> int:
+    """Delete the run's chats (the account's conversations that searched the load test's KB), so that its
+    conversation list is as it was before the run rather than hundreds of test questions long."""
+    url, ours = f"{host}/api/conversations/", []
+    while url:
+        page = session.get(url, timeout=30)
+        page.raise_for_status()
+        body = page.json()
+        ours += [c["id"] for c in body["results"] if kb_id in (c.get("kb_ids") or [])]
+        url = body.get("next")
+    for conversation_id in ours:
+        session.delete(f"{host}/api/conversations/{conversation_id}/", timeout=30)
+    return len(ours)
 
 
 # --- kills (cluster mode only) -----------------------------------------------------------
@@ -282,7 +296,7 @@ def main() -> int:
                         help="what replaces a killed worker: <script> restart-one <name>")
     parser.add_argument("--no-kills", action="store_true")
     parser.add_argument("--ready-timeout", type=float, default=240, help="seconds to wait for uploads after the run")
-    parser.add_argument("--keep-kb", action="store_true", help="keep the load test's KB (default: delete it at the end)")
+    parser.add_argument("--keep-kb", action="store_true", help="keep the load test's KB and conversations (default: delete them at the end)")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "loadtest" / "report.json")
     args = parser.parse_args()
     host = args.host.rstrip("/")
@@ -323,6 +337,7 @@ def main() -> int:
     documents = wait_ready(session, host, setup["kb_id"], ids, timeout=args.ready_timeout)
     report.update({"locust": summary, "checks": checks(summary, documents, report)})
     if not args.keep_kb:
+        report["conversations_deleted"] = delete_conversations(session, host, setup["kb_id"])
         deleted = session.delete(f"{host}/api/kbs/{setup['kb_id']}/", timeout=120)
         report["kb_deleted"] = deleted.status_code == 204
     args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2))
