@@ -269,19 +269,29 @@ def log_tail(member: Member, lines: int = 30) -> str:
         return "(no log)"
 
 
+def up(member: Member, layout: Layout) -> bool:
+    """Whether ``member`` is ready: a web process listens on its port, nginx serves `/`, a worker once it runs."""
+    if member.kind == "web":
+        return listening("127.0.0.1", layout.web_port(member))
+    if member.kind == "nginx":
+        return serves(f"http://{layout.host}:{layout.port}/")
+    return True
+
+
 def wait_until_up(procs: dict[Member, subprocess.Popen], layout: Layout, timeout: float = START_TIMEOUT) -> None:
-    """Every web process listens and the proxy serves `/`; a process that exits meanwhile is an error."""
+    """Every process of ``procs`` is ``up``; a process that exits meanwhile is an error."""
     deadline = time.monotonic() + timeout
-    webs = [m for m in procs if m.kind == "web"]
     while time.monotonic() < deadline:
         for member, proc in procs.items():
             if proc.poll() is not None:
                 raise ClusterError(f"{member.name} exited with status {proc.returncode}; the end of "
                                    f"{member.log_file}:\n{log_tail(member)}")
-        if all(listening("127.0.0.1", layout.web_port(m)) for m in webs) and serves(f"http://{layout.host}:{layout.port}/"):
+        if all(up(member, layout) for member in procs):
             return
-        time.sleep(0.5)
-    raise ClusterError(f"the cluster did not come up within {timeout:.0f} s; logs in {cluster_dir() / 'logs'}")
+        time.sleep(0.2)
+    late = [member for member in procs if not up(member, layout)] or list(procs)
+    raise ClusterError(f"{', '.join(m.name for m in late)} did not come up within {timeout:.0f} s; the end of "
+                       f"{late[0].log_file}:\n{log_tail(late[0])}")
 
 
 def run_once(args: list[str], env: dict[str, str], what: str) -> None:
@@ -410,16 +420,7 @@ def restart_one(name: str) -> None:
     if member.kind == "nginx":
         render_nginx_conf(layout, env)
     proc = spawn(member, layout, env)
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            raise ClusterError(f"{name} exited with status {proc.returncode}:\n{log_tail(member)}")
-        if member.kind == "worker" or (member.kind == "web" and listening("127.0.0.1", layout.web_port(member))) or (
-                member.kind == "nginx" and serves(f"http://{layout.host}:{layout.port}/")):
-            break
-        if time.monotonic() > deadline:
-            raise ClusterError(f"{name} did not come up within {START_TIMEOUT:.0f} s:\n{log_tail(member)}")
-        time.sleep(0.2)
+    wait_until_up({member: proc}, layout)
     print(f"restarted {name} (pid {proc.pid})")
 
 
