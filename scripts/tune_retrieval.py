@@ -200,7 +200,8 @@ BASE = KBSearchConfig(kb_id=1, embedding_model=MODEL, top_k=10, candidates=30, f
 
 # The retriever's stages as shipped (knowledge/retrieval/defaults.py).
 SHIPPED = {"keyword_trust": defaults.KEYWORD_TRUST, "judge_rerank": defaults.JUDGE_RERANK,
-           "exact_lookup": defaults.EXACT_LOOKUP_WEIGHTS, "short_text": defaults.SHORT_TEXT}
+           "exact_lookup": defaults.EXACT_LOOKUP_WEIGHTS, "short_text": defaults.SHORT_TEXT,
+           "judge_prior": defaults.JUDGE_PRIOR_SPAN}
 # name -> (mode, kb overrides, retriever overrides); "+cos wX": cosine-fallback rerank blended with weight X
 CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "keyword": ("keyword", {}, {}),
@@ -252,6 +253,9 @@ CONFIGS: dict[str, tuple[str, dict, dict]] = {
     "defaults": ("hybrid", {}, SHIPPED),
     "defaults exact": ("hybrid", {}, {**SHIPPED, "exact_lookup": True}),
     "defaults no short": ("hybrid", {}, {**SHIPPED, "short_text": None}),
+    "defaults rank prior": ("hybrid", {}, {**SHIPPED, "judge_prior": None}),
+    "defaults prior 1.5": ("hybrid", {}, {**SHIPPED, "judge_prior": 1.5}),
+    "defaults prior 4": ("hybrid", {}, {**SHIPPED, "judge_prior": 4.0}),
     "defaults kwmax": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5, "keyword_max_norm": True}),
     "score 0.5/0.5 d30 kwtrust 1.0/0.1 judge 0.5": ("hybrid", {}, {"keyword_trust": (1.0, 0.1), "judge_rerank": 0.5}),
 }
@@ -259,7 +263,8 @@ CONFIGS: dict[str, tuple[str, dict, dict]] = {
 
 def stages(options: dict) -> dict:
     """A configuration names every stage it uses: no keyword trust, judge rerank or short-text fade unless it says so."""
-    return {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, **options}
+    return {"keyword_trust": None, "judge_rerank": 0.0, "exact_lookup": True, "short_text": None, "judge_prior": None,
+            **options}
 
 
 def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, name: str,
@@ -412,10 +417,12 @@ def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
             old = _previous_judge_signals(index, c.chunk_id, previous_tokens, top_bm25)
             candidates.append({
                 "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"], "fused_rank": c.fused_rank,
+                "vector_rank": c.vector_rank, "bm25_rank": c.bm25_rank,
                 **(final["signals"] or {}),
                 "previous": old + [c.vector_similarity or 0.0, (c.vector_similarity or 0.0) - float(np.mean(vec_hits or [0.0]))],
             })
-        rows.append({"id": q["id"], "answerable": q["answerable"], "candidates": candidates})
+        rows.append({"id": q["id"], "answerable": q["answerable"], "candidates": candidates, "vector_top": vec_hits,
+                     "bm25_top": [h["bm25"] for h in info["keyword"][:10]]})
     return rows
 
 

@@ -28,10 +28,21 @@ pulled hybrid below the vector path on FAQ and one-line-question data. MRR@10 (t
 fixed 0.5/0.5 → with this): shortq 0.728 → 0.821, faq 0.872 → 0.925, policy 0.869 → 0.911,
 manual 0.861 → 0.892, docs-zh 0.803 → 0.821, cmrc 0.995 → 0.998, drcd 0.960 → 0.961."""
 JUDGE_RERANK = 0.5
-"""The judged head of each KB's list is reordered by 0.5 · judge logit + 0.5 · (−ln fused rank): the
+"""The judged head of each KB's list is reordered by 0.5 · judge logit + 0.5 · fusion's prior (measured with
+−ln fused rank; now the score gap, ``JUDGE_PRIOR_SPAN``): the
 judge reads what fusion doesn't (the question's words together in one or two sentences). With the
 keyword trust above, MRR@10: manual 0.892 → 0.924, docs-zh 0.821 → 0.831, policy 0.911 → 0.922,
 drcd 0.961 → 0.965, faq and cmrc equal, shortq 0.821 → 0.800."""
+JUDGE_PRIOR_SPAN = 2.3
+"""What the judge's reordering keeps of fusion: each candidate's final-score gap to the first, scaled so the
+pool's last sits 2.3 below (the span −ln rank gave the first ten). Before, the prior was −ln rank, so a
+passage fused 0.936 against 0.945 paid a full rank step (ln 2) and the judge, which preferred it, could not
+lift it: on FAQ sheets the right entry lost first place to a sibling entry sharing its words
+(「忘记密码了怎么办」 → 「账号被锁定了怎么办？」). MRR@10, rank prior → this, harness (tune_retrieval quality):
+cmrc 0.998 → 0.998, drcd 0.965 → 0.968, docs-zh/faq 0.816 → 0.826, manual 0.935 → 0.935, policy 0.922 → 0.919,
+faq 0.928 → 0.939, shortq 0.869 → 0.869; through the platform (kb_eval, hybrid): docs-zh/faq 0.814 → 0.834,
+manual 0.919 → 0.934, policy 0.914 → 0.922, faq 0.928 → 0.947 (vector path alone 0.942), shortq 0.869 → 0.869.
+Spans 1.5 and 4 measured (harness and platform): neither better on every set; 2.3 is the rank prior's own scale."""
 SHORT_TEXT = (16, 48)
 """Lexical evidence (the keyword path's fusion weight, the judge's reordering of the head) counts in full
 where BM25's first five passages have a median of 48 characters or more, not at all under 16, linearly

@@ -275,6 +275,7 @@ class HybridRetriever:
         background_for_all: bool = False,
         keyword_trust: tuple[float, float] | None = defaults.KEYWORD_TRUST,
         judge_rerank: float = defaults.JUDGE_RERANK,
+        judge_prior: float | None = defaults.JUDGE_PRIOR_SPAN,
         keyword_max_norm: bool = False,
         exact_lookup: bool = defaults.EXACT_LOOKUP_WEIGHTS,
         short_text: tuple[int, int] | None = defaults.SHORT_TEXT,
@@ -300,6 +301,7 @@ class HybridRetriever:
         self.background_for_all = background_for_all
         self.keyword_trust = keyword_trust
         self.judge_rerank = judge_rerank
+        self.judge_prior = judge_prior
         self.keyword_max_norm = keyword_max_norm
         self.exact_lookup = exact_lookup
         self.short_text = short_text
@@ -617,7 +619,7 @@ class HybridRetriever:
             # Hybrid only (where it was measured): a single-path mode shows that path's own ranking.
             head = [c for c in order if run.candidates[c].relevance is not None]
             rest = [c for c in order if run.candidates[c].relevance is None]
-            prior = {c: -math.log(i + 1) for i, c in enumerate(order)}
+            prior = self._prior(run, order)
             a = self.judge_rerank * run.lexical_weight
 
             def key(c: int) -> float:
@@ -628,6 +630,18 @@ class HybridRetriever:
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
                        f"and cosines against the query's background")
+
+    def _prior(self, run: _KBRun, order: list[int]) -> dict[int, float]:
+        """What the judge's reordering keeps of the fused ranking: the score gap to the first, in log-rank units.
+
+        ``judge_prior`` (the span): the first candidate 0, one whose final score is the pool's lowest
+        −span, linearly between, so a near-tie stays a near-tie for the judge to settle. ``None``: the
+        rank alone (−ln rank), which turned a gap of 0.01 into a full rank step (``defaults.JUDGE_PRIOR_SPAN``).
+        """
+        if self.judge_prior is None:
+            return {c: -math.log(i + 1) for i, c in enumerate(order)}
+        scores = {c: run.candidates[c].final_score or 0.0 for c in order}
+        return {c: self.judge_prior * (s - 1.0) for c, s in scores.items()}
 
     @staticmethod
     def _lexical(run: _KBRun, cid: int, records: Mapping[int, ChunkRecord]) -> evidence.LexicalEvidence:

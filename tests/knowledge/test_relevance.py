@@ -104,12 +104,12 @@ def test_the_retriever_stages_ship_as_measured():
     """Keyword trust, judge reordering, one-line texts by meaning, no exact-lookup weights (defaults' docstrings)."""
     from knowledge.retrieval.pipeline import HybridRetriever
 
-    assert (defaults.KEYWORD_TRUST, defaults.JUDGE_RERANK, defaults.SHORT_TEXT, defaults.EXACT_LOOKUP_WEIGHTS) == \
-        ((1.0, 0.1), 0.5, (16, 48), False)
+    assert (defaults.KEYWORD_TRUST, defaults.JUDGE_RERANK, defaults.JUDGE_PRIOR_SPAN, defaults.SHORT_TEXT,
+            defaults.EXACT_LOOKUP_WEIGHTS) == ((1.0, 0.1), 0.5, 2.3, (16, 48), False)
     retriever = HybridRetriever(vectors=None, keywords=None, chunks=None, embedder_for=lambda m: None,
                                 reranker_for=lambda kb: None)
-    assert (retriever.keyword_trust, retriever.judge_rerank, retriever.short_text, retriever.exact_lookup) == \
-        ((1.0, 0.1), 0.5, (16, 48), False)
+    assert (retriever.keyword_trust, retriever.judge_rerank, retriever.judge_prior, retriever.short_text,
+            retriever.exact_lookup) == ((1.0, 0.1), 0.5, 2.3, (16, 48), False)
 
 
 def test_the_core_config_takes_its_defaults_from_the_module():

@@ -490,6 +490,29 @@ def test_the_judge_reorders_the_head_by_its_evidence():
     assert [c.chunk_id for c in judged.candidates] == [2, 1]
 
 
+def test_a_near_tie_in_fusion_is_settled_by_the_judge_and_a_clear_lead_is_kept():
+    """The judge's reordering keeps fusion's score gaps, not its ranks: 0.99 against 1.0 is a near-tie.
+
+    A judge that mildly prefers the passage holding the question's words (relevance 0.6 against 0.5)
+    moves it above a passage fusion put first by a hair, but not above one fusion put far ahead.
+    """
+    mild = Judge(models=[LogisticModel(name="mild", features=("coverage",), weights=(0.405,), intercept=0.0)])
+
+    def first(second_cosine: float, **kwargs) -> int:
+        specs = [(1, "无关内容", _basis(0)),
+                 (2, "保修期限为两年。", _basis(0, second_cosine) + _basis(1, (1 - second_cosine ** 2) ** 0.5)),
+                 (3, "别的内容", _basis(2))]
+        kb = kb_config(1, embedding_model="fixed", vector_weight=1.0, keyword_weight=0.0, top_k=3)
+        store = MemoryStore()
+        store.add_kb(kb, _fixed_records(specs))
+        retriever = retriever_for(store, {"fixed": FixedEmbedder()}, judge=mild, short_text=None, **kwargs)
+        return retriever.search("保修期限", [kb], scope=SCOPE, rerank=False).candidates[0].chunk_id
+
+    assert first(0.99) == 2                    # near-tie: the judge decides
+    assert first(0.99, judge_prior=None) == 1  # by rank alone, second place cost a full step
+    assert first(0.5) == 1                     # a clear lead stays
+
+
 def test_exact_and_near_duplicates_are_skipped():
     specs = [
         (1, "保修期限为两年。", _basis(0)),
