@@ -7,8 +7,8 @@ from knowledge.retrieval.types import Candidate
 
 
 def cand(chunk_id: int, content: str, *, relevance: float = 0.9, chunk_type: str = "text",
-         section_path: tuple[str, ...] = (), metadata: dict | None = None) -> Candidate:
-    return Candidate(chunk_id=chunk_id, kb_id=1, document_id=chunk_id, content=content, title="文档",
+         section_path: tuple[str, ...] = (), metadata: dict | None = None, title: str = "文档") -> Candidate:
+    return Candidate(chunk_id=chunk_id, kb_id=1, document_id=chunk_id, content=content, title=title,
                      section_path=list(section_path), chunk_type=chunk_type, metadata=metadata or {},
                      relevance=relevance)
 
@@ -39,6 +39,18 @@ def test_a_short_faq_answer_is_quoted_whole_even_when_a_later_sentence_matches_b
     text = "长按设备复位键 5 秒，指示灯快闪后重新添加设备。多次失败可在 App「帮助与反馈」中上传配网日志。"
     faq = cand(1, f"问：配网失败怎么办？\n答：{text}", chunk_type="faq", metadata={"question": "配网失败怎么办？", "answer": text})
     assert answer("配网一直失败", faq) == f"{text}[1]"
+
+
+def test_the_documents_topic_does_not_choose_the_sentence_the_question_s_other_words_do():
+    """The title's words (the topic) are in the question and spelled out in the first sentences; the answer says 牠们."""
+    text = ("马岛灵猫，又名马尔加什灵猫或马岛麝猫，是马达加斯加特有的一种食蚁狸科动物。"
+            "马岛灵猫以往与横带狸猫一同分类在缟狸亚科中，及后再分类在自己的亚科中，但现已改在食蚁狸亚科中。"
+            "马岛灵猫亦属于马岛灵猫属或马岛缟狸属。牠们是夜间活动的，是独居的或是成对生活的。"
+            "牠们以细小的脊椎动物、昆虫及鸟蛋为食。")
+    got = answer("马岛灵猫以什么为食？", cand(1, text, title="马岛灵猫"), max_chars=60)
+    assert "牠们以细小的脊椎动物、昆虫及鸟蛋为食。" in got
+    untitled = answer("马岛灵猫以什么为食？", cand(1, text, title=""), max_chars=60)
+    assert "为食" not in untitled  # without the title, the sentences spelling out the full name win
 
 
 def test_the_sentence_after_the_best_one_comes_when_it_holds_what_is_asked():
