@@ -60,6 +60,16 @@ def test_the_sentence_after_the_best_one_comes_when_it_holds_what_is_asked():
     assert "1421" in got and got.index("迁到北京") < got.index("1421")
 
 
+def test_a_sentence_that_refers_back_comes_with_the_sentence_it_refers_to():
+    """「因此他提出……」: who 他 is stands in the sentence before."""
+    text = ("第一次世界大战结束后，各国都在寻找避免战争的办法。美国总统威尔逊认为秘密外交是战争的根源。"
+            "因此他提出建立国际联盟以维持国际秩序。但欧洲强国普遍认为这种构想过于理想主义。")
+    got = answer("建立国际联盟以维持国际秩序是谁提出的？", cand(1, text))
+    assert "美国总统威尔逊认为秘密外交是战争的根源。因此他提出建立国际联盟" in got
+    plain = answer("国际联盟是为了维持什么？", cand(1, text.replace("因此他提出", "他们提出"), title=""), max_chars=20)
+    assert "威尔逊" in plain  # 他们 refers back too
+
+
 def test_a_list_question_gets_the_whole_list_one_item_a_line():
     text = "安装知库的步骤如下：\n1. 下载安装包。\n2. 运行 make run 启动服务。\n3. 打开浏览器登录。\n另外也可以使用容器部署，镜像很小。"
     got = answer("安装知库有哪些步骤？", cand(1, text))
