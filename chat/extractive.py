@@ -8,8 +8,8 @@ rank; within a source, the words of its subject (held by most of its sentences, 
 path) count less, since the answering sentence often refers to the subject as 「它」. The best sentence leads;
 the sentence after it follows when the best one does not hold what is asked for, or is short, and the one
 before it when the best one opens by referring back (「因此他……」「这次……」); a list question (有哪些/步骤/哪几)
-gets the list that follows. Headings (shown as the section path) are never quoted, and a FAQ chunk is quoted from its answer, without 「问：…答：…」, whole when it
-is short (up to twice the length limit).
+gets the list that follows. Headings (shown as the section path) are never quoted, and a FAQ chunk is quoted
+from its answer, without 「问：…答：…」, whole when it is short (up to twice the length limit).
 """
 from __future__ import annotations
 
