@@ -208,11 +208,14 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
     for rank, source in enumerate(sources):
         texts = [u.text for u in by_source[source.n]]
         c = source.candidate
-        own = _discriminating(weights, texts, " ".join(x for x in [c.title, *c.section_path] if x))
+        topic = " ".join(x for x in [c.title, *c.section_path] if x)
+        own = _discriminating(weights, texts, topic)
         for u in by_source[source.n]:
             kind = 1.0 + (TYPE_BONUS if asks and holds(asks, u.text) else 0.0)
             discount = 1 + RANK_DISCOUNT * rank
-            plain = _coverage(weights, total, u.text) * kind
+            # Read with its title and section path: a chunk of the document the question names holds its name
+            # even when the chunk itself says 「牠们」.
+            plain = _coverage(weights, total, f"{topic}\n{u.text}" if topic else u.text) * kind
             if plain > 0:
                 raw.append((plain / discount - 0.0001 * u.pos, source.n, u.pos))
             own_scores[(source.n, u.pos)] = _coverage(own, total, u.text) * kind - 0.0001 * u.pos

@@ -60,6 +60,17 @@ def test_the_sentence_after_the_best_one_comes_when_it_holds_what_is_asked():
     assert "1421" in got and got.index("迁到北京") < got.index("1421")
 
 
+def test_the_chunk_that_answers_is_chosen_over_the_one_that_spells_out_the_documents_name():
+    """Two chunks of the entry 「马岛灵猫」: the first names it in full, the second answers and says 牠们."""
+    intro = "马岛灵猫，又名马尔加什灵猫或马岛麝猫，是马达加斯加特有的一种食蚁狸科动物，马岛灵猫亦属于马岛灵猫属。"
+    diet = "牠们是夜间活动的，是独居的或是成对生活的。牠们以细小的脊椎动物、昆虫及鸟蛋为食。"
+    got = answer("马岛灵猫以什么为食？", cand(1, intro, title="马岛灵猫"), cand(2, diet, title="马岛灵猫"))
+    first = got.split("\n\n")[0]
+    assert first.endswith("[2]") and "鸟蛋为食" in first
+    untitled = answer("马岛灵猫以什么为食？", cand(1, intro, title=""), cand(2, diet, title=""))
+    assert untitled.startswith("马岛灵猫，又名")  # without its title the second chunk does not say what it is about
+
+
 def test_a_sentence_that_refers_back_comes_with_the_sentence_it_refers_to():
     """「因此他提出……」: who 他 is stands in the sentence before."""
     text = ("第一次世界大战结束后，各国都在寻找避免战争的办法。美国总统威尔逊认为秘密外交是战争的根源。"
