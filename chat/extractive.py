@@ -82,6 +82,8 @@ class Unit:
     text: str
     item: bool = False
     line: int = 0
+    row: bool = False
+    """A table row (``| a | b |``), shown on a line of its own."""
 
 
 def question_asks(question: str) -> str | None:
@@ -138,6 +140,10 @@ def units(source: Source) -> list[Unit]:
     lines = [ln for ln in source_text(source).splitlines() if ln.strip()]
     out: list[Unit] = []
     for i, raw in enumerate(lines):
+        if raw.lstrip().startswith("|"):  # a table row (a short one is not a heading)
+            if len(re.sub(r"\W", "", raw)) >= 2:  # not the |---| rule
+                out.append(Unit(n=source.n, pos=len(out), text=raw.strip(), line=i, row=True))
+            continue
         if _HEADING_MD_RE.match(raw) or _is_heading_line(raw, lines[i + 1] if i + 1 < len(lines) else None, headings):
             continue
         line = _QUOTE_RE.sub("", raw)
@@ -169,6 +175,8 @@ def _coverage(weights: dict[str, float], total: float, text: str) -> float:
 
 def _render(unit: Unit, previous: Unit | None) -> str:
     text = unit.text
+    if unit.row:
+        return ("\n" if previous is not None else "") + text
     if unit.item:
         return ("\n" if previous is not None else "") + "- " + text
     if previous is not None and (previous.item or previous.line != unit.line and previous.text[-1] not in _END):
@@ -247,6 +255,9 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
             continue
         picked.add((n, upos))
         used += len(extra_unit.text)
+    # A chosen sentence that announces a table or list (「标准如下：」) brings it, whatever the length.
+    for upos in sorted(p for sn, p in picked if sn == n):
+        picked |= {(n, u.pos) for u in _announced(by_source[n], upos, max_chars=max_chars)}
     # And another source's best sentence when it scores close to the chosen source's (an answer split across sources).
     best_raw = raw[0][0] if raw else 0.0
     other = next(((o, opos) for score, o, opos in raw[1:] if o != n and score >= OTHER_SOURCE_SHARE * best_raw), None)
@@ -274,12 +285,29 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
     return "\n\n".join(parts)
 
 
+def _announced(units_: list[Unit], pos: int, *, max_chars: int) -> list[Unit]:
+    """The table rows or list items a sentence ending 「如下：」 announces (they are the answer), else []."""
+    if not units_[pos].text.endswith(("：", ":")):
+        return []
+    out: list[Unit] = []
+    used = 0
+    for u in units_[pos + 1: pos + 1 + LIST_ITEMS]:
+        if not (u.item or u.row) or used > max_chars * 2:
+            break
+        out.append(u)
+        used += len(u.text)
+    return out
+
+
 def _around(units_: list[Unit], pos: int, *, asks: str | None, listing: bool, max_chars: int) -> list[Unit]:
     """The best sentence and what should come with it: the list it opens, or the sentence after it."""
     best = units_[pos]
     chosen = [best]
     used = len(best.text)
     rest = units_[pos + 1:]
+    announced = _announced(units_, pos, max_chars=max_chars)
+    if announced:
+        return chosen + announced
     if listing:
         items = [u for u in rest[:LIST_ITEMS] if u.item]
         if items and rest and rest[0].item:

@@ -304,10 +304,12 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
 
         t = time.perf_counter()
         try:
-            # A list question's list may run on into the next chunk: adjacent results of one document are merged.
+            # A list question's list may run on into the next chunk: adjacent results of one document are merged;
+            # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
             listing = is_list_question(rewrite.query)
             result = await in_thread(search_run)(
                 user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids, merge_adjacent=listing,
+                continue_announced=True,
             )
         except ApplicationError as exc:
             yield await fail(exc.code, exc.message)

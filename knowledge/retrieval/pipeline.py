@@ -82,7 +82,7 @@ import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -158,6 +158,10 @@ class _KBRun:
     fused_order: list[int] = field(default_factory=list)
     final_order: list[int] = field(default_factory=list)
     reranker: str = "none"
+
+
+# A chunk ending with these announces what follows (a table, a list, a code block), often chunked on its own.
+ANNOUNCING = ("：", ":")
 
 
 def _snapshot(c: Candidate) -> dict[str, Any]:
@@ -322,6 +326,7 @@ class HybridRetriever:
         debug: bool = False,
         expand_neighbours: int = 0,
         merge_adjacent: bool = False,
+        continue_announced: bool = False,
     ) -> RetrievalResult:
         """Search ``kbs`` for ``query`` as ``scope`` may see it.
 
@@ -329,7 +334,9 @@ class HybridRetriever:
         each KB's ``rerank`` setting. ``expand_neighbours`` adds that many
         chunks before and after each result to its content (same document);
         ``merge_adjacent`` merges results that are adjacent chunks of one
-        document into the higher-ranked one. Raises ``ValueError`` for an
+        document into the higher-ranked one; ``continue_announced`` appends
+        the next chunk of its document to a result that ends announcing it
+        (「标准如下：」 before a table split off into a chunk of its own). Raises ``ValueError`` for an
         empty query, no KBs or an unknown mode.
         """
         query, top_k = _validated(query, kbs, mode, top_k)
@@ -355,10 +362,10 @@ class HybridRetriever:
         with trace.stage("merge"):
             merged = self._merge(runs)
             selected = self._cut(merged, records, runs, top_k, trace)
-        if expand_neighbours > 0 or merge_adjacent:
+        if expand_neighbours > 0 or merge_adjacent or continue_announced:
             with trace.stage("load"):
                 selected = self._expand(selected, records, scope=scope, neighbours=expand_neighbours,
-                                        merge_adjacent=merge_adjacent)
+                                        merge_adjacent=merge_adjacent, continue_announced=continue_announced)
         return self._result(selected, runs, kbs, records, trace)
 
     # --- stages ----------------------------------------------------------------------------
@@ -845,7 +852,7 @@ class HybridRetriever:
         return rescued
 
     def _expand(self, selected: list[Candidate], records: dict[int, ChunkRecord], *, scope: AccessScope,
-                neighbours: int, merge_adjacent: bool) -> list[Candidate]:
+                neighbours: int, merge_adjacent: bool, continue_announced: bool = False) -> list[Candidate]:
         for cand in selected:
             record = records.get(cand.chunk_id)
             if record is not None:
@@ -874,7 +881,28 @@ class HybridRetriever:
                 host.page_start = min((p for p in (host.page_start, cand.page_start) if p is not None), default=None)
                 host.page_end = max((p for p in (host.page_end, cand.page_end) if p is not None), default=None)
             selected = out
+        if continue_announced:
+            for cand in selected:
+                if cand.content.rstrip().endswith(ANNOUNCING) and cand.chunk_id in records:
+                    self._continue(cand, records[cand.chunk_id], scope=scope)
         return selected
+
+    def _continue(self, cand: Candidate, record: ChunkRecord, *, scope: AccessScope) -> None:
+        """Append the chunk after the last one ``cand`` holds (the table or list its last line announces)."""
+        last = cand.metadata.get("span", [record.ordinal, record.ordinal])[-1]
+        if last is None:
+            return
+        after = self.chunks.neighbours(replace(record, ordinal=last), before=0, after=1, scope=scope)
+        after = [r for r in after if r.ordinal == last + 1]
+        if not after:
+            return
+        nxt = after[0]
+        cand.content = f"{cand.content}\n{nxt.content}"
+        cand.metadata = {**cand.metadata, "continued_chunk_ids": [nxt.chunk_id],
+                         "span": [cand.metadata.get("span", [record.ordinal])[0], nxt.ordinal]}
+        pages = [p for p in (cand.page_start, cand.page_end, nxt.page_start, nxt.page_end) if p is not None]
+        if pages:
+            cand.page_start, cand.page_end = min(pages), max(pages)
 
     @staticmethod
     def _adjacent(host: Candidate, cand: Candidate) -> bool:

@@ -180,7 +180,8 @@ def parse_filters(raw: dict | None) -> SearchFilters:
 def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
                filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
                min_role: Role = Role.VIEWER, expand_neighbours: int = 0, merge_adjacent: bool = False,
-               calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
+               calibration_override: tuple[float, float] | None = None,
+               continue_announced: bool = False) -> RetrievalResult:
     """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped.
 
     ``calibration_override`` replaces every KB's (slope, offset): recalibration
@@ -190,7 +191,7 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     kbs = _readable(user, kb_ids, min_role)
     return _search(query, kbs, scope=scope_for(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
                    rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent,
-                   calibration_override=calibration_override)
+                   calibration_override=calibration_override, continue_announced=continue_announced)
 
 
 def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
@@ -218,14 +219,14 @@ def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[Know
 
 def _search(query: str, kbs: Sequence[KnowledgeBase], *, scope: AccessScope, top_k: int | None, mode: str,
             filters: SearchFilters, rerank: bool | None, debug: bool, expand_neighbours: int, merge_adjacent: bool,
-            calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
+            calibration_override: tuple[float, float] | None = None, continue_announced: bool = False) -> RetrievalResult:
     configs = [kb_search_config(kb) for kb in kbs]
     if calibration_override is not None:
         configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
     try:
         return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
                                       rerank=rerank, debug=debug, expand_neighbours=expand_neighbours,
-                                      merge_adjacent=merge_adjacent)
+                                      merge_adjacent=merge_adjacent, continue_announced=continue_announced)
     except ValueError as exc:
         raise ValidationFailed(str(exc), code="invalid_search") from exc
 

@@ -81,6 +81,15 @@ def test_a_sentence_that_refers_back_comes_with_the_sentence_it_refers_to():
     assert "威尔逊" in plain  # 他们 refers back too
 
 
+def test_a_sentence_announcing_a_table_brings_the_table_one_row_a_line():
+    text = ("第九条 出差城市分为三类，一类城市为北京、上海、广州、深圳。\n第十条 员工出差住宿费实行限额报销，每人每晚标准如下（单位：元）：\n"
+            "| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |\n"
+            "第十一条 超出标准部分由个人承担。")
+    got = answer("出差住宿每晚标准是多少？", cand(1, text))
+    assert "每人每晚标准如下（单位：元）：\n| 职级 | 一类城市 | 二类城市 |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |" in got
+    assert "| --- |" not in got
+
+
 def test_a_list_question_gets_the_whole_list_one_item_a_line():
     text = "安装知库的步骤如下：\n1. 下载安装包。\n2. 运行 make run 启动服务。\n3. 打开浏览器登录。\n另外也可以使用容器部署，镜像很小。"
     got = answer("安装知库有哪些步骤？", cand(1, text))

@@ -542,6 +542,26 @@ def test_neighbour_expansion_adds_adjacent_text_in_document_order(retriever, kb)
     assert top.metadata["expanded_chunk_ids"] == [3]
 
 
+def test_a_result_announcing_a_table_brings_the_chunk_that_holds_it(embedder, kb):
+    """「标准如下：」 ends the chunk; the table is the document's next chunk, which the question's words miss."""
+    passages = [(1, "差旅制度", "第十条 员工出差住宿费实行限额报销，每人每晚住宿标准如下（单位：元）："),
+                (1, "差旅制度", "| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 经理 | 550 | 450 |"),
+                (1, "差旅制度", "第十一条 超出标准部分由个人承担。"),
+                (2, "考勤制度", "员工每天九点上班，迟到按考勤制度处理。")]
+    store = MemoryStore()
+    store.add_kb(kb, records_for(kb.kb_id, embedder, passages))
+    retriever = retriever_for(store, {"chars": embedder})
+    plain = retriever.search("出差住宿标准", [kb], scope=SCOPE, top_k=1)
+    assert plain.candidates[0].chunk_id == 1 and "550" not in plain.candidates[0].content
+    result = retriever.search("出差住宿标准", [kb], scope=SCOPE, top_k=1, continue_announced=True)
+    top = result.candidates[0]
+    assert top.content.startswith("第十条") and top.content.endswith("| 经理 | 550 | 450 |")
+    assert top.metadata["continued_chunk_ids"] == [2]
+    # A result that announces nothing is left as it is.
+    other = retriever.search("迟到怎么处理", [kb], scope=SCOPE, top_k=1, continue_announced=True).candidates[0]
+    assert other.chunk_id == 4 and "continued_chunk_ids" not in other.metadata
+
+
 def test_merge_adjacent_joins_chunks_of_one_document(retriever, kb):
     plain = retriever.search("退货运费承担", [kb], scope=SCOPE, top_k=2, rerank=False)
     assert {c.chunk_id for c in plain.candidates} == {1, 2}
