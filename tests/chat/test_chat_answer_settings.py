@@ -216,3 +216,24 @@ def test_settings_page_offers_the_configured_models(client, alice, kb, settings)
     assert '<option value="large" selected>large</option>' in page and '<option value="small"' in page
     assert 'value="0.9"' in page
 
+
+
+# --- an answer announced by 「如下：」 ------------------------------------------------------------
+
+POLICY_MD = (
+    "# 差旅及费用报销制度\n\n## 第四章 住宿标准\n\n"
+    "第九条 出差城市分为三类：一类城市为北京、上海、广州、深圳，二类城市为其他省会城市。\n\n"
+    "第十条 员工出差住宿费实行限额报销，每人每晚标准如下（单位：元）：\n\n"
+    "| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |\n\n"
+    "## 第五章 住宿超标\n\n第十一条 住宿费在标准以内的据实报销，超出标准部分由个人承担。\n"
+)
+
+
+async def test_a_sentence_announcing_a_table_is_answered_with_the_table(make_kb, alice, alice_token, ingest):
+    """The table is a chunk of its own that the question's words miss; the chat turn brings it with its sentence."""
+    kb = await in_thread(make_kb)(alice, "差旅", score_threshold=0.0)
+    await in_thread(ingest)(kb, {"policy.md": POLICY_MD})
+    finish = (await ask([kb.pk], alice_token, "出差去北京住宿每晚能报多少？"))[-1]
+    assert finish["mode"] == "extractive"
+    assert "每人每晚标准如下（单位：元）：\n| 职级 | 一类城市 | 二类城市 |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |" \
+        in finish["answer"]
