@@ -60,7 +60,7 @@
   function setStatus(text) { statusLine.textContent = text || ""; }
   function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
 
-  // --- a safe Markdown subset: paragraphs, headings, lists, code, bold, [n] citations ---
+  // --- a safe Markdown subset: paragraphs, headings, lists, tables, code, bold, [n] citations ---
   const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\[\d{1,3}\]|【\d{1,3}】)/;
   function renderInline(text, parent, view) {
     text.split(INLINE).forEach((part) => {
@@ -82,11 +82,14 @@
       }
     });
   }
+  // A table row "| a | b |", citations allowed after it; the "|---|---|" rule under a header row.
+  const TABLE_ROW = /^\s*\|(.*)\|\s*((?:[\[【]\d{1,3}[\]】])*)\s*$/;
+  const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
   function renderMarkdown(text, container, view) {
     container.replaceChildren();
     const lines = String(text).split("\n");
-    let para = null, list = null, code = null;
-    const closeBlocks = () => { para = null; list = null; };
+    let para = null, list = null, code = null, table = null;
+    const closeBlocks = () => { para = null; list = null; table = null; };
     for (const line of lines) {
       if (code) {
         if (/^```/.test(line)) { code = null; continue; }
@@ -99,6 +102,23 @@
         const pre = el("pre"); code = el("code"); pre.appendChild(code); container.appendChild(pre);
       } else if (!line.trim()) {
         closeBlocks();
+      } else if (table && TABLE_RULE.test(line)) {
+        continue;
+      } else if ((m = TABLE_ROW.exec(line))) {
+        para = null; list = null;
+        if (!table) {
+          const box = el("div", null, "table-box"); table = el("table"); box.appendChild(table); container.appendChild(box);
+        }
+        // The first row is the header (the extractive answer leaves the |---| rule out).
+        const tag = table.rows.length ? "td" : "th";
+        const tr = el("tr");
+        const cells = m[1].split("|");
+        cells.forEach((cell, i) => {
+          const td = el(tag);
+          renderInline(cell.trim() + (i === cells.length - 1 ? m[2] : ""), td, view);
+          tr.appendChild(td);
+        });
+        table.appendChild(tr);
       } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
         closeBlocks();
         const h = el("h" + Math.min(6, m[1].length + 3)); renderInline(m[2], h, view); container.appendChild(h);

@@ -107,3 +107,30 @@ def test_without_websockets_the_page_streams_over_sse(server, browser, alice, ch
     answer = browser.find_element(By.CSS_SELECTOR, ".msg.assistant")
     assert "9800" in answer.find_element(By.CSS_SELECTOR, ".answer").text
     assert "价格" in answer.find_element(By.CSS_SELECTOR, ".sources").text
+
+
+def test_a_table_in_the_answer_is_shown_as_a_table_with_its_citation(server, browser, alice, make_kb, ingest):
+    """「标准如下：」 and the table chunked on its own: the page shows the rows as a table (cells built as text)."""
+    from django.test import Client
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_chat_answer_settings import POLICY_MD
+
+    kb = make_kb(alice, "差旅", score_threshold=0.0)
+    ingest(kb, {"policy.md": POLICY_MD})
+    client = Client()
+    client.force_login(alice)
+    browser.get(server + "/static/chat/chat.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    browser.get(server + "/chat/")
+    browser.find_element(By.ID, "question").send_keys("出差去北京住宿每晚能报多少？")
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant .meta")
+                                     and d.find_element(By.CSS_SELECTOR, ".msg.assistant .meta").text)
+    table = browser.find_element(By.CSS_SELECTOR, ".msg.assistant .answer table")
+    rows = [[c.text for c in r.find_elements(By.CSS_SELECTOR, "th, td")] for r in table.find_elements(By.TAG_NAME, "tr")]
+    assert rows[0] == ["职级", "一类城市", "二类城市"]
+    assert rows[1] == ["总监", "700", "550"]
+    assert rows[2] == ["经理", "550", "450[1]"]
+    assert table.find_elements(By.CSS_SELECTOR, "th")  # the first row is the header
+    assert table.find_elements(By.CSS_SELECTOR, "tr:last-child td:last-child .cite")  # the [n] after the last row
