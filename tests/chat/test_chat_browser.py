@@ -17,8 +17,32 @@ pytestmark = [
 XSS_DOC = {"security.txt": "安全须知第一条：<img src=x onerror=\"window.__xss=1\"> 不要在文档里写脚本。\n"}
 
 
-def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, alice, kb, ingest):
+def sign_in(server: str, browser, user) -> None:
+    """The browser carries ``user``'s session cookie (set on any page of the site)."""
     from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    browser.get(server + "/static/chat/chat.js")
+    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+
+
+def ask(browser, question: str):
+    """Send ``question`` from the chat page; the newest answer once its meta line (timings) is filled in."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    box = browser.find_element(By.ID, "question")
+    box.clear()
+    box.send_keys(question)
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant")
+        and d.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1].find_element(By.CSS_SELECTOR, ".meta").text)
+    return browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1]
+
+
+def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, alice, kb, ingest):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -27,11 +51,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     ingest(kb, {**DOCS, **XSS_DOC})
     kb.score_threshold = 0.0
     kb.save(update_fields=["score_threshold"])
-    client = Client()
-    client.force_login(alice)
-
-    browser.get(server + "/static/chat/chat.js")  # any page of the site, to set its cookie
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    sign_in(server, browser, alice)
     # Log the type of every websocket event the page receives, from before its script runs.
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
         window.__events = [];
@@ -48,17 +68,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     wait = WebDriverWait(browser, 20)
     assert kb.name in browser.find_element(By.ID, "kb-list").text
 
-    def ask(question: str):
-        box = browser.find_element(By.ID, "question")
-        box.clear()
-        box.send_keys(question)
-        browser.find_element(By.ID, "send").click()
-        # Finished when the meta line (timings) of the newest answer is filled in.
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant")
-                   and d.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1].find_element(By.CSS_SELECTOR, ".meta").text)
-        return browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1]
-
-    answer = ask("知库专业版的价格是多少？")
+    answer = ask(browser, "知库专业版的价格是多少？")
     assert "9800" in answer.find_element(By.CSS_SELECTOR, ".answer").text
     assert answer.find_elements(By.CSS_SELECTOR, ".answer .cite")  # [n] rendered as citation markers
     sources = answer.find_element(By.CSS_SELECTOR, ".sources").text
@@ -81,7 +91,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     wait.until(lambda d: "知库专业版的价格是多少" in d.find_element(By.ID, "conversations").text)
 
     # Text from documents is never parsed as HTML.
-    answer = ask("安全须知第一条是什么？<b onclick=\"window.__xss=2\">粗体</b>")
+    answer = ask(browser, "安全须知第一条是什么？<b onclick=\"window.__xss=2\">粗体</b>")
     assert '<img src=x onerror="window.__xss=1">' in answer.find_element(By.CSS_SELECTOR, ".answer").text
     assert '<b onclick="window.__xss=2">' in browser.find_elements(By.CSS_SELECTOR, ".msg.user")[-1].text
     assert browser.find_elements(By.CSS_SELECTOR, "#messages b") == []
@@ -90,44 +100,26 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
 
 
 def test_without_websockets_the_page_streams_over_sse(server, browser, alice, chat_kb):
-    from django.test import Client
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/chat/chat.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    sign_in(server, browser, alice)
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.WebSocket;"})
     browser.get(server + "/chat/")
-    browser.find_element(By.ID, "question").send_keys("知库专业版的价格是多少？")
-    browser.find_element(By.ID, "send").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant .meta")
-                                     and d.find_element(By.CSS_SELECTOR, ".msg.assistant .meta").text)
-    answer = browser.find_element(By.CSS_SELECTOR, ".msg.assistant")
+    answer = ask(browser, "知库专业版的价格是多少？")
     assert "9800" in answer.find_element(By.CSS_SELECTOR, ".answer").text
     assert "价格" in answer.find_element(By.CSS_SELECTOR, ".sources").text
 
 
 def test_a_table_in_the_answer_is_shown_as_a_table_with_its_citation(server, browser, alice, make_kb, ingest):
     """「标准如下：」 and the table chunked on its own: the page shows the rows as a table (cells built as text)."""
-    from django.test import Client
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
     from test_chat_answer_settings import POLICY_MD
 
     kb = make_kb(alice, "差旅", score_threshold=0.0)
     ingest(kb, {"policy.md": POLICY_MD})
-    client = Client()
-    client.force_login(alice)
-    browser.get(server + "/static/chat/chat.js")
-    browser.add_cookie({"name": "sessionid", "value": client.cookies["sessionid"].value, "path": "/"})
+    sign_in(server, browser, alice)
     browser.get(server + "/chat/")
-    browser.find_element(By.ID, "question").send_keys("出差去北京住宿每晚能报多少？")
-    browser.find_element(By.ID, "send").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant .meta")
-                                     and d.find_element(By.CSS_SELECTOR, ".msg.assistant .meta").text)
-    table = browser.find_element(By.CSS_SELECTOR, ".msg.assistant .answer table")
+    table = ask(browser, "出差去北京住宿每晚能报多少？").find_element(By.CSS_SELECTOR, ".answer table")
     rows = [[c.text for c in r.find_elements(By.CSS_SELECTOR, "th, td")] for r in table.find_elements(By.TAG_NAME, "tr")]
     assert rows[0] == ["职级", "一类城市", "二类城市"]
     assert rows[1] == ["总监", "700", "550"]
