@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from chat.prompts import Source
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.evidence import token_weight
+from knowledge.retrieval.pipeline import ANNOUNCING
 
 MAX_EXTRACT_CHARS = 160
 """The answer's length at most, in whole sentences (the best sentence and a list are kept whole whatever their
@@ -287,7 +288,7 @@ def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int =
 
 def _announced(units_: list[Unit], pos: int, *, max_chars: int) -> list[Unit]:
     """The table rows or list items a sentence ending 「如下：」 announces (they are the answer), else []."""
-    if not units_[pos].text.endswith(("：", ":")):
+    if not units_[pos].text.endswith(ANNOUNCING):
         return []
     out: list[Unit] = []
     used = 0

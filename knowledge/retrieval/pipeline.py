@@ -160,7 +160,8 @@ class _KBRun:
     reranker: str = "none"
 
 
-# A chunk ending with these announces what follows (a table, a list, a code block), often chunked on its own.
+# A chunk or sentence ending with these announces what follows (a table, a list, a code block), often chunked on its
+# own: the chat turn fetches that chunk, and the extractive answer quotes what it announces.
 ANNOUNCING = ("：", ":")
 
 
@@ -878,8 +879,7 @@ class HybridRetriever:
                 host.metadata = {**host.metadata, "merged_chunk_ids": [*host.metadata.get("merged_chunk_ids", [host.chunk_id]), cand.chunk_id]}
                 host.metadata["span"] = [min(host.metadata.get("span", [host.ordinal])[0], cand.ordinal),
                                          max(host.metadata.get("span", [host.ordinal, host.ordinal])[-1], cand.ordinal)]
-                host.page_start = min((p for p in (host.page_start, cand.page_start) if p is not None), default=None)
-                host.page_end = max((p for p in (host.page_end, cand.page_end) if p is not None), default=None)
+                self._widen_pages(host, cand)
             selected = out
         if continue_announced:
             for cand in selected:
@@ -900,9 +900,13 @@ class HybridRetriever:
         cand.content = f"{cand.content}\n{nxt.content}"
         cand.metadata = {**cand.metadata, "continued_chunk_ids": [nxt.chunk_id],
                          "span": [cand.metadata.get("span", [record.ordinal])[0], nxt.ordinal]}
-        pages = [p for p in (cand.page_start, cand.page_end, nxt.page_start, nxt.page_end) if p is not None]
-        if pages:
-            cand.page_start, cand.page_end = min(pages), max(pages)
+        self._widen_pages(cand, nxt)
+
+    @staticmethod
+    def _widen_pages(host: Candidate, part: Candidate | ChunkRecord) -> None:
+        """``host``'s pages widened to hold ``part``'s (a chunk merged into it)."""
+        host.page_start = min((p for p in (host.page_start, part.page_start) if p is not None), default=None)
+        host.page_end = max((p for p in (host.page_end, part.page_end) if p is not None), default=None)
 
     @staticmethod
     def _adjacent(host: Candidate, cand: Candidate) -> bool:
