@@ -2,28 +2,50 @@
 
 A follow-up such as 「那它的价格呢？」 names nothing a search could find. When
 a question refers back (a pronoun or ellipsis marker: 它/他/她/这个/那个/那/其/
-该/上述/呢…) or is very short, it is completed from the previous standalone
-query, in this order:
+该/上述/呢/换成…), is very short, or asks 「X怎么样」 about a short X, it is
+completed from the previous standalone query (the chat passes each turn's
+standalone query on, so a chain of follow-ups builds on the last rewrite).
 
-1. **Substitution.** A follow-up that names something of the same kind as a
-   word of the previous question asks the same question about it: 「那杭州呢？」
-   after 「出差去北京住宿能报多少？」 becomes 「出差去杭州住宿能报多少」. Same kind
-   means the same jieba part of speech among place, person, organisation and
-   Latin-script names (杭州/北京, 李娜/张伟, macOS/Windows), a number with the
-   same unit (第三季度/第四季度, 2024年/2023年), or a word of the same length
-   ending in the same character (企业版/专业版, 病假/年假, 人事部/财务部).
-   A bare follow-up (「那杭州呢？」) swaps into the whole previous question; one
-   with its own predicate (「那企业版支持单点登录吗？」) only into its subject.
-2. **The previous subject.** A follow-up without a subject of its own
-   (「它支持单点登录吗？」「那价格呢？」) gets the previous subject in front of its
-   own words: after 「知库专业版有哪些功能？」 it becomes 「知库专业版 价格」. The
-   subject is the previous question's words before its predicate (the first of
-   有/是/的/怎么/如何/哪些/支持…), so the old attribute (功能) doesn't pull
-   retrieval back to the old answer; a previous question that opens with its
-   predicate (「如何安装知库？」) lends all its keywords.
-3. A follow-up that names its own subject and swaps nothing stands as asked.
+The previous query is read as *subject + attribute + predicate*: in
+「E5的电池保修多久」 the subject is 「E5的电池」, the attribute 「保修」 (a word
+naming what is asked about a thing: 价格/保修/续航/电话/营收/预算/住宿…, the
+list ``ATTRIBUTE_WORDS`` and words ending in 价/费/期/率/量), the predicate
+「多久」. A bare follow-up (「那X呢」「X呢」「X的呢」「换成X呢」「那X怎么样」: no
+predicate of its own) is read the same way, then, in this order:
 
-Words are kept whole: the connective in front (那/那么/还有…) is taken off
+1. **Substitution: the same question about a sibling.** A follow-up that
+   names something of the same kind as a word of the previous question
+   replaces it and keeps the rest: 「那杭州呢？」 after 「出差去北京住宿能报多少？」
+   becomes 「出差去杭州住宿能报多少」. Same kind means the same jieba part of
+   speech among place, person, organisation and Latin-script names
+   (杭州/北京, 李娜/张伟, E7/E5, macOS/Windows), a number with the same unit
+   (第三季度/第四季度, 2024年/2023年), a word of the same length ending in the
+   same character (企业版/专业版, 病假/年假, 人事部/财务部), or, for a common
+   noun that is not an attribute, the common nouns right before the previous
+   attribute or predicate — the thing the previous question was about
+   (电机 for 电池 in 「电池保修多久」 → 「电机保修多久」, 冰箱 for 空调, 线下活动 for
+   线上广告 in 「第三季度线上广告预算是多少」). A follow-up with its own predicate
+   (「那企业版支持单点登录吗？」) swaps only into the previous subject.
+2. **A new attribute of the same subject.** A bare follow-up that names only
+   an attribute (「那价格呢？」 after 「E5续航多少？」) asks it of the previous
+   subject, without the old attribute or predicate: 「E5 价格」; with a thing
+   of its own as well (「那E7的价格呢？」) the thing is swapped into the
+   subject first: 「E7 价格」.
+3. **The previous subject.** A follow-up without a subject of its own that
+   swaps nothing (「它支持单点登录吗？」「那怎么恢复呢？」) gets the previous subject
+   in front of its own words: after 「知库专业版有哪些功能？」 it becomes
+   「知库专业版 支持 单点 登录」. The subject is the previous question's words
+   before its attribute or predicate (the first of 有/是/的/怎么/哪些/多久/支持…),
+   so the old attribute (功能) doesn't pull retrieval back to the old answer; a
+   previous question that opens with its predicate (「如何安装知库？」) lends all
+   its keywords. A bare follow-up whose thing has no sibling (「那杭州呢？」 after
+   「电池保修多久？」) is handled the same way: 「电池 杭州」.
+4. A follow-up that names its own subject and swaps nothing stands as asked,
+   and so does a 「X怎么样」 without a reference word unless X is a sibling of
+   a tagged kind, a number or a same-ending word (「知库怎么样？」 after
+   「年假有几天？」 is a new question, not 「知库有几天」).
+
+Words are kept whole: the connective in front (那/那么/还有/换成…) is taken off
 before jieba cuts the question, since jieba would otherwise glue it to the next
 character (「那线上广告」 → 那线/上/广告). Keywords are jieba words the retrieval
 analyzer keeps (``tokenize``), so stop words and particles never reach the query.
@@ -41,20 +63,34 @@ from knowledge.retrieval.analysis import get_analyzer
 # Words that point back to something said before (jieba cuts 应该 and 其他
 # whole, so 该 and 其 only match when they stand alone).
 REFERENCE_WORDS = frozenset(
-    "它 它们 他 他们 她 她们 这 这个 这些 那 那个 那些 那么 其 该 上述 以上 前者 后者 此 此外 呢 还有 另外 同样".split()
+    "它 它们 他 他们 她 她们 这 这个 这些 那 那个 那些 那么 其 该 上述 以上 前者 后者 此 此外 呢 还有 另外 同样 换成 改成".split()
 )
 # Words that end a question's subject: its verb, copula or question word.
 PREDICATE_WORDS = frozenset(
     "有 没有 是 不是 是否 的 怎么 怎样 怎么样 如何 什么 哪些 哪个 哪里 多少 几 能 能否 能不能 可以 可不可以 支持 需要 要 "
-    "吗 呢 为什么 为何 包括 包含 提供 适合 属于 收费 用 在".split()
+    "吗 呢 为什么 为何 包括 包含 提供 适合 属于 收费 用 在 "
+    "多久 多长时间 多长 多大 几年 几天 几个 几次 几点 几号 什么时候".split()
 )
+# Words that name what is asked about a thing rather than a thing: a follow-up naming one
+# (「那价格呢？」) asks it of the same subject instead of swapping the subject out.
+ATTRIBUTE_WORDS = frozenset(
+    "价格 价钱 钱 费用 成本 预算 保修 质保 续航 里程 时速 速度 重量 尺寸 功率 容量 电压 参数 配置 规格 颜色 材质 "
+    "寿命 噪音 功耗 功能 特点 区别 电话 地址 邮箱 位置 联系方式 营收 收入 利润 毛利 住宿 伙食 补助 标准 天数 时间 "
+    "时长 期限 工资 待遇 流程 步骤 条件 材料".split()
+)
+_ATTRIBUTE_ENDINGS = ("价", "费", "期", "率", "量", *(w for w in ATTRIBUTE_WORDS if len(w) >= 2))
+# jieba tags of common nouns (noun, other proper noun, verbal noun, noun morpheme, noun idiom).
+NOUN_FLAGS = frozenset("n nz vn ng nl".split())
 # At most this many characters of content (punctuation and particles aside) make a question "very short".
 SHORT_CHARS = 4
+# A 「X怎么样」 question is a possible follow-up when X has at most this many characters.
+HOW_CHARS = 6
 _PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 _PUNCT_END_RE = re.compile(r"[\s\W_]+$", re.UNICODE)
-# What opens a follow-up without being part of it: 「那」「那么」「还有」「另外」… (not 那个/那些/那里, which point at something).
-_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而)+")
-_TRAILING_RE = re.compile(r"(?:呢|吗|啊|呀|吧)+$")
+# What opens a follow-up without being part of it: 「那」「那么」「还有」「换成」… (not 那个/那些/那里, which point at something).
+_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而|换成|改成|如果是|要是)+")
+_TRAILING_RE = re.compile(r"(?:呢|吗|啊|呀|吧|怎么样|怎样|如何)+$")
+_ASKS_HOW_RE = re.compile(r"(?:怎么样|怎样|如何)(?:呢|啊|呀)?[\s\W_]*$")
 
 
 @dataclass(frozen=True)
@@ -65,22 +101,39 @@ class Rewrite:
     method: str
 
 
-def needs_context(question: str) -> bool:
-    """True when the question refers back (a reference word) or is too short to search on its own."""
-    words = jieba.lcut(question)
-    if any(w in REFERENCE_WORDS for w in words):
+def refers_back(question: str) -> bool:
+    """True when the question has a reference word or is too short to search on its own."""
+    if any(w in REFERENCE_WORDS for w in jieba.lcut(question)):
         return True
-    content = _PUNCT_RE.sub("", question)
-    return len(content) <= SHORT_CHARS
+    return len(_PUNCT_RE.sub("", question)) <= SHORT_CHARS
+
+
+def _asks_how(question: str) -> bool:
+    """「E7怎么样？」: a short thing followed by 怎么样/怎样/如何."""
+    return bool(_ASKS_HOW_RE.search(question)) and 0 < len(_PUNCT_RE.sub("", core_of(question))) <= HOW_CHARS
+
+
+def needs_context(question: str) -> bool:
+    """True when the question refers back, is too short to search on its own, or asks 「X怎么样」 about a short X."""
+    return refers_back(question) or _asks_how(question)
+
+
+def is_attribute(word: str) -> bool:
+    """True for a word naming what is asked about a thing: 价格, 保修期, 联系电话, 功率…"""
+    return word in ATTRIBUTE_WORDS or (len(word) >= 2 and word.endswith(_ATTRIBUTE_ENDINGS))
+
+
+def _ends_subject(word: str) -> bool:
+    return word in PREDICATE_WORDS or is_attribute(word) or bool(word.strip() and _PUNCT_RE.fullmatch(word))
 
 
 def subject_of(question: str) -> str:
-    """The words before the question's predicate, e.g. 「知库专业版」 in 「知库专业版有哪些功能？」 (or "")."""
+    """The words before the question's attribute or predicate, e.g. 「知库专业版」 in 「知库专业版有哪些功能？」 (or "")."""
     subject: list[str] = []
-    for w in jieba.lcut(question.strip()):
-        if w in PREDICATE_WORDS or (w.strip() and _PUNCT_RE.fullmatch(w)):
+    for p in pseg.lcut(question.strip()):
+        if _ends_subject(p.word):
             break
-        subject.append(w)
+        subject.append(p.word)
     analyzer = get_analyzer()
     # Leading politeness or reference words (请问, 那) are not part of the subject.
     while subject and not analyzer.tokenize(subject[0]):
@@ -99,19 +152,56 @@ def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
     previous = _PUNCT_END_RE.sub("", previous_queries[-1].strip())
     core = core_of(question)
     own = content_words(core)
+    plain_how = not refers_back(question)  # 「E7怎么样？」: only a clear sibling makes it a follow-up
     if not own:
         # Nothing searchable of its own (「为什么？」「还有呢？」): keep the question's words after the previous query.
         return Rewrite(f"{' '.join(content_words(previous))} {_PUNCT_RE.sub('', question)}".strip(), "rules")
-    subject = own_subject(core)
-    if not subject or _is_bare(core):
-        swapped = substitute(previous, core)
+    subject, bare = own_subject(core), _is_bare(core)
+    if not subject or bare:
+        if bare:
+            swapped = _swap_bare(previous, core, own, common_nouns=not plain_how)
+        else:
+            swapped = substitute(previous, core)
+            swapped = swapped and _with_rest(swapped, own)
         if swapped:
-            return Rewrite(_with_rest(swapped, own), "rules")
+            return Rewrite(swapped, "rules")
+        if plain_how:
+            return Rewrite(question, "none")
         return _with_previous_subject(question, previous, own)
     swapped = substitute(subject_of(previous), subject)
     if swapped:
         return Rewrite(_with_rest(swapped, own), "rules")
     return Rewrite(question, "none")  # it names its own subject: nothing to carry
+
+
+def _swap_bare(previous: str, core: str, own: list[str], *, common_nouns: bool) -> str | None:
+    """A bare follow-up's query: its thing swapped for the previous one (rule 1), or its attribute asked of the previous subject (rule 2)."""
+    thing, attribute = split_attribute(core)
+    if not attribute:
+        swapped = substitute(previous, core) or (common_nouns and thing and _swap_common_noun(previous, thing)) or None
+        return _with_rest(swapped, own) if swapped else None
+    subject = subject_of(previous)
+    if subject and thing:
+        subject = substitute(subject, thing) or (common_nouns and _swap_common_noun(subject, thing)) or ""
+    return _with_rest(subject, content_words(attribute)) if subject else None
+
+
+def split_attribute(core: str) -> tuple[str, str]:
+    """A bare follow-up's thing and attribute: 「电机的价格」 → (电机, 价格), 「价格」 → ("", 价格), 「电机」 → (电机, "").
+
+    A thing that only points back (「它的价格」「该版本的价格」) counts as none.
+    """
+    words = [p.word for p in pseg.lcut(core)]
+    cut = len(words)
+    while cut and is_attribute(words[cut - 1]):
+        cut -= 1
+    attribute = "".join(words[cut:])
+    head = words[:cut]
+    while head and head[-1] == "的":
+        head.pop()
+    if any(w in REFERENCE_WORDS for w in head):
+        head = []
+    return "".join(head), attribute
 
 
 def _with_previous_subject(question: str, previous: str, own: list[str]) -> Rewrite:
@@ -131,10 +221,14 @@ def _with_rest(text: str, words: list[str]) -> str:
 
 
 def core_of(question: str) -> str:
-    """The question without its leading connective (那/那么/还有…), trailing particle (呢/吗…) and end punctuation."""
+    """The question without its leading connective (那/那么/换成…), trailing particle (呢/吗/怎么样…), a trailing 的 and end punctuation."""
     core = _PUNCT_END_RE.sub("", question.strip())
     core = _LEADING_RE.sub("", core)
-    return _TRAILING_RE.sub("", core).strip()
+    core = _TRAILING_RE.sub("", core).strip()
+    words = jieba.lcut(core)
+    if len(words) > 1 and words[-1] == "的":  # 「成都的呢」 → 成都 (a word ending in 的, 目的, stays whole)
+        core = "".join(words[:-1])
+    return core
 
 
 def content_words(text: str) -> list[str]:
@@ -186,7 +280,7 @@ def _swap_numbered(previous: str, core: str) -> str:
 
 def _swap_tagged(previous: str, core: str) -> str:
     """杭州 for 北京, 李娜 for 张伟, macOS for Windows: a word with the same kind of part-of-speech tag."""
-    tagged = [(p.word, KINDS.get(p.flag)) for p in pseg.lcut(previous)]
+    tagged = [(p.word, KINDS.get(p.flag)) for p in pseg.lcut(previous) if not is_attribute(p.word)]
     for word in pseg.lcut(core):
         kind = KINDS.get(word.flag)
         if kind is None or len(word.word) < 2 or word.word in previous:
@@ -210,6 +304,42 @@ def _swap_same_ending(previous: str, core: str) -> str:
         if end in bounds and span[-1] == core[-1] and span != core and not _PUNCT_RE.search(span):
             return previous[:start] + core + previous[end:]
     return previous
+
+
+def _is_common_noun(word: str, flag: str) -> bool:
+    return flag in NOUN_FLAGS and not is_attribute(word) and word not in PREDICATE_WORDS and word not in REFERENCE_WORDS
+
+
+def _swap_common_noun(previous: str, thing: str) -> str | None:
+    """电机 for 电池 in 「电池保修多久」: the common nouns just before the previous attribute or predicate, replaced by ``thing``.
+
+    ``thing`` must be a common noun phrase too (no place, person, Latin-script
+    name or number; its last word a noun, not an attribute), and the previous
+    nouns must sit right before what was asked (a 的 between them is allowed,
+    「空调的保修期」), so 「张伟负责哪个项目」 has nothing to swap.
+    """
+    mine = pseg.lcut(thing)
+    if not mine or thing in previous or any(KINDS.get(p.flag) or _NUMBERED_RE.search(p.word) for p in mine):
+        return None
+    if not all(_is_common_noun(p.word, p.flag) or p.flag == "f" for p in mine) or not _is_common_noun(mine[-1].word, mine[-1].flag):
+        return None
+    words = pseg.lcut(previous)
+    stop = next((i for i, p in enumerate(words) if _ends_subject(p.word) and p.word != "的"), len(words))
+    end = stop
+    while end and words[end - 1].word == "的":
+        end -= 1
+    start = end
+    # The run of common nouns (a localiser such as 上 inside it: 线/上/广告) that ends the previous subject.
+    while start and (_is_common_noun(words[start - 1].word, words[start - 1].flag)
+                     or (words[start - 1].flag == "f" and start - 1 > 0 and start < end)):
+        start -= 1
+    while start < end and words[start].flag == "f":
+        start += 1
+    if start == end:
+        return None
+    offset = sum(len(p.word) for p in words[:start])
+    length = sum(len(p.word) for p in words[start:end])
+    return previous[:offset] + thing + previous[offset + length:]
 
 
 def rewrite_clean(text: str, *, question: str) -> str | None:
