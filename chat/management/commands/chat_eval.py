@@ -1,4 +1,4 @@
-"""Evaluate answers on a labelled corpus: `manage.py chat_eval --corpus C --queries Q --kb NAME [--llm] [--limit N] [--json]`."""
+"""Evaluate answers on a labelled corpus: `manage.py chat_eval (--corpus C | --files DIR) --queries Q --kb NAME [--llm] [--limit N] [--json]`."""
 from __future__ import annotations
 
 import json

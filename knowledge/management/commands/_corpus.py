@@ -1,4 +1,8 @@
-"""A labelled corpus as the evaluation commands use it (kb_eval, chat_eval): read it, drop passages, load it into a KB."""
+"""A labelled corpus as the evaluation commands use it (kb_eval, chat_eval): read it, drop passages, load it into a KB.
+
+The corpus is a JSONL of passages (``--corpus``, one document each) or a folder of files a person would
+upload (``--files``: DOCX, PDF, scans, sheets, slides ..., each ingested as an upload is).
+"""
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +16,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from knowledge.errors import ApplicationError
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.corpus import corpus_ingest
+from knowledge.services.documents import UploadedItem, document_ingest, document_upload
 from knowledge.services.kbs import kb_create
 
 from ._util import named_user
@@ -76,22 +82,71 @@ def stderr_progress(total: int, *, every: int, noun: str):
 
 
 def eval_set(opts: dict, *, quiet: bool) -> EvalSet:
-    """Read ``--corpus``/``--queries``, drop ``--drop-relevant`` passages, load the rest into ``--kb`` (reused if it exists)."""
-    corpus = read_corpus(Path(opts["corpus"]))
+    """Read ``--corpus`` or ``--files`` and ``--queries``, drop ``--drop-relevant`` passages or files, load the rest
+    into ``--kb`` (reused if it exists)."""
     queries = read_corpus(Path(opts["queries"]))
     dropped_queries, dropped_passages = drop_plan(queries, opts["drop_relevant"]) if opts["drop_relevant"] else (set(), set())
-    corpus = [p for p in corpus if str(p["id"]) not in dropped_passages]
+    if opts.get("files"):
+        source = Path(opts["files"])
+        # A query names a file as models.document_labels does (its name or stem): a dropped name drops the file.
+        files = [f for f in folder_files(source) if not {f.name, f.stem} & dropped_passages]
+    else:
+        source = Path(opts["corpus"])
+        corpus = [p for p in read_corpus(source) if str(p["id"]) not in dropped_passages]
     if opts.get("offset"):
         queries = queries[opts["offset"]:]
     if opts["limit"]:
         queries = queries[: opts["limit"]]
     user = eval_owner(opts["owner"])
-    name = opts["kb"] or f"eval-{Path(opts['corpus']).parent.name}-{hashlib.sha256(json.dumps(sorted(dropped_passages)).encode()).hexdigest()[:8]}-{int(time.time())}"
+    label = source.name if opts.get("files") else source.parent.name
+    name = opts["kb"] or f"eval-{label}-{hashlib.sha256(json.dumps(sorted(dropped_passages)).encode()).hexdigest()[:8]}-{int(time.time())}"
     kb = KnowledgeBase.objects.filter(name=name, owner=user).first()
     if kb is None:
         kb = kb_create(owner=user, name=name)
-    load_missing(kb, corpus, user, quiet=quiet)
+    if opts.get("files"):
+        load_files(kb, files, user, quiet=quiet)
+    else:
+        load_missing(kb, corpus, user, quiet=quiet)
     return EvalSet(kb=kb, user=user, queries=queries, dropped=dropped_queries)
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` (not its sub-folders, not hidden files), by name."""
+    if not folder.is_dir():
+        raise CommandError(f"No folder at {folder}.")
+    files = sorted(f for f in folder.iterdir() if f.is_file() and not f.name.startswith("."))
+    if not files:
+        raise CommandError(f"No files in {folder}.")
+    return files
+
+
+def _bulk_load_settings() -> None:
+    settings.ZHIKU_INGEST_MODE = "sync"
+    # A bulk load is one change: no refit after every document (kb_eval --self-calibrate fits once, after the load).
+    settings.ZHIKU_AUTO_CALIBRATE = False
+
+
+def load_files(kb: KnowledgeBase, files: list[Path], user, *, quiet: bool) -> None:
+    """Upload each file as a person does (``documents.document_upload``) and ingest it in this process.
+
+    A file whose bytes equal the version the KB serves under that name is left as it is (the upload
+    service's own rule); a file that fails to ingest stops the evaluation with its error.
+    """
+    _bulk_load_settings()
+    for path in files:
+        started = time.perf_counter()
+        try:
+            outcome = document_upload(kb=kb, items=[UploadedItem(name=path.name, data=path.read_bytes())], user=user)[0]
+        except ApplicationError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        if outcome.unchanged and outcome.document.status == DocumentStatus.READY:
+            continue
+        document = document_ingest(document_id=outcome.document.pk)
+        if document is None or document.status != DocumentStatus.READY:
+            error = f"{document.error_code}: {document.error_message}" if document is not None else "deleted"
+            raise CommandError(f"{path}: ingestion failed ({error}).")
+        if not quiet:
+            sys.stderr.write(f"  loaded {path.name}: {document.chunks.count()} chunks ({time.perf_counter() - started:.0f} s)\n")
 
 
 def load_missing(kb: KnowledgeBase, corpus: list[dict], user, *, quiet: bool) -> None:
@@ -100,9 +155,7 @@ def load_missing(kb: KnowledgeBase, corpus: list[dict], user, *, quiet: bool) ->
     todo = [p for p in corpus if str(p["id"]) not in have]
     if not todo:
         return
-    settings.ZHIKU_INGEST_MODE = "sync"
-    # A bulk load is one change: no refit after every passage (kb_eval --self-calibrate fits once, after the load).
-    settings.ZHIKU_AUTO_CALIBRATE = False
+    _bulk_load_settings()
     started = time.perf_counter()
 
     def progress(n: int) -> None:
@@ -116,13 +169,16 @@ def load_missing(kb: KnowledgeBase, corpus: list[dict], user, *, quiet: bool) ->
 
 def add_corpus_arguments(parser) -> None:
     """The options both evaluation commands take."""
-    parser.add_argument("--corpus", required=True, help='JSONL of {"id","title","text"}; one document each')
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", help='JSONL of {"id","title","text"}; one document each')
+    source.add_argument("--files", help="a folder of files (DOCX, PDF, XLSX ...), each uploaded and ingested as a person's "
+                                        "upload is; a query's relevant names a file by its name or stem")
     parser.add_argument("--queries", required=True, help='JSONL of {"id","text","relevant":[ids]} (chat_eval: and "answers")')
     parser.add_argument("--kb", help="KB name: reused if it exists (loaded before), else created and loaded")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--offset", type=int, default=0, help="skip the first N queries (with --limit: check on questions not looked at)")
     parser.add_argument("--drop-relevant", type=int, default=0,
-                        help="make N queries unanswerable by leaving their passages out of the corpus (not-found test)")
+                        help="make N queries unanswerable by leaving their passages (or files) out of the corpus (not-found test)")
     parser.add_argument("--owner", help="owner of a new KB (default: a 'bench' user)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--per-query", action="store_true", help="include per-query outcomes in --json output")
