@@ -28,7 +28,7 @@ class MessageOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Message
-        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "hit", "not_found_by", "confidence",
+        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "verdict", "hit", "not_found_by", "confidence",
                   "status", "error_code", "answer_mode", "timings", "created_at", "feedback"]
 
     def get_feedback(self, message: Message) -> dict | None:

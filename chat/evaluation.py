@@ -23,6 +23,7 @@ from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_sta
 from knowledge.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.judge import verdict_shares
 
 # The answer must show within this many characters (citation markers aside) to count for ``answer_contains``.
 HEAD_CHARS = 200
@@ -45,6 +46,7 @@ class TurnOutcome:
 
     answer: str = ""
     hit: bool = False
+    verdict: str = ""
     cited_chunk_ids: list[int] = field(default_factory=list)
     first_token_ms: float | None = None
     mode: str = ""
@@ -80,6 +82,7 @@ async def turn_outcome(*, user, kb_ids: list[int], question: str, llm: LLMConfig
         async for event in turn_stream(turn, llm=llm):
             if event["type"] == "finish":
                 outcome.answer, outcome.hit, outcome.mode = event["answer"], bool(event["hit"]), event["mode"]
+                outcome.verdict = event.get("verdict") or ""
                 outcome.cited_chunk_ids = [c["chunk_id"] for c in event["citations"]]
                 outcome.first_token_ms = event["timings"].get("first_token_ms")
             elif event["type"] == "error":
@@ -113,11 +116,15 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
     """The figures of docs/chat.md "Evaluating answers", from each question's outcome and the cited chunks' text.
 
     Answer-text figures count answerable questions that carry answer spans (a
-    not-found answer holds no span); ``citation_precision`` counts the citations
-    of those questions; ``answer_chars_p50`` is over answers that are hits.
+    not-found answer holds no span): ``answer_contains`` the answers given (answered or uncertain) that hold a
+    span within their first ``HEAD_CHARS``, ``answer_contains_answered`` those among them whose verdict was
+    answered, both over every such question; ``answer_contains_given`` and ``answer_precision_answered`` are the
+    same shares among the answers given and among the answered ones. ``citation_precision`` counts the
+    citations of those questions; ``answer_chars_p50`` is over answers that are hits. ``verdicts``: the share of
+    each outcome among answerable and unanswerable questions.
     """
     spans = [(q, o) for q, o in zip(questions, outcomes) if q.relevant and q.answers]
-    answered = [(q, o) for q, o in spans if o.hit]
+    answered = [(q, o) for q, o in spans if o.hit]  # answers given: answered or uncertain
     citations = [contains_answer(chunk_text.get(cid, ""), q.answers) for q, o in answered for cid in o.cited_chunk_ids]
     answerable = [o for q, o in zip(questions, outcomes) if q.relevant]
     unanswerable = [o for q, o in zip(questions, outcomes) if not q.relevant]
@@ -128,13 +135,19 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
         "errors": sum(1 for o in outcomes if o.error),
         "answer_contains": _share([o.hit and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers) for q, o in spans]),
         "answer_contains_full": _share([o.hit and contains_answer(without_citations(o.answer), q.answers) for q, o in spans]),
-        "answer_contains_answered": _share([contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers) for q, o in answered]),
+        "answer_contains_answered": _share([o.verdict == "answered" and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers)
+                                            for q, o in spans]),
+        "answer_contains_given": _share([contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers) for q, o in answered]),
+        "answer_precision_answered": _share([contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers)
+                                             for q, o in spans if o.verdict == "answered"]),
         "citation_precision": _share(citations),
+        "verdicts": {"answerable": verdict_shares([o.verdict for o in answerable if o.verdict]),
+                     "unanswerable": verdict_shares([o.verdict for o in unanswerable if o.verdict])},
         "not_found_rate_answerable": _share([not o.hit for o in answerable]),
         "not_found_rate_unanswerable": _share([not o.hit for o in unanswerable]),
         "answer_chars_p50": _p50([len(a) for a in shown]),
         "first_token_ms_p50": _p50([o.first_token_ms for o in outcomes if o.first_token_ms is not None]),
-        "per_query": [{"id": q.id, "hit": o.hit, "mode": o.mode, "error": o.error,
+        "per_query": [{"id": q.id, "hit": o.hit, "verdict": o.verdict, "mode": o.mode, "error": o.error,
                        "contains": bool(q.answers) and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers),
                        "answer": o.answer[:HEAD_CHARS]} for q, o in zip(questions, outcomes)],
     }

@@ -41,9 +41,20 @@ class MessageStatus(models.TextChoices):
 
 class NotFoundBy(models.TextChoices):
     RETRIEVAL = "retrieval", _("retrieval")
-    """Relevance was below the KB's threshold; no LLM was called."""
+    """Relevance was below the KB's not-found gate; no LLM was called."""
     LLM = "llm", _("llm")
-    """Retrieval passed the threshold, but the LLM replied that the sources do not hold the answer."""
+    """Retrieval passed the gate, but the LLM replied that the sources do not hold the answer."""
+
+
+class Verdict(models.TextChoices):
+    """A turn's graded verdict (``knowledge.retrieval.judge``): how sure the answer is."""
+
+    ANSWERED = "answered", _("answered")
+    """The evidence holds the answer."""
+    UNCERTAIN = "uncertain", _("uncertain")
+    """The best evidence found, shown with a plain statement that it may not answer the question."""
+    NOT_FOUND = "not_found", _("not found")
+    """Nothing relevant: the KB's not-found text."""
 
 
 class Message(models.Model):
@@ -59,6 +70,8 @@ class Message(models.Model):
     not_found_by = models.CharField(verbose_name=_("not found by"), max_length=10, choices=NotFoundBy.choices, null=True, blank=True, default=None,
                                     help_text=_("Who judged the answer not found: retrieval or llm; null on a hit"))
     confidence = models.FloatField(verbose_name=_("confidence"), null=True, blank=True)
+    verdict = models.CharField(verbose_name=_("verdict"), max_length=10, choices=Verdict.choices, blank=True, default="",
+                               help_text=_("answered, uncertain or not_found; blank until the answer is settled"))
     status = models.CharField(verbose_name=_("status"), max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
     answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="", help_text=_("llm, extractive, faq (an FAQ answer returned directly) or not_found"))
@@ -81,6 +94,9 @@ class Message(models.Model):
             models.CheckConstraint(
                 condition=Q(confidence__isnull=True) | (Q(confidence__gte=0) & Q(confidence__lte=1)),
                 name="message_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["", "answered", "uncertain", "not_found"]), name="message_verdict_valid",
             ),
         ]
 

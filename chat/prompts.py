@@ -12,7 +12,7 @@ from knowledge.retrieval.types import Candidate
 # the total budget bounds the prompt whatever top_k a KB is set to.
 MAX_CHUNK_CHARS = 800
 MAX_CONTEXT_CHARS = 6000
-# Sources below this share of the not-found threshold are left out (``answer_candidates``).
+# Sources below this share of the confidence line are left out (``answer_candidates``).
 SOURCE_FLOOR_SHARE = 0.5
 # History given to the rewriter and the generator: the last turns, each cut short.
 HISTORY_TURNS = 3
@@ -124,7 +124,7 @@ def answer_candidates(candidates: Sequence[Candidate], *, threshold: float | Non
                       max_sources: int | None = None) -> list[Candidate]:
     """The candidates worth giving to the answer: the first always, the others when relevant enough.
 
-    A candidate below ``SOURCE_FLOOR_SHARE`` × the not-found threshold (or never
+    A candidate below ``SOURCE_FLOOR_SHARE`` × ``threshold`` (the confidence line; or never
     judged) would be shown as a source with a relevance near 0 and lend the
     answer sentences from text that does not hold it; ``max_sources`` caps
     the rest (the KB setting).
@@ -166,15 +166,28 @@ def context_build(candidates: Sequence[Candidate], *, chunk_chars: int = MAX_CHU
     return ctx
 
 
+# Added to the question when retrieval's verdict is ``uncertain``: the LLM is the reader that decides.
+UNCERTAIN_NOTE = (
+    "（检索判断：这些片段与问题的相关性不确定，可能并不包含答案。请逐一核对片段："
+    f"只有片段确实包含答案时才回答；否则只回复 {NOT_FOUND_MARKER}。）"
+)
+
+
 def answer_messages(*, question: str, standalone: str, context: Context,
-                    history: Sequence[tuple[str, str]] = (), custom_prompt: str = "") -> list[dict[str, str]]:
-    """Chat-completion messages: the system prompt, the last turns, then the sources and the question."""
+                    history: Sequence[tuple[str, str]] = (), custom_prompt: str = "",
+                    uncertain: bool = False) -> list[dict[str, str]]:
+    """Chat-completion messages: the system prompt, the last turns, then the sources and the question.
+
+    ``uncertain``: retrieval's verdict was uncertain, and the model is told so (``UNCERTAIN_NOTE``).
+    """
     messages = [{"role": "system", "content": system_prompt(custom_prompt)}]
     for role, content in list(history)[-2 * HISTORY_TURNS:]:
         messages.append({"role": role, "content": cap_text(content, HISTORY_CHARS)})
     ask = f"问题：{question}"
     if standalone and standalone != question:
         ask += f"\n（结合上下文，问题的完整含义是：{standalone}）"
+    if uncertain:
+        ask += f"\n{UNCERTAIN_NOTE}"
     messages.append({"role": "user", "content": f"知识片段：\n{context.text}\n\n{ask}"})
     return messages
 

@@ -34,7 +34,7 @@ from chat.llm import (
     llm_stream,
     text_stream,
 )
-from chat.models import Conversation, Feedback, Message, MessageStatus, NotFoundBy, Rating, Role
+from chat.models import Conversation, Feedback, Message, MessageStatus, NotFoundBy, Rating, Role, Verdict
 from chat.prompts import (
     MAX_CHUNK_CHARS,
     Context,
@@ -252,6 +252,11 @@ async def question_rewrite(turn: Turn, config: LLMConfig | None) -> tuple[Rewrit
     return rewrite_fallback(turn.question, turn.previous_queries), ""
 
 
+def uncertain_preface() -> str:
+    """What an uncertain answer opens with, in the turn's language."""
+    return gettext("No exact answer was found; the following may be relevant:")
+
+
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 1)
 
@@ -316,33 +321,41 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             return
         timings["retrieval_ms"] = _ms(t)
         timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
-        hit = bool(result.hit)
+        verdict = result.verdict
+        hit = verdict != Verdict.NOT_FOUND
 
         faq = faq_direct(result.candidates, turn.answer.faq_thresholds) if hit else None
         if faq is not None:
+            verdict = Verdict.ANSWERED  # its KB's FAQ line is the owner's statement that this match answers
             context = context_build([faq])
         elif hit:
-            context = context_build(answer_candidates(result.candidates, threshold=result.threshold,
+            context = context_build(answer_candidates(result.candidates, threshold=result.answer_threshold,
                                                       max_sources=turn.answer.max_sources),
                                     chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
         else:
             context = Context()
-        yield {"type": "sources", "hit": hit, "relevance": number(result.relevance),
-               "threshold": number(result.threshold),
+        yield {"type": "sources", "verdict": verdict, "hit": hit, "relevance": number(result.relevance),
+               "threshold": number(result.threshold), "answer_threshold": number(result.answer_threshold),
                "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
                "sources": [s.payload() for s in context.sources]}
 
         guard = MarkerGuard()
+        uncertain = verdict == Verdict.UNCERTAIN
         if not hit:
             mode, generator = "not_found", text_stream(result.not_found_text)
         elif faq is not None:
             # The FAQ's answer verbatim (MaxKB's "directly return"): no LLM, no extraction.
             mode, generator = "faq", text_stream(str(faq.metadata["answer"]).strip())
         elif config is None:
-            mode, generator = "extractive", text_stream(extractive_answer(rewrite.query, context.sources))
+            # Weak evidence is shown as what it is: the best found, which may not answer the question.
+            text = extractive_answer(rewrite.query, context.sources)
+            mode, generator = "extractive", text_stream(f"{uncertain_preface()}\n\n{text}" if uncertain else text)
         else:
+            # The LLM reads every question the gate lets through, told when the evidence is uncertain; its reply
+            # decides: an answer, or the not-found marker.
             messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
-                                       history=turn.history, custom_prompt=turn.answer.system_prompt)
+                                       history=turn.history, custom_prompt=turn.answer.system_prompt,
+                                       uncertain=uncertain)
             mode, generator = "llm", judged_stream(llm_stream(config, messages), guard, turn.not_found_text)
 
         t = time.perf_counter()
@@ -361,8 +374,12 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
 
         answer = "".join(parts)
         not_found_by = None if hit else NotFoundBy.RETRIEVAL
+        verdict_by = "faq" if mode == "faq" else "retrieval"
         if guard.not_found:
-            hit, mode, not_found_by = False, "not_found", NotFoundBy.LLM
+            hit, mode, not_found_by, verdict = False, "not_found", NotFoundBy.LLM, Verdict.NOT_FOUND
+            verdict_by = "llm"
+        elif mode == "llm" and uncertain:
+            verdict, verdict_by = Verdict.ANSWERED, "llm"  # the LLM read the sources and answered
         if mode == "faq":
             # The whole answer is the FAQ's: it is cited without a marker in the text.
             citations = citations_map("[1]", context.sources)
@@ -371,9 +388,11 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         confidence = confidence_of(context.sources, citations) if hit else 0.0
         sources = [s.payload() for s in context.sources]
         await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=sources,
-                     citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode)
+                     citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode,
+                     verdict=verdict)
         yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
-               "answer": answer, "citations": citations, "hit": hit, "not_found_by": not_found_by,
+               "answer": answer, "citations": citations, "verdict": verdict, "verdict_by": verdict_by,
+               "hit": hit, "not_found_by": not_found_by,
                "answered_by": mode if hit else None,
                "confidence": confidence, "relevance": number(result.relevance), "mode": mode,
                "model": config.model if mode == "llm" and config is not None else None,

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
@@ -39,8 +39,8 @@ class KnowledgeBase(models.Model):
 
     Retrieval defaults come from ``knowledge.retrieval.defaults`` (the measured
     values, pinned by a test): top_k 5, 30 candidates per path, score fusion with
-    weights 0.5 / 0.5, RRF k 60, rerank on, the threshold on the calibrated
-    relevance (0..1) and the not-found text.
+    weights 0.5 / 0.5, RRF k 60, rerank on, the two lines of the verdict on the
+    calibrated relevance (0..1: the not-found gate and the confidence line) and the not-found text.
     """
 
     name = models.CharField(verbose_name=_("name"), max_length=200)
@@ -55,7 +55,10 @@ class KnowledgeBase(models.Model):
     keyword_weight = models.FloatField(verbose_name=_("keyword weight"), default=defaults.KEYWORD_WEIGHT)
     fusion = models.CharField(verbose_name=_("fusion"), max_length=10, choices=FusionMethod.choices, default=defaults.FUSION)
     rerank_enabled = models.BooleanField(verbose_name=_("rerank enabled"), default=defaults.RERANK)
-    score_threshold = models.FloatField(verbose_name=_("score threshold"), default=defaults.THRESHOLD, help_text=_("The operating point: relevance below it is 'not found'"))
+    score_threshold = models.FloatField(verbose_name=_("not-found gate"), default=defaults.THRESHOLD,
+                                        help_text=_("Relevance below it is 'not found': nothing relevant in the KB"))
+    answer_threshold = models.FloatField(verbose_name=_("confidence line"), default=defaults.ANSWER_THRESHOLD,
+                                         help_text=_("Relevance at or above it is 'answered'; between the gate and it, 'uncertain'"))
     calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     not_found_text = models.TextField(verbose_name=_("not found text"), default=DEFAULT_NOT_FOUND_TEXT)
@@ -86,6 +89,8 @@ class KnowledgeBase(models.Model):
             models.CheckConstraint(condition=Q(candidates__gte=1) & Q(candidates__lte=500), name="kb_candidates_range"),
             models.CheckConstraint(condition=Q(vector_weight__gte=0) & Q(keyword_weight__gte=0), name="kb_weights_nonneg"),
             models.CheckConstraint(condition=Q(score_threshold__gte=0) & Q(score_threshold__lte=1), name="kb_threshold_range"),
+            models.CheckConstraint(condition=Q(answer_threshold__gte=F("score_threshold")) & Q(answer_threshold__lte=1),
+                                   name="kb_answer_threshold_range"),
             models.CheckConstraint(condition=Q(max_sources__isnull=True) | (Q(max_sources__gte=1) & Q(max_sources__lte=20)), name="kb_max_sources_range"),
             models.CheckConstraint(condition=Q(faq_direct_threshold__isnull=True) | (Q(faq_direct_threshold__gte=0) & Q(faq_direct_threshold__lte=1)),
                                    name="kb_faq_direct_threshold_range"),
@@ -337,6 +342,8 @@ class JudgeCalibration(models.Model):
     answerable = models.PositiveIntegerField(verbose_name=_("answerable"), default=0)
     unanswerable = models.PositiveIntegerField(verbose_name=_("unanswerable"), default=0)
     curve = models.JSONField(verbose_name=_("curve"), default=list, blank=True, help_text=_("Per threshold: answerable kept, unanswerable rejected"))
+    relevances = models.JSONField(verbose_name=_("relevances"), default=dict, blank=True,
+                                  help_text=_("Each question's calibrated relevance, by class: what the outcomes at the KB's two lines are read from"))
     kb_version = models.BigIntegerField(verbose_name=_("knowledge base version"), default=0)
     inputs = models.CharField(verbose_name=_("inputs"), max_length=64, blank=True, default="",
                               help_text=_("Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted"))

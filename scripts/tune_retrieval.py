@@ -7,6 +7,12 @@ Usage:
                                                 # several KBs searched together against each one alone
     python scripts/tune_retrieval.py judge      # not-found experiment: end-to-end, single signals, held-out
                                                 # figures, threshold sweep, and the constants for judge.py
+    python scripts/tune_retrieval.py offtopic   # evidence of off-topic questions asked of every split's KB (after evidence)
+    python scripts/tune_retrieval.py offtopic --offtopic devdata/heldout/offtopic-zh/queries.jsonl   # a held-out set
+    python scripts/tune_retrieval.py verdict [--offtopic F] [--measure SPLIT...]
+                                                # the graded verdict's two lines: the gate and the confidence line
+                                                # chosen and checked leaving one set out, the shipped lines on sets
+                                                # never fitted on, and the confidence line swept
     options: --bench DIR (default ../shared/bench or $ZHIKU_BENCH_DIR), --splits cmrc2018 drcd,
              --configs NAME... (quality: a subset of CONFIGS), --limit N (first N questions),
              --threshold T (judge: the threshold the held-out table uses)
@@ -395,13 +401,20 @@ def _previous_judge_signals(index, chunk_id: int, tokens: list[str], top_bm25: f
     return [min(1.0, sum(index.idf(t) for t in matched) / total), len(matched) / len(tokens), top_bm25 / total]
 
 
-def collect_evidence(split: Split, kb: KBSearchConfig) -> list[dict]:
-    """Per question: the top candidates in order, each with the judge's signals computed as the pipeline does."""
+def collect_evidence(split: Split, kb: KBSearchConfig, questions: list[dict] | None = None,
+                     embedder: "CachedQueryEmbedder | None" = None) -> list[dict]:
+    """Per question: the top candidates in order, each with the judge's signals computed as the pipeline does.
+
+    ``questions`` (default: the split's own, 300 made unanswerable where it has none) are asked of the
+    split's passages; off-topic questions are passed this way with ``answerable`` False.
+    """
     from knowledge.retrieval import evidence
 
-    questions, removed = labelled_questions(split)
+    removed: set[int] = set()
+    if questions is None:
+        questions, removed = labelled_questions(split)
     store = build_store(split, kb, exclude=removed)
-    embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
+    embedder = embedder or CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
     retriever = make_retriever(store, embedder)
     evidence.BACKGROUND.preset(MODEL, background_matrix())
     index = store.keywords.get_index(kb)
@@ -440,6 +453,48 @@ def cmd_evidence(splits: list[Split]) -> None:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
         n_un = sum(1 for r in rows if not r["answerable"])
         print(f"{split.name}: {len(rows)} questions ({n_un} unanswerable) → {evidence_path(split)} "
+              f"in {time.perf_counter() - start:.0f}s", flush=True)
+
+
+# --- off-topic questions --------------------------------------------------------------------------
+
+# Questions no company KB answers: the bank the platform ships for self-calibration, and encyclopedia
+# questions (CMRC 2018's, asked of the documentation KBs). ``--offtopic FILE`` measures another set.
+WIKIPEDIA = ("cmrc2018", "drcd")
+ENCYCLOPEDIA_SAMPLE = 200
+
+
+def offtopic_questions(bench: Path, split: Split, extra: Path | None) -> list[dict]:
+    if extra is not None:
+        rows, _ = _jsonl(extra)
+        return [{"id": r["id"], "text": r["text"], "relevant": [], "answerable": False} for r in rows]
+    bank = (ROOT / "knowledge" / "retrieval" / "data" / "offtopic_questions_zh.txt").read_text(encoding="utf-8")
+    out = [{"id": f"bank-{i}", "text": t.strip(), "relevant": [], "answerable": False}
+           for i, t in enumerate(bank.splitlines()) if t.strip()]
+    if split.name not in WIKIPEDIA:
+        cmrc = Split(bench, "cmrc2018")
+        picked = sorted(cmrc.queries, key=lambda q: _hash_order(q["id"]))[:ENCYCLOPEDIA_SAMPLE]
+        out += [{"id": q["id"], "text": q["text"], "relevant": [], "answerable": False} for q in picked]
+    return out
+
+
+def offtopic_path(split: Split, tag: str) -> Path:
+    return CACHE / f"evidence-offtopic-{tag}-{split.name}.jsonl"
+
+
+def cmd_offtopic(bench: Path, splits: list[Split], extra: Path | None) -> None:
+    """Evidence of off-topic questions asked of each split's KB (all its passages), as ``evidence`` collects it."""
+    kb = replace(BASE, rerank=False)
+    tag = extra.parent.name if extra is not None else "tuning"
+    for split in splits:
+        start = time.perf_counter()
+        questions = offtopic_questions(bench, split, extra)
+        embedder = CachedQueryEmbedder([q["text"] for q in split.queries], split.vectors("queries"))
+        rows = collect_evidence(split, kb, questions=questions, embedder=embedder)
+        with open(offtopic_path(split, tag), "w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        print(f"{split.name}: {len(rows)} off-topic questions ({tag}) → {offtopic_path(split, tag)} "
               f"in {time.perf_counter() - start:.0f}s", flush=True)
 
 
@@ -534,6 +589,130 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
     print(models_as_python(fitted))
 
 
+def _relevance(rows: list[dict], fits: dict[str, tuple[np.ndarray, float]]) -> np.ndarray:
+    """The search-level relevance of each row as ``Judge`` computes it: per candidate the richest model whose
+    signals are present (hybrid, else keyword, else vector), the best within the judged head."""
+    from knowledge.retrieval.judge import JUDGE_DEPTH
+
+    out = []
+    for r in rows:
+        logits = []
+        for c in r["candidates"][:JUDGE_DEPTH]:
+            for name in ("hybrid", "keyword", "vector"):
+                features = JUDGE_FEATURES[name]
+                if all(c.get(f) is not None for f in features):
+                    w, b = fits[name]
+                    logits.append(float(np.array([_feature(c, f) for f in features]) @ w + b))
+                    break
+        out.append(1 / (1 + math.exp(-max(logits))) if logits else 0.0)
+    return np.array(out)
+
+
+def _labels(rows: list[dict]) -> np.ndarray:
+    return np.array([1 if r["answerable"] else 0 for r in rows])
+
+
+def _faq_match(rows: list[dict]) -> np.ndarray:
+    """Rows whose judged head holds a FAQ entry matching the question by meaning (never not found, ``pipeline``)."""
+    from knowledge.retrieval.judge import JUDGE_DEPTH
+
+    return np.array([max([c.get("question_cosine") or 0.0 for c in r["candidates"][:JUDGE_DEPTH]] or [0.0])
+                     >= defaults.FAQ_MATCH_COSINE for r in rows], dtype=bool)
+
+
+def _shares(p: np.ndarray, gate: float, line: float, match: np.ndarray | None = None) -> str:
+    """answered / uncertain / not found shares; a FAQ match lifts a not-found to uncertain."""
+    if not len(p):
+        return "— / — / —"
+    match = np.zeros(len(p), dtype=bool) if match is None else match
+    answered, not_found = p >= line, (p < gate) & ~match
+    return f"{np.mean(answered):.3f} / {np.mean(~answered & ~not_found):.3f} / {np.mean(not_found):.3f}"
+
+
+def _read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8")] if path.exists() else []
+
+
+def cmd_verdict(splits: list[Split], *, gate_share: float, answered_share: float, tag: str | None,
+                measure: Sequence[Split] = ()) -> None:
+    """The two lines of the graded verdict, chosen and checked leaving one data set out.
+
+    For each held-out set: the judge refitted on the others; the not-found gate set on the others so that at most
+    ``gate_share`` of each one's answerable questions fall under it, the confidence line so that at most
+    ``answered_share`` of each one's unanswerable questions reach it; then the held-out set's outcomes
+    (answered / uncertain / not found) for its answerable, unanswerable and off-topic questions.
+    """
+    data, off, held_off = {}, {}, {}
+    for split in splits:
+        if not evidence_path(split).exists():
+            raise SystemExit(f"{evidence_path(split)} missing: run `python scripts/tune_retrieval.py evidence` first")
+        data[split.name] = _read_rows(evidence_path(split))
+        off[split.name] = _read_rows(offtopic_path(split, "tuning"))
+        if tag:
+            held_off[split.name] = _read_rows(offtopic_path(split, tag))
+    names = list(data)
+    print(f"\nGate: ≤ {gate_share:.0%} of each training set's answerable questions under it; confidence line: "
+          f"≤ {answered_share:.0%} of each training set's unanswerable questions at or above it.\n"
+          "Outcomes are answered / uncertain / not found.\n")
+    print("| held-out set | gate | line | answerable | unanswerable | off-topic (tuning bank + CMRC) |"
+          + (f" off-topic ({tag}) |" if tag else "") + " AUC |")
+    print("|---|---|---|---|---|---|" + ("---|" if tag else "") + "---|")
+
+    def fits_for(train: list[str]) -> dict[str, tuple[np.ndarray, float]]:
+        return {m: _fit(data, JUDGE_FEATURES[m], train) for m in ("hybrid", "keyword", "vector")}
+
+    def lines(fits, train: list[str]) -> tuple[float, float]:
+        gate = min(float(np.quantile(_relevance(data[n], fits)[_labels(data[n]) == 1], gate_share)) for n in train)
+        line = max(float(np.quantile(_relevance(data[n], fits)[_labels(data[n]) == 0], 1 - answered_share))
+                   for n in train)
+        return gate, max(line, gate)
+
+    for held in names:
+        train = [n for n in names if n != held]
+        fits = fits_for(train)
+        gate, line = lines(fits, train)
+        p, y, m = _relevance(data[held], fits), _labels(data[held]), _faq_match(data[held])
+        row = (f"| {held} | {gate:.3f} | {line:.3f} | {_shares(p[y == 1], gate, line, m[y == 1])} | "
+               f"{_shares(p[y == 0], gate, line, m[y == 0])} | "
+               f"{_shares(_relevance(off[held], fits), gate, line, _faq_match(off[held]))} |")
+        if tag:
+            row += f" {_shares(_relevance(held_off[held], fits), gate, line, _faq_match(held_off[held]))} |"
+        print(row + f" {_auc(p, y):.3f} |", flush=True)
+    fits = fits_for(names)
+    gate, line = lines(fits, names)
+    print(f"\nAll sets: gate {gate:.4f}, confidence line {line:.4f}")
+    gate, line = defaults.THRESHOLD, defaults.ANSWER_THRESHOLD
+    print(f"\nThe shipped lines (gate {gate}, line {line}) with the judge fitted on all of them; the sets after the "
+          f"rule were never used to fit or choose anything:\n")
+    print("| set | answerable | unanswerable | off-topic (tuning bank + CMRC) |" + (f" off-topic ({tag}) |" if tag else ""))
+    print("|---|---|---|---|" + ("---|" if tag else ""))
+    for split_name in [*names, "---", *[m.name for m in measure]]:
+        if split_name == "---":
+            print("|---|---|---|---|" + ("---|" if tag else ""))
+            continue
+        if split_name not in data:
+            held_split = next(m for m in measure if m.name == split_name)
+            data[split_name] = _read_rows(evidence_path(held_split))
+            off[split_name] = _read_rows(offtopic_path(held_split, "tuning"))
+            if tag:
+                held_off[split_name] = _read_rows(offtopic_path(held_split, tag))
+        rows = data[split_name]
+        p, y, m = _relevance(rows, fits), _labels(rows), _faq_match(rows)
+        row = (f"| {split_name} | {_shares(p[y == 1], gate, line, m[y == 1])} | {_shares(p[y == 0], gate, line, m[y == 0])} | "
+               f"{_shares(_relevance(off[split_name], fits), gate, line, _faq_match(off[split_name]))} |")
+        if tag:
+            row += f" {_shares(_relevance(held_off[split_name], fits), gate, line, _faq_match(held_off[split_name]))} |"
+        print(row, flush=True)
+    print("\nThe confidence line swept, same fit (answerable answered / unanswerable answered):\n")
+    sweep = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+    print("| set | " + " | ".join(f"line {t}" for t in sweep) + " |")
+    print("|---|" + "---|" * len(sweep))
+    for split_name in [*names, *[m.name for m in measure]]:
+        p, y = _relevance(data[split_name], fits), _labels(data[split_name])
+        print(f"| {split_name} | " + " | ".join(f"{np.mean(p[y == 1] >= t):.2f} / {np.mean(p[y == 0] >= t):.2f}"
+                                              for t in sweep) + " |")
+
+
 def cmd_model_ranking(splits: list[Split]) -> None:
     """MRR@10 of the embedding model's own cosine ranking of the bare passage texts (no platform involved).
 
@@ -604,12 +783,19 @@ def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence", "model-ranking", "multi"))
+    parser.add_argument("command", choices=("embed", "quality", "judge", "evidence", "model-ranking", "multi",
+                                            "offtopic", "verdict"))
     parser.add_argument("--bench")
     parser.add_argument("--splits", nargs="+", default=DEFAULT_SPLITS)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--offtopic", type=Path, help="offtopic: a JSONL of off-topic questions to measure (default: "
+                                                       "the tuning questions); verdict: its folder name")
+    parser.add_argument("--gate-share", type=float, default=0.03)
+    parser.add_argument("--measure", nargs="*", default=[],
+                        help="verdict: sets measured with the shipped lines, never fitted on (their evidence first)")
+    parser.add_argument("--answered-share", type=float, default=0.15)
     args = parser.parse_args()
     bench = _bench_dir(args.bench)
     splits = [Split(bench, name) for name in args.splits]
@@ -624,6 +810,12 @@ def main() -> None:
         cmd_multi(splits, args.configs, args.limit)
     elif args.command == "evidence":
         cmd_evidence(splits)
+    elif args.command == "offtopic":
+        cmd_offtopic(bench, splits, args.offtopic)
+    elif args.command == "verdict":
+        cmd_verdict(splits, gate_share=args.gate_share, answered_share=args.answered_share,
+                    tag=args.offtopic.parent.name if args.offtopic else None,
+                    measure=[Split(bench, name) for name in args.measure])
     elif args.command == "model-ranking":
         cmd_model_ranking(splits)
     else:

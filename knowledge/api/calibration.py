@@ -1,4 +1,4 @@
-"""A KB's judge calibration and its operating point: GET (viewer), POST recalibrate (owner), PATCH threshold (owner)."""
+"""A KB's judge calibration and its two lines: GET (viewer), POST recalibrate (owner), PATCH the gate and/or line (owner)."""
 from __future__ import annotations
 
 from django.utils.translation import gettext
@@ -12,7 +12,12 @@ from knowledge.api.schema import errors
 from knowledge.api.serializers import StrictInput, _finite
 from knowledge.errors import Conflict, ValidationFailed
 from knowledge.models import CalibrationStatus, JudgeCalibration, Role
-from knowledge.services.calibration import calibration_payload, schedule_recalibration, threshold_for_rejection
+from knowledge.services.calibration import (
+    calibration_payload,
+    schedule_recalibration,
+    threshold_for_kept,
+    threshold_for_rejection,
+)
 from knowledge.services.kbs import kb_update
 
 
@@ -20,6 +25,7 @@ class CurvePoint(serializers.Serializer):
     threshold = serializers.FloatField()
     answerable_kept = serializers.FloatField(allow_null=True)
     unanswerable_rejected = serializers.FloatField(allow_null=True)
+    unanswerable_answered = serializers.FloatField(allow_null=True, required=False)
     answerable_kept_count = serializers.IntegerField()
     unanswerable_rejected_count = serializers.IntegerField()
 
@@ -29,7 +35,10 @@ class CalibrationOutput(serializers.Serializer):
     source = serializers.CharField(help_text='"labelled", "self" or "" (never calibrated)')
     slope = serializers.FloatField()
     offset = serializers.FloatField()
-    threshold = serializers.FloatField(help_text="The KB's operating point (score_threshold)")
+    threshold = serializers.FloatField(help_text="The KB's not-found gate (score_threshold)")
+    answer_threshold = serializers.FloatField(help_text="The KB's confidence line (answer_threshold)")
+    outcomes = serializers.DictField(help_text="At the two lines: the share answered / uncertain / not_found of the "
+                                               "calibration's answerable and of its unanswerable questions")
     answerable = serializers.IntegerField()
     unanswerable = serializers.IntegerField()
     curve = CurvePoint(many=True)
@@ -39,8 +48,17 @@ class CalibrationOutput(serializers.Serializer):
 
 
 class OperatingPointInput(StrictInput):
-    threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite])
-    target_rejection = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite])
+    threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                       help_text="the not-found gate")
+    target_rejection = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                              help_text="the gate: the lowest threshold that rejects this share of unanswerable questions")
+    target_kept = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                         help_text="the gate: the highest threshold that keeps this share of answerable questions")
+    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                              help_text="the confidence line")
+    answer_target_rejection = serializers.FloatField(
+        required=False, min_value=0, max_value=1, validators=[_finite],
+        help_text="the line: the lowest threshold under which this share of unanswerable questions stays (not answered)")
 
 
 class CalibrationView(APIView):
@@ -59,25 +77,35 @@ class CalibrationView(APIView):
     @extend_schema(
         request=OperatingPointInput,
         responses={200: CalibrationOutput, **errors(409)},
-        summary="Set the operating point: a threshold, or the lowest one that rejects a share of unanswerable questions (owner)",
+        summary="Move the not-found gate and/or the confidence line: a value, or a share read off the curve (owner)",
     )
     def patch(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         data = OperatingPointInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if len(values) != 1:
-            raise ValidationFailed(gettext("Give exactly one of threshold or target_rejection."), code="threshold_or_target")
-        if "threshold" in values:
-            threshold = values["threshold"]
-        else:
+        gate_keys = [k for k in ("threshold", "target_rejection", "target_kept") if k in values]
+        line_keys = [k for k in ("answer_threshold", "answer_target_rejection") if k in values]
+        if len(gate_keys) > 1 or len(line_keys) > 1 or not (gate_keys or line_keys):
+            raise ValidationFailed(gettext("Give at most one of threshold, target_rejection or target_kept (the gate) and "
+                                           "at most one of answer_threshold or answer_target_rejection (the line)."),
+                                   code="threshold_or_target")
+        curve = None
+        if any(k.startswith("target") or k == "answer_target_rejection" for k in (*gate_keys, *line_keys)):
             row = JudgeCalibration.objects.filter(kb=kb, status=CalibrationStatus.READY).first()
             if row is None or not row.curve:
                 raise Conflict(gettext("The KB has no ready calibration to pick a threshold from; POST .../calibration/ first."),
                                code="not_calibrated")
-            threshold = threshold_for_rejection(row.curve, values["target_rejection"])
-            if threshold is None:
-                raise ValidationFailed(gettext("No threshold on the curve rejects that share of unanswerable questions."),
-                                       code="target_unreachable")
-        kb = kb_update(kb=kb, score_threshold=threshold)
+            curve = row.curve
+        changes = {}
+        if gate_keys:
+            key = gate_keys[0]
+            changes["score_threshold"] = values[key] if key == "threshold" else (
+                threshold_for_rejection(curve, values[key]) if key == "target_rejection" else threshold_for_kept(curve, values[key]))
+        if line_keys:
+            key = line_keys[0]
+            changes["answer_threshold"] = values[key] if key == "answer_threshold" else threshold_for_rejection(curve, values[key])
+        if any(v is None for v in changes.values()):
+            raise ValidationFailed(gettext("No threshold on the curve reaches that share."), code="target_unreachable")
+        kb = kb_update(kb=kb, **changes)
         return Response(calibration_payload(kb))

@@ -60,7 +60,11 @@ class KBSettingsInput(StrictInput):
     keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
     fusion = serializers.ChoiceField(required=False, choices=FusionMethod.choices)
     rerank_enabled = serializers.BooleanField(required=False)
-    score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite])
+    score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                             help_text="the not-found gate: a relevance below it is not_found")
+    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+                                              help_text="the confidence line (at least score_threshold): a relevance at or "
+                                                        "above it is answered, between the two uncertain")
     not_found_text = serializers.CharField(required=False, max_length=2000)
     user_words = serializers.ListField(
         required=False, max_length=10000, child=serializers.CharField(max_length=100),
@@ -104,7 +108,7 @@ class KBOutput(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "owner", "role", "embedding_model", "embedding_dim",
             "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
-            "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
+            "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "user_words", "synonyms",
             "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
             "version", "document_count", "chunk_count", "created_at", "updated_at",
         ]

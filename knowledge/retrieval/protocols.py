@@ -30,6 +30,9 @@ class KBSearchConfig:
     keyword_weight: float = defaults.KEYWORD_WEIGHT
     rerank: bool = defaults.RERANK
     threshold: float = defaults.THRESHOLD
+    """The not-found gate: a relevance below it is ``not_found``."""
+    answer_threshold: float = defaults.ANSWER_THRESHOLD
+    """The confidence line: a relevance at or above it is ``answered``, between the two ``uncertain``."""
     not_found_text: str = defaults.NOT_FOUND_TEXT
     calibration: tuple[float, float] = (1.0, 0.0)  # the KB's own (slope, offset) on the judge's logit; see judge
     version: int = 1

@@ -73,8 +73,13 @@ class RetrievalResult:
     """False when the BM25 index was missing or stale and the keyword path was skipped."""
     notes: list[str] = field(default_factory=list)
     relevance: float | None = None
-    """The query-level judgement (the top candidate's ``relevance``); None when nothing was found."""
+    """The query-level judgement (the best candidate ``relevance`` within the judged head); None when nothing was found."""
     threshold: float | None = None
-    """The threshold ``relevance`` was compared with."""
+    """The not-found gate ``relevance`` was compared with."""
+    answer_threshold: float | None = None
+    """The confidence line ``relevance`` was compared with."""
+    verdict: str = "not_found"
+    """``answered`` (the evidence holds the answer), ``uncertain`` (the best evidence found, which may not answer
+    the question) or ``not_found`` (nothing relevant); ``hit`` is ``verdict != "not_found"`` (see ``judge``)."""
     debug: dict[str, Any] | None = None
     """With ``search(debug=True)``: every path's candidates and each stage's scores, for hit testing."""

@@ -39,6 +39,7 @@ from django.db import DatabaseError, transaction
 
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
+from knowledge.retrieval.judge import Judge, verdict_shares
 from knowledge.services.documents import analyzer_for, faq_question
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ MIN_SELF_ANSWERABLE = 3
 SELF_CHUNKS = 30
 OFFTOPIC_SAMPLE = 30
 QUERY_TOKENS = 4
-THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20))
+# Finer where the not-found gate sits (about a tenth), then every 0.05.
+THRESHOLDS: tuple[float, ...] = (0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.12, 0.15) + tuple(round(0.05 * i, 2) for i in range(4, 20))
 SELF_OFFSET_RANGE = (-1.0, 1.0)
 SELF_DEAD_ZONE = 0.1
 LABELLED_OFFSET_RANGE = (-3.0, 3.0)
@@ -237,7 +239,11 @@ def fit(z: Sequence[float], y: Sequence[int], *, source: str) -> Fit:
 
 def trade_off_curve(answerable: Sequence[float], unanswerable: Sequence[float],
                     thresholds: Sequence[float] = THRESHOLDS) -> list[dict]:
-    """Per threshold t: the share (and count) of answerable questions kept (p ≥ t) and unanswerable rejected (p < t)."""
+    """Per threshold t: the share (and count) of answerable questions kept (p ≥ t) and unanswerable rejected (p < t).
+
+    Read at the not-found gate, "kept" is "not turned away"; read at the confidence line, it is "answered" (and
+    ``unanswerable_answered`` the unanswerable questions answered there).
+    """
     pa = np.asarray([p for p in answerable if p is not None], dtype=np.float64)
     pu = np.asarray([p for p in unanswerable if p is not None], dtype=np.float64)
     curve = []
@@ -248,6 +254,7 @@ def trade_off_curve(answerable: Sequence[float], unanswerable: Sequence[float],
             "threshold": round(float(t), 2),
             "answerable_kept": round(kept / len(pa), 4) if len(pa) else None,
             "unanswerable_rejected": round(rejected / len(pu), 4) if len(pu) else None,
+            "unanswerable_answered": round(1 - rejected / len(pu), 4) if len(pu) else None,
             "answerable_kept_count": kept, "unanswerable_rejected_count": rejected,
         })
     return curve
@@ -302,12 +309,14 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
         fitted = fit(z, y, source=source)
         p = _sigmoid(fitted.slope * z + fitted.offset)
         curve = trade_off_curve(p[y == 1].tolist(), p[y == 0].tolist())
+        relevances = {"answerable": [round(float(x), 4) for x in p[y == 1]],
+                      "unanswerable": [round(float(x), 4) for x in p[y == 0]]}
     except NotEnoughQuestions as exc:
         # Nothing to learn from (e.g. every document deleted): back to the shipped judge.
         with transaction.atomic():
             KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=1.0, calibration_offset=0.0)
             _save(row, status=CalibrationStatus.FAILED, source="", slope=1.0, offset=0.0, answerable=0, unanswerable=0,
-                  curve=[], kb_version=kb.version, inputs=inputs, error=str(exc))
+                  curve=[], relevances={}, kb_version=kb.version, inputs=inputs, error=str(exc))
         return row
     except Exception as exc:  # noqa: BLE001 - stored on the row; the KB keeps its previous calibration
         logger.exception("recalibration of KB %s failed", kb_id)
@@ -316,7 +325,8 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
     with transaction.atomic():
         KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=fitted.slope, calibration_offset=fitted.offset)
         _save(row, status=CalibrationStatus.READY, source=source, slope=fitted.slope, offset=fitted.offset,
-              answerable=int(y.sum()), unanswerable=int(len(y) - y.sum()), curve=curve, kb_version=kb.version,
+              answerable=int(y.sum()), unanswerable=int(len(y) - y.sum()), curve=curve, relevances=relevances,
+              kb_version=kb.version,
               inputs=inputs, error="")
     logger.info("KB %s calibrated (%s): slope %.3f offset %.3f", kb_id, source, fitted.slope, fitted.offset)
     return row
@@ -380,16 +390,41 @@ def _schedule_now(kb_id: int) -> None:
         logger.warning("could not schedule the recalibration of KB %s", kb_id, exc_info=True)
 
 
+def outcomes_at(relevances: dict, *, gate: float, line: float) -> dict:
+    """The share of each verdict among the calibration's answerable and unanswerable questions, at these two lines."""
+    out = {}
+    for kind in ("answerable", "unanswerable"):
+        values = list((relevances or {}).get(kind) or [])
+        out[kind] = verdict_shares([Judge.verdict(p, gate, line) for p in values])
+    return out
+
+
 def calibration_payload(kb: KnowledgeBase) -> dict:
-    """The API shape: the stored calibration (status "none" and the identity when never calibrated)."""
+    """The API shape: the stored calibration (status "none" and the identity when never calibrated).
+
+    ``threshold`` is the KB's not-found gate and ``answer_threshold`` its confidence line; ``outcomes`` what the
+    calibration's questions get at those two lines.
+    """
     row = JudgeCalibration.objects.filter(kb=kb).first()
+    lines = {"threshold": kb.score_threshold, "answer_threshold": kb.answer_threshold}
     if row is None:
-        return {"status": "none", "source": "", "slope": 1.0, "offset": 0.0, "threshold": kb.score_threshold,
-                "answerable": 0, "unanswerable": 0, "curve": [], "kb_version": None, "updated_at": None, "error": ""}
-    return {"status": row.status, "source": row.source, "slope": row.slope, "offset": row.offset,
-            "threshold": kb.score_threshold, "answerable": row.answerable, "unanswerable": row.unanswerable,
-            "curve": row.curve, "kb_version": row.kb_version or None,
+        return {"status": "none", "source": "", "slope": 1.0, "offset": 0.0, **lines,
+                "answerable": 0, "unanswerable": 0, "curve": [], "outcomes": outcomes_at({}, gate=0, line=0),
+                "kb_version": None, "updated_at": None, "error": ""}
+    return {"status": row.status, "source": row.source, "slope": row.slope, "offset": row.offset, **lines,
+            "answerable": row.answerable, "unanswerable": row.unanswerable, "curve": row.curve,
+            "outcomes": outcomes_at(row.relevances, gate=kb.score_threshold, line=kb.answer_threshold),
+            "kb_version": row.kb_version or None,
             "updated_at": row.updated_at.isoformat() if row.updated_at else None, "error": row.error}
+
+
+def threshold_for_kept(curve: Sequence[dict], target: float) -> float | None:
+    """The highest curve threshold that keeps at least ``target`` of the answerable questions (for the gate)."""
+    for point in sorted(curve, key=lambda p: -p["threshold"]):
+        share = point.get("answerable_kept")
+        if share is not None and share >= target - 1e-9:
+            return float(point["threshold"])
+    return None
 
 
 def threshold_for_rejection(curve: Sequence[dict], target: float) -> float | None:

@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from knowledge.models import document_labels
+from knowledge.retrieval.judge import verdict_shares
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.services.search import search_run
 
@@ -32,7 +33,8 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
     """Run every query through ``search_run`` and aggregate the metrics (a document counts once, at its best chunk).
 
     Ranking metrics use the candidates in their returned order whether or not
-    the result is a hit; "not found" rates use the hit flag. With
+    the result is a hit; "not found" rates (``abstain_rate`` for unanswerable questions,
+    ``false_abstain_rate`` for answerable ones) are the ``not_found`` shares of ``verdicts``. With
     ``labels_kb_id`` only that KB's documents can match a label (several KBs
     searched together may reuse external ids).
     """
@@ -40,6 +42,7 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
     recalls = {1: [], 5: [], 10: []}
     mrr, ndcg = [], []
     abstain, false_abstain = [], []
+    verdicts: dict[str, list[str]] = {"answerable": [], "unanswerable": []}
     stage_ms: dict[str, list[float]] = {}
     per_query = []
     for n, q in enumerate(queries, 1):
@@ -68,7 +71,9 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
             dcg = sum(1.0 / math.log2(i + 1) for i, key in enumerate(ranked[:10], 1) if key in relevant)
             ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
             ndcg.append(dcg / ideal if ideal else 0.0)
-        per_query.append({"id": q.id, "hit": result.hit, "relevance": result.relevance, "top": ranked[:3]})
+        verdicts["answerable" if relevant else "unanswerable"].append(result.verdict)
+        per_query.append({"id": q.id, "hit": result.hit, "verdict": result.verdict, "relevance": result.relevance,
+                          "top": ranked[:3]})
         if progress:
             progress(n)
 
@@ -84,5 +89,6 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
         "recall@1": mean(recalls[1]), "recall@5": mean(recalls[5]), "recall@10": mean(recalls[10]),
         "mrr@10": mean(mrr), "ndcg@10": mean(ndcg),
         "abstain_rate": mean(abstain), "false_abstain_rate": mean(false_abstain),
+        "verdicts": {kind: verdict_shares(values) for kind, values in verdicts.items()},
         "latency_ms": latency, "per_query": per_query,
     }

@@ -9,10 +9,11 @@ from django.db.models import F
 from knowledge.embeddings import get_embedder
 from knowledge.errors import Conflict, EmbeddingError, ValidationFailed
 from knowledge.models import KnowledgeBase, Membership, Role
+from knowledge.retrieval import defaults
 
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
-    "rerank_enabled", "score_threshold", "not_found_text", "user_words", "synonyms",
+    "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "user_words", "synonyms",
     "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
 )
 
@@ -55,6 +56,23 @@ def embedding_model_check(*, model_id: str) -> int:
     return dim
 
 
+def _settle_lines(values: dict, *, gate: float, line: float) -> None:
+    """The confidence line is never under the not-found gate (answered ⊂ not turned away).
+
+    A gate raised above the line without a line of its own takes the line with it (a client that knows the one
+    line there used to be keeps its meaning: below it nothing is answered); both given out of order is an error.
+    """
+    gate = float(values.get("score_threshold", gate))
+    if "answer_threshold" not in values:
+        if gate > float(line):
+            values["answer_threshold"] = gate
+        return
+    if float(values["answer_threshold"]) < gate:
+        raise ValidationFailed(
+            gettext("answer_threshold (the confidence line) must be at least score_threshold (the not-found gate)."),
+            code="invalid_threshold")
+
+
 def _validate_settings(values: dict) -> None:
     if "user_words" in values:
         words = values["user_words"]
@@ -66,8 +84,9 @@ def _validate_settings(values: dict) -> None:
             isinstance(g, list) and len(g) >= 2 and all(isinstance(w, str) and w.strip() for w in g) for g in groups
         ):
             raise ValidationFailed(gettext("synonyms must be a list of groups of at least two strings."), code="invalid_synonyms")
-    if "score_threshold" in values and not 0 <= float(values["score_threshold"]) <= 1:
-        raise ValidationFailed(gettext("score_threshold must be between 0 and 1."), code="invalid_threshold")
+    for key in ("score_threshold", "answer_threshold"):
+        if key in values and not 0 <= float(values[key]) <= 1:
+            raise ValidationFailed(gettext("%(field)s must be between 0 and 1.") % {"field": key}, code="invalid_threshold")
     if "top_k" in values and not 1 <= int(values["top_k"]) <= 100:
         raise ValidationFailed(gettext("top_k must be between 1 and 100."), code="invalid_top_k")
     for key in ("vector_weight", "keyword_weight"):
@@ -98,6 +117,7 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
     if unknown:
         raise ValidationFailed(gettext("Unknown fields: %(fields)s.") % {"fields": ", ".join(sorted(unknown))}, code="unknown_field")
     _validate_settings(values)
+    _settle_lines(values, gate=defaults.THRESHOLD, line=defaults.ANSWER_THRESHOLD)
     model_id = embedding_model or settings.ZHIKU_EMBEDDING_MODEL
     dim = embedding_model_check(model_id=model_id)
     try:
@@ -120,6 +140,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
         values["name"] = (values["name"] or "").strip()
         if not values["name"]:
             raise ValidationFailed(gettext("A knowledge base needs a name."), code="name_required")
+    _settle_lines(values, gate=kb.score_threshold, line=kb.answer_threshold)
     analysis_changed = any(k in values and values[k] != getattr(kb, k) for k in ("user_words", "synonyms"))
     for key, value in values.items():
         setattr(kb, key, value)

@@ -40,7 +40,8 @@ def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
         analyzer=analyzer_config(kb),
         top_k=kb.top_k, candidates=kb.candidate_count, fusion=kb.fusion, rrf_k=kb.rrf_k,
         vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
-        threshold=kb.score_threshold, not_found_text=kb.not_found_text, version=kb.version,
+        threshold=kb.score_threshold, answer_threshold=kb.answer_threshold, not_found_text=kb.not_found_text,
+        version=kb.version,
         calibration=(kb.calibration_slope, kb.calibration_offset),
     )
 
@@ -249,7 +250,8 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
             "metadata": c.metadata,
         })
     out: dict[str, Any] = {
-        "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
+        "verdict": result.verdict, "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
+        "answer_threshold": result.answer_threshold,
         "not_found_text": result.not_found_text if not result.hit else "",
         "mode": result.mode, "reranker": result.reranker, "keyword_available": result.keyword_available,
         "notes": list(result.notes), "results": results,
@@ -290,9 +292,10 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
     client = None if debug else redis_client()
     key = None
     if client is not None:
-        # Versions change with content; the threshold and calibration change what "hit" means; the groups and
+        # Versions change with content; the two lines and the calibration change the verdict; the groups and
         # the KBs where the caller sees restricted documents (editor or above) decide what they may read.
-        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.calibration_slope, kb.calibration_offset) for kb in kbs)
+        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.answer_threshold, kb.calibration_slope,
+                           kb.calibration_offset) for kb in kbs)
         raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
                           list(kb_ids), query, top_k, mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL,
                           expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)

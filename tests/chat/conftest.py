@@ -69,10 +69,19 @@ def judged_kb(kb, ingest):
 
 @pytest.fixture
 def chat_kb(kb, ingest):
-    """Alice's KB with the two docs; threshold 0 so every search is a hit (judge calibration is not under test)."""
+    """Alice's KB with the two docs; both lines at 0 so every search is answered (judge calibration is not under test)."""
     ingest(kb, DOCS)
-    kb.score_threshold = 0.0
-    kb.save(update_fields=["score_threshold"])
+    kb.score_threshold = kb.answer_threshold = 0.0
+    kb.save(update_fields=["score_threshold", "answer_threshold"])
+    return kb
+
+
+@pytest.fixture
+def uncertain_kb(kb, ingest):
+    """Alice's KB with the two docs; the gate at 0 and the confidence line at 1, so every search is uncertain."""
+    ingest(kb, DOCS)
+    kb.score_threshold, kb.answer_threshold = 0.0, 1.0
+    kb.save(update_fields=["score_threshold", "answer_threshold"])
     return kb
 
 

@@ -135,9 +135,60 @@ async def test_not_found_streams_the_kb_text_and_calls_no_llm(judged_kb, alice_t
     finish = events[-1]
     assert finish["answer"] == kb.not_found_text and finish["hit"] is False and finish["not_found_by"] == "retrieval"
     assert finish["mode"] == "not_found" and finish["confidence"] == 0.0 and finish["citations"] == []
+    assert events[2]["verdict"] == finish["verdict"] == "not_found"
     assert llm_on.requests == []
     row = await answer_row(events[0]["message"])
-    assert (row.hit, row.not_found_by, row.content) == (False, "retrieval", kb.not_found_text)
+    assert (row.hit, row.not_found_by, row.content, row.verdict) == (False, "retrieval", kb.not_found_text, "not_found")
+
+
+# --- the uncertain verdict -----------------------------------------------------------------
+
+async def test_an_uncertain_turn_without_an_llm_says_so_before_the_best_evidence(uncertain_kb, alice_token):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [uncertain_kb.pk])
+    await communicator.disconnect()
+
+    assert events[2]["verdict"] == "uncertain" and events[2]["hit"] is True and events[2]["sources"]
+    finish = events[-1]
+    assert (finish["verdict"], finish["verdict_by"], finish["hit"], finish["mode"]) == ("uncertain", "retrieval", True, "extractive")
+    assert finish["answer"].startswith("没有找到确切答案，以下内容可能相关：\n\n")
+    assert "9800" in finish["answer"] and finish["citations"]
+    row = await answer_row(events[0]["message"])
+    assert (row.verdict, row.hit, row.content) == ("uncertain", True, finish["answer"])
+
+
+async def test_the_uncertain_statement_follows_the_handshakes_language(uncertain_kb, alice_token):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}", headers=(ORIGIN, (b"accept-language", b"en")))
+    events = await ask(communicator, [uncertain_kb.pk])
+    await communicator.disconnect()
+    assert events[-1]["answer"].startswith("No exact answer was found; the following may be relevant:\n\n")
+
+
+async def test_the_llm_reads_an_uncertain_question_and_its_answer_decides(uncertain_kb, alice_token, llm_on):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [uncertain_kb.pk])
+    await communicator.disconnect()
+
+    sent = llm_on.stream_requests[0]["messages"][-1]["content"]
+    assert "相关性不确定" in sent and "[1] 来源：" in sent  # told the evidence is weak, given the sources
+    finish = events[-1]
+    assert (finish["verdict"], finish["verdict_by"], finish["mode"]) == ("answered", "llm", "llm")
+    assert finish["answer"] == "".join(llm_on.chunks) and not finish["answer"].startswith("没有找到")
+    row = await answer_row(events[0]["message"])
+    assert (row.verdict, row.hit) == ("answered", True)
+
+
+async def test_the_llm_turning_an_uncertain_question_away_makes_it_not_found(uncertain_kb, alice_token, llm_on):
+    llm_on.say("[[NOT_FOUND]]", 3)
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [uncertain_kb.pk], "知库专业版在火星上卖多少钱？")
+    await communicator.disconnect()
+
+    finish = events[-1]
+    assert (finish["verdict"], finish["verdict_by"], finish["not_found_by"], finish["hit"]) == ("not_found", "llm", "llm", False)
+    assert finish["answer"] == uncertain_kb.not_found_text
+    row = await answer_row(events[0]["message"])
+    assert (row.verdict, row.not_found_by) == ("not_found", "llm")
 
 
 # --- the LLM path -----------------------------------------------------------------------
@@ -157,8 +208,10 @@ async def test_llm_answer_streams_and_its_citations_map_to_chunks(chat_kb, alice
     sent = llm_on.stream_requests[0]["messages"]
     assert sent[0]["role"] == "system" and "知识片段" in sent[-1]["content"] and "[1] 来源：" in sent[-1]["content"]
     assert "[[NOT_FOUND]]" in sent[0]["content"]
+    assert "相关性不确定" not in sent[-1]["content"]  # answered evidence is not called uncertain
+    assert (finish["verdict"], finish["verdict_by"]) == ("answered", "retrieval")
     row = await answer_row(events[0]["message"])
-    assert (row.hit, row.not_found_by, row.answer_mode) == (True, None, "llm")
+    assert (row.hit, row.not_found_by, row.answer_mode, row.verdict) == (True, None, "llm", "answered")
 
 
 @pytest.mark.parametrize("reply, size", [

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import EvalQuestion, JudgeCalibration, KnowledgeBase
+from knowledge.retrieval import defaults
 from knowledge.services import calibration
 from knowledge.services.kbs import membership_set
 from knowledge.stores import keyword_store
@@ -125,11 +126,16 @@ class TestScheduling:
         assert shifted["relevance"] < before["relevance"]
 
 
+ANSWERABLE = [0.9, 0.8, 0.7, 0.6, 0.3]
+UNANSWERABLE = [0.05] * 20 + [0.25] * 10 + [0.45] * 6 + [0.65] * 3 + [0.97]
+
+
 @pytest.fixture
 def calibrated(loaded):
     JudgeCalibration.objects.create(
         kb=loaded, status="ready", source="self", slope=1.0, offset=0.2, answerable=5, unanswerable=40, kb_version=loaded.version,
-        curve=calibration.trade_off_curve([0.9, 0.8, 0.7, 0.6, 0.3], [0.05] * 20 + [0.25] * 10 + [0.45] * 6 + [0.65] * 3 + [0.97]),
+        curve=calibration.trade_off_curve(ANSWERABLE, UNANSWERABLE),
+        relevances={"answerable": ANSWERABLE, "unanswerable": UNANSWERABLE},
     )
     return loaded
 
@@ -145,11 +151,11 @@ class TestCalibrationApi:
         membership_set(kb=calibrated, user=bob, role="viewer")
         client = client_for(bob)
         body = client.get(f"/api/kbs/{calibrated.pk}/calibration/").json()
-        assert body["status"] == "ready" and body["source"] == "self" and body["offset"] == 0.2 and len(body["curve"]) == 19
+        assert body["status"] == "ready" and body["source"] == "self" and body["offset"] == 0.2 and len(body["curve"]) == len(calibration.THRESHOLDS)
         for response in (client.post(f"/api/kbs/{calibrated.pk}/calibration/"),
                          client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"threshold": 0.4}, format="json")):
             assert response.status_code == 403 and response.json()["error"]["code"] == "role_required"
-        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.5
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == defaults.THRESHOLD
 
     def test_owner_sets_the_threshold_or_a_target_rejection(self, calibrated, alice, client_for):
         client = client_for(alice)
@@ -162,15 +168,46 @@ class TestCalibrationApi:
         response = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"target_rejection": 0.6}, format="json")
         assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.3  # 30 of 40 below 0.3
 
+    def test_the_outcomes_at_the_two_lines_are_read_off_each_questions_relevance(self, calibrated, alice, client_for):
+        body = client_for(alice).get(f"/api/kbs/{calibrated.pk}/calibration/").json()
+        assert (body["threshold"], body["answer_threshold"]) == (defaults.THRESHOLD, defaults.ANSWER_THRESHOLD)
+        # Gate 0.12, line 0.7: answerable 0.9/0.8/0.7 answered, 0.6/0.3 uncertain; unanswerable 20 × 0.05 not found,
+        # 19 between, the 0.97 answered.
+        assert body["outcomes"]["answerable"] == {"answered": 0.6, "uncertain": 0.4, "not_found": 0.0}
+        assert body["outcomes"]["unanswerable"] == {"answered": 0.025, "uncertain": 0.475, "not_found": 0.5}
+        point = next(p for p in body["curve"] if p["threshold"] == 0.7)
+        assert point["unanswerable_answered"] == 0.025 and point["answerable_kept"] == 0.6
+
+    def test_owner_moves_the_confidence_line_and_the_gate_together_or_apart(self, calibrated, alice, client_for):
+        client = client_for(alice)
+        response = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"answer_threshold": 0.6}, format="json")
+        assert response.status_code == 200 and response.json()["answer_threshold"] == 0.6
+        assert response.json()["outcomes"]["answerable"]["answered"] == 0.8
+        # At most 5% of the unanswerable answered: 3 of 40 sit at 0.65, so the line goes above them, to 0.7.
+        body = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"answer_target_rejection": 0.95}, format="json").json()
+        assert body["answer_threshold"] == 0.7
+        # Keep every answerable question: the gate goes to the highest grid threshold under 0.3, the lowest of them.
+        body = client.patch(f"/api/kbs/{calibrated.pk}/calibration/", {"target_kept": 1.0, "answer_threshold": 0.8},
+                            format="json").json()
+        assert (body["threshold"], body["answer_threshold"]) == (0.3, 0.8)
+        kb = KnowledgeBase.objects.get(pk=calibrated.pk)
+        assert (kb.score_threshold, kb.answer_threshold) == (0.3, 0.8)
+
+    def test_a_gate_raised_past_the_line_takes_the_line_with_it(self, calibrated, alice, client_for):
+        body = client_for(alice).patch(f"/api/kbs/{calibrated.pk}/calibration/", {"threshold": 0.9}, format="json").json()
+        assert (body["threshold"], body["answer_threshold"]) == (0.9, 0.9)
+
     @pytest.mark.parametrize(("payload", "code"), [
         ({"threshold": 1.5}, "invalid"), ({"threshold": "x"}, "invalid"), ({}, "threshold_or_target"),
         ({"threshold": 0.3, "target_rejection": 0.9}, "threshold_or_target"), ({"slope": 2}, "unknown_field"),
         ({"target_rejection": 1.0}, "target_unreachable"),
+        ({"answer_threshold": 0.5, "answer_target_rejection": 0.9}, "threshold_or_target"),
+        ({"threshold": 0.6, "answer_threshold": 0.5}, "invalid_threshold"),
     ])
     def test_bad_input_is_400_with_a_code(self, calibrated, alice, client_for, payload, code):
         response = client_for(alice).patch(f"/api/kbs/{calibrated.pk}/calibration/", payload, format="json")
         assert response.status_code == 400 and response.json()["error"]["code"] == code
-        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == 0.5
+        assert KnowledgeBase.objects.get(pk=calibrated.pk).score_threshold == defaults.THRESHOLD
 
     def test_target_rejection_needs_a_ready_calibration(self, loaded, alice, client_for):
         response = client_for(alice).patch(f"/api/kbs/{loaded.pk}/calibration/", {"target_rejection": 0.9}, format="json")
@@ -181,7 +218,7 @@ class TestCalibrationApi:
             response = client_for(alice).post(f"/api/kbs/{loaded.pk}/calibration/")
         assert response.status_code == 202 and response.json()["status"] == "pending"
         body = client_for(alice).get(f"/api/kbs/{loaded.pk}/calibration/").json()
-        assert body["status"] == "ready" and body["source"] == "self" and len(body["curve"]) == 19
+        assert body["status"] == "ready" and body["source"] == "self" and len(body["curve"]) == len(calibration.THRESHOLDS)
 
     def test_evaluate_returns_the_trade_off(self, loaded, alice, client_for):
         for text, relevant in LABELLED:
@@ -189,10 +226,10 @@ class TestCalibrationApi:
         body = client_for(alice).post(f"/api/kbs/{loaded.pk}/evaluate/", {}, format="json").json()
         curve = body["trade_off"]
         assert [p["threshold"] for p in curve] == list(calibration.THRESHOLDS)
-        at_half = next(p for p in curve if p["threshold"] == 0.5)
-        # The curve at the KB's threshold agrees with the run's own hit flags.
-        assert at_half["unanswerable_rejected"] == body["abstain_rate"]
-        assert at_half["answerable_kept"] == round(1 - body["false_abstain_rate"], 4)
+        at_gate = next(p for p in curve if p["threshold"] == loaded.score_threshold)
+        # The curve at the KB's gate agrees with the run's own not-found verdicts.
+        assert at_gate["unanswerable_rejected"] == body["abstain_rate"]
+        assert at_gate["answerable_kept"] == round(1 - body["false_abstain_rate"], 4)
         assert monotone(curve, "answerable_kept", increasing=False)
 
 

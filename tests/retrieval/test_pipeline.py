@@ -591,6 +591,54 @@ def test_hit_when_relevance_reaches_the_threshold(store, embedder, kb):
     assert missed.hit is False and missed.not_found_text == kb.not_found_text
 
 
+@pytest.mark.parametrize("gate, line, verdict", [(0.4, 0.45, "answered"), (0.4, 0.5, "answered"),
+                                                  (0.4, 0.6, "uncertain"), (0.5, 0.6, "uncertain"),
+                                                  (0.55, 0.6, "not_found")])
+def test_the_two_lines_grade_the_verdict(store, embedder, kb, gate, line, verdict):
+    always = Judge([LogisticModel("hybrid", ("coverage",), (0.0,), 0.0)])  # p = 0.5 for everything
+    retriever = retriever_for(store, {"chars": embedder}, judge=always)
+    result = retriever.search("发票", [replace(kb, threshold=gate, answer_threshold=line)], scope=SCOPE)
+    assert result.verdict == verdict
+    assert result.hit is (verdict != "not_found")
+    assert (result.threshold, result.answer_threshold) == (gate, line)
+    assert result.not_found_text == ("" if result.hit else kb.not_found_text)
+
+
+def test_several_kbs_take_the_best_verdict_each_against_its_own_lines(embedder):
+    """One KB's evidence is uncertain by its lines, the other's answered by its own: the search is answered, and the
+    lines reported are those of the KB that decided it."""
+    always = Judge([LogisticModel("hybrid", ("coverage",), (0.0,), 0.0)])
+    kb_a = kb_config(1, threshold=0.3, answer_threshold=0.7)
+    kb_b = kb_config(2, threshold=0.2, answer_threshold=0.45)
+    store = MemoryStore()
+    store.add_kb(kb_a, records_for(1, embedder))
+    store.add_kb(kb_b, records_for(2, embedder, first_id=101))
+    retriever = retriever_for(store, {"chars": embedder}, judge=always)
+    assert retriever.search("发票", [kb_a], scope=SCOPE).verdict == "uncertain"
+    together = retriever.search("发票", [kb_a, kb_b], scope=SCOPE)
+    assert together.verdict == "answered" and together.answer_threshold == 0.45
+    strict = replace(kb_b, threshold=0.6, answer_threshold=0.9)
+    assert retriever.search("发票", [kb_a, strict], scope=SCOPE).verdict == "uncertain"
+
+
+def test_a_faq_entry_matching_the_question_by_meaning_is_never_turned_away(embedder, kb):
+    """The judge gives 0.01 (under the gate); the FAQ entry's stored question is the query itself: uncertain."""
+    hopeless = [LogisticModel("hybrid", ("coverage",), (0.0,), -4.6)]  # p ≈ 0.01 for everything
+    faq = ChunkRecord(chunk_id=50, kb_id=kb.kb_id, document_id=kb.kb_id * 1000 + 50, ordinal=0, chunk_type="faq",
+                      content="问：下雨天能骑车吗\n答：整车防水等级IPX5，小雨可以骑行。",
+                      vector=embedder.embed_passages(["问：下雨天能骑车吗\n答：整车防水等级IPX5，小雨可以骑行。"])[0],
+                      question_vector=embedder.embed_query("下雨天能骑车吗"))
+    store = MemoryStore()
+    store.add_kb(kb, [*records_for(kb.kb_id, embedder), faq])
+    gated = replace(kb, threshold=0.12, answer_threshold=0.7)
+    trusting = retriever_for(store, {"chars": embedder}, judge=Judge(hopeless, calibrated_embeddings=None))
+    assert trusting.search("下雨天能骑车吗", [gated], scope=SCOPE).verdict == "uncertain"
+    assert trusting.search("发票怎么开", [gated], scope=SCOPE).verdict == "not_found"  # no FAQ match: the gate decides
+    # An embedding the judge is not fitted on: its raw cosines prove nothing, the gate decides.
+    strict = retriever_for(store, {"chars": embedder}, judge=Judge(hopeless))
+    assert strict.search("下雨天能骑车吗", [gated], scope=SCOPE).verdict == "not_found"
+
+
 def test_relevance_is_highest_for_the_top_candidate(retriever, kb):
     result = retriever.search("电子发票发到哪里", [kb], scope=SCOPE, top_k=5)
     rel = [c.relevance for c in result.candidates]

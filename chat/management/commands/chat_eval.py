@@ -10,7 +10,8 @@ from chat.evaluation import AnswerQuestion, answer_evaluate
 from chat.llm import llm_config
 from knowledge.management.commands._corpus import add_corpus_arguments, eval_set, stderr_progress
 
-SHOWN = ("answer_contains", "answer_contains_full", "answer_contains_answered", "citation_precision",
+SHOWN = ("answer_contains", "answer_contains_full", "answer_contains_answered", "answer_contains_given",
+         "answer_precision_answered", "citation_precision",
          "not_found_rate_answerable", "not_found_rate_unanswerable", "answer_chars_p50", "first_token_ms_p50")
 
 
@@ -47,4 +48,7 @@ class Command(BaseCommand):
         for key in SHOWN:
             value = metrics[key]
             self.stdout.write(f"  {key:<28} {'—' if value is None else value}")
+        for kind, shares in metrics["verdicts"].items():
+            self.stdout.write(f"  verdicts, {kind:<18} " + ("—" if shares is None else
+                              ", ".join(f"{v} {x:.3f}" for v, x in shares.items())))
 

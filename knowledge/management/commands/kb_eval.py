@@ -47,7 +47,8 @@ class Command(BaseCommand):
                            progress=None if opts["json"] else stderr_progress(len(labelled), every=100, noun="queries"), labels_kb_id=kb.pk)
         metrics["seconds"] = round(time.perf_counter() - started, 1)
         metrics["kb"] = {"id": kb.pk, "name": kb.name, "chunks": kb.chunks.count(), "embedding_model": kb.embedding_model,
-                         "calibration": [kb.calibration_slope, kb.calibration_offset], "threshold": kb.score_threshold}
+                         "calibration": [kb.calibration_slope, kb.calibration_offset], "threshold": kb.score_threshold,
+                         "answer_threshold": kb.answer_threshold}
         if not opts["per_query"]:
             metrics.pop("per_query")
         if opts["json"]:
@@ -59,6 +60,9 @@ class Command(BaseCommand):
         for key in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "abstain_rate", "false_abstain_rate"):
             value = metrics[key]
             self.stdout.write(f"  {key:<20} {'—' if value is None else f'{value:.4f}'}")
+        for kind, shares in metrics["verdicts"].items():
+            self.stdout.write(f"  verdicts, {kind:<14} " + ("—" if shares is None else
+                              ", ".join(f"{v} {x:.3f}" for v, x in shares.items())))
         self.stdout.write("  latency ms (p50 / p95): " + ", ".join(
             f"{k} {v['p50']}/{v['p95']}" for k, v in metrics["latency_ms"].items()))
 
