@@ -20,6 +20,9 @@ def warm_up() -> None:
         embedder = get_embedder(settings.ZHIKU_EMBEDDING_MODEL)
         embedder.embed_query("预热")
         evidence.reference_idf()
+        if Judge().calibrated(settings.ZHIKU_EMBEDDING_MODEL):
+            # The conversational utterances the verdict recognises (about a second), off the first query's path.
+            evidence.CHITCHAT.vectors(settings.ZHIKU_EMBEDDING_MODEL, embedder.embed_query)
         if evidence.enabled() and not Judge().calibrated(settings.ZHIKU_EMBEDDING_MODEL):
             # The judge's cosine background for a model it reads through cosine_z: one bank embedding per
             # model and process (a few seconds), off the first query's path.

@@ -435,6 +435,7 @@ def collect_evidence(split: Split, kb: KBSearchConfig, questions: list[dict] | N
                 "previous": old + [c.vector_similarity or 0.0, (c.vector_similarity or 0.0) - float(np.mean(vec_hits or [0.0]))],
             })
         rows.append({"id": q["id"], "answerable": q["answerable"], "candidates": candidates, "vector_top": vec_hits,
+                     "chitchat": result.debug["judge"].get("chitchat"),
                      "bm25_top": [h["bm25"] for h in info["keyword"][:10]]})
     return rows
 
@@ -620,12 +621,20 @@ def _faq_match(rows: list[dict]) -> np.ndarray:
                      >= defaults.FAQ_MATCH_COSINE for r in rows], dtype=bool)
 
 
-def _shares(p: np.ndarray, gate: float, line: float, match: np.ndarray | None = None) -> str:
-    """answered / uncertain / not found shares; a FAQ match lifts a not-found to uncertain."""
+def _chitchat(rows: list[dict]) -> np.ndarray:
+    """Rows whose query is talk (``defaults.CHITCHAT_COSINE``): not found unless a FAQ entry matches."""
+    return np.array([(r.get("chitchat") or 0.0) >= defaults.CHITCHAT_COSINE for r in rows], dtype=bool)
+
+
+def _shares(p: np.ndarray, gate: float, line: float, match: np.ndarray | None = None,
+            talk: np.ndarray | None = None) -> str:
+    """answered / uncertain / not found shares, as ``HybridRetriever._verdict`` grades: a FAQ match lifts a
+    not-found to uncertain; otherwise talk is not found."""
     if not len(p):
         return "— / — / —"
     match = np.zeros(len(p), dtype=bool) if match is None else match
-    answered, not_found = p >= line, (p < gate) & ~match
+    talk = np.zeros(len(p), dtype=bool) if talk is None else talk & ~match
+    answered, not_found = (p >= line) & ~talk, ((p < gate) & ~match) | talk
     return f"{np.mean(answered):.3f} / {np.mean(~answered & ~not_found):.3f} / {np.mean(not_found):.3f}"
 
 
@@ -671,12 +680,13 @@ def cmd_verdict(splits: list[Split], *, gate_share: float, answered_share: float
         train = [n for n in names if n != held]
         fits = fits_for(train)
         gate, line = lines(fits, train)
-        p, y, m = _relevance(data[held], fits), _labels(data[held]), _faq_match(data[held])
-        row = (f"| {held} | {gate:.3f} | {line:.3f} | {_shares(p[y == 1], gate, line, m[y == 1])} | "
-               f"{_shares(p[y == 0], gate, line, m[y == 0])} | "
-               f"{_shares(_relevance(off[held], fits), gate, line, _faq_match(off[held]))} |")
+        p, y, m, k = _relevance(data[held], fits), _labels(data[held]), _faq_match(data[held]), _chitchat(data[held])
+        row = (f"| {held} | {gate:.3f} | {line:.3f} | {_shares(p[y == 1], gate, line, m[y == 1], k[y == 1])} | "
+               f"{_shares(p[y == 0], gate, line, m[y == 0], k[y == 0])} | "
+               f"{_shares(_relevance(off[held], fits), gate, line, _faq_match(off[held]), _chitchat(off[held]))} |")
         if tag:
-            row += f" {_shares(_relevance(held_off[held], fits), gate, line, _faq_match(held_off[held]))} |"
+            row += (f" {_shares(_relevance(held_off[held], fits), gate, line, _faq_match(held_off[held]), "
+                    f"_chitchat(held_off[held]))} |")
         print(row + f" {_auc(p, y):.3f} |", flush=True)
     fits = fits_for(names)
     gate, line = lines(fits, names)
@@ -697,11 +707,14 @@ def cmd_verdict(splits: list[Split], *, gate_share: float, answered_share: float
             if tag:
                 held_off[split_name] = _read_rows(offtopic_path(held_split, tag))
         rows = data[split_name]
-        p, y, m = _relevance(rows, fits), _labels(rows), _faq_match(rows)
-        row = (f"| {split_name} | {_shares(p[y == 1], gate, line, m[y == 1])} | {_shares(p[y == 0], gate, line, m[y == 0])} | "
-               f"{_shares(_relevance(off[split_name], fits), gate, line, _faq_match(off[split_name]))} |")
+        p, y, m, k = _relevance(rows, fits), _labels(rows), _faq_match(rows), _chitchat(rows)
+        o = off[split_name]
+        row = (f"| {split_name} | {_shares(p[y == 1], gate, line, m[y == 1], k[y == 1])} | "
+               f"{_shares(p[y == 0], gate, line, m[y == 0], k[y == 0])} | "
+               f"{_shares(_relevance(o, fits), gate, line, _faq_match(o), _chitchat(o))} |")
         if tag:
-            row += f" {_shares(_relevance(held_off[split_name], fits), gate, line, _faq_match(held_off[split_name]))} |"
+            h = held_off[split_name]
+            row += f" {_shares(_relevance(h, fits), gate, line, _faq_match(h), _chitchat(h))} |"
         print(row, flush=True)
     print("\nThe confidence line swept, same fit (answerable answered / unanswerable answered):\n")
     sweep = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)

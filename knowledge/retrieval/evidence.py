@@ -152,6 +152,47 @@ def query_background(query_vector: np.ndarray, bank: np.ndarray) -> QueryBackgro
     return QueryBackground(mean=float(sims.mean()), spread=max(float(sims.std()), 0.01))
 
 
+# --- conversational utterances -----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def chitchat_texts() -> tuple[str, ...]:
+    """Greetings, thanks, acknowledgements, test pings, questions to the assistant itself (``data/chitchat_zh.txt``)."""
+    path = DATA_DIR / "chitchat_zh.txt"
+    return tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+class QueryBank:
+    """A fixed bank of queries embedded as queries, per model, once per process (like ``Background``)."""
+
+    def __init__(self, texts: Callable[[], Sequence[str]]) -> None:
+        self._texts = texts
+        self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def vectors(self, model_id: str, embed_query: Callable[[str], np.ndarray]) -> np.ndarray:
+        with self._lock:
+            if model_id in self._vectors:
+                return self._vectors[model_id]
+        matrix = np.stack([np.asarray(embed_query(t), dtype=np.float32) for t in self._texts()])
+        matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        with self._lock:
+            self._vectors[model_id] = matrix
+        return matrix
+
+    def closest(self, model_id: str, embed_query: Callable[[str], np.ndarray], query_vector: np.ndarray) -> float:
+        """The query's highest cosine with the bank."""
+        bank = self.vectors(model_id, embed_query)
+        q = np.asarray(query_vector, dtype=np.float32)
+        if bank.shape[1] != q.shape[0]:
+            return 0.0
+        n = float(np.linalg.norm(q))
+        return float((bank @ (q / n if n else q)).max())
+
+
+CHITCHAT = QueryBank(chitchat_texts)
+
+
 def enabled() -> bool:
     """The background costs one bank embedding per model and process; ZHIKU_JUDGE_BACKGROUND=0 turns it off."""
     return os.environ.get("ZHIKU_JUDGE_BACKGROUND", "1") not in ("0", "false", "no")

@@ -152,6 +152,7 @@ class _KBRun:
     background: Any = _UNSET  # the query's cosine background (evidence.QueryBackground), computed on first use
     relevance: float | None = None  # the best candidate relevance within the judged head
     faq_match: bool = False  # a FAQ entry of the judged head matches the query's question by meaning
+    chitchat: float | None = None  # the query's closest conversational utterance (cosine); None: not measured
     weights: tuple[float, float] = (0.0, 0.0)
     lexical_weight: float = 1.0  # how far lexical evidence counts in this KB's ranking (``short_text``)
     candidates: dict[int, Candidate] = field(default_factory=dict)
@@ -286,6 +287,7 @@ class HybridRetriever:
         exact_lookup: bool = defaults.EXACT_LOOKUP_WEIGHTS,
         short_text: tuple[int, int] | None = defaults.SHORT_TEXT,
         faq_match_cosine: float = defaults.FAQ_MATCH_COSINE,
+        chitchat_cosine: float = defaults.CHITCHAT_COSINE,
     ) -> None:
         self.vectors = vectors
         self.keywords = keywords
@@ -313,6 +315,7 @@ class HybridRetriever:
         self.exact_lookup = exact_lookup
         self.short_text = short_text
         self.faq_match_cosine = faq_match_cosine
+        self.chitchat_cosine = chitchat_cosine  # above 1: off
         self._fallback = CosineFallbackReranker()
 
     # --- the one entry point -------------------------------------------------------------
@@ -643,6 +646,7 @@ class HybridRetriever:
             # words (「下雨天能骑车吗」 for 「雨天可以骑行吗」): such a question is never turned away (``_result``).
             run.faq_match = max((run.signals[c].question_cosine or 0.0 for c in order[: self.judge_depth]
                                  if c in run.signals), default=0.0) >= self.faq_match_cosine
+        run.chitchat = self._chitchat(run)
         if self.judge.usable(run.signals[order[0]], run.kb.embedding_model) != run.signals[order[0]]:
             trace.note(f"raw cosines of {run.kb.embedding_model} are not calibrated; judged on keyword signals "
                        f"and cosines against the query's background")
@@ -744,11 +748,7 @@ class HybridRetriever:
             if record is not None and not cand.content:
                 self._fill_payload(cand, record)
         judged = [run for run in runs if run.relevance is not None] if selected else []
-        verdicts = {run.kb.kb_id: self.judge.verdict(run.relevance, run.kb.threshold, run.kb.answer_threshold)
-                    for run in judged}
-        for run in judged:
-            if run.faq_match and verdicts[run.kb.kb_id] == NOT_FOUND:
-                verdicts[run.kb.kb_id] = UNCERTAIN
+        verdicts = {run.kb.kb_id: self._verdict(run) for run in judged}
         # The verdict is the best over the KBs, each judged against its own two lines; the KB that decides it is
         # the one furthest past the line that gave it (furthest below the gate when none passes).
         verdict = next((v for v in VERDICTS if v in verdicts.values()), NOT_FOUND)
@@ -767,6 +767,7 @@ class HybridRetriever:
             return {"signals": signals.as_dict(), "model": model.name if model else None, "chunk_id": best,
                     "relevance": deciding.relevance, "threshold": deciding.kb.threshold,
                     "answer_threshold": deciding.kb.answer_threshold, "verdict": verdict, "hit": hit,
+                    "faq_match": deciding.faq_match, "chitchat": deciding.chitchat,
                     "kb_id": deciding.kb.kb_id, "calibration": list(deciding.kb.calibration),
                     "by_kb": {run.kb.kb_id: run.relevance for run in judged}}
 
@@ -792,6 +793,26 @@ class HybridRetriever:
             verdict=verdict,
             debug=trace.debug,
         )
+
+    def _verdict(self, run: _KBRun) -> str:
+        """One KB's verdict: its two lines on the relevance, after the two kinds of evidence that outrank them.
+
+        A FAQ entry matching the question by meaning keeps it from being turned away (``uncertain`` at worst);
+        otherwise a query that is talk (「你好」「谢谢」「测试」, ``chitchat``) is ``not_found`` whatever words it shares.
+        """
+        verdict = self.judge.verdict(run.relevance, run.kb.threshold, run.kb.answer_threshold)
+        if run.faq_match:
+            return UNCERTAIN if verdict == NOT_FOUND else verdict
+        if run.chitchat is not None and run.chitchat >= self.chitchat_cosine:
+            return NOT_FOUND
+        return verdict
+
+    def _chitchat(self, run: _KBRun) -> float | None:
+        """The query's closest conversational utterance (cosine), for the embedding the judge is fitted on."""
+        if run.query_vector is None or not self.judge.calibrated(run.kb.embedding_model) or self.chitchat_cosine > 1:
+            return None
+        embedder = self.embedder_for(run.kb.embedding_model)
+        return evidence.CHITCHAT.closest(run.kb.embedding_model, embedder.embed_query, run.query_vector)
 
     def _dedup_and_cut(self, merged: list[Candidate], records: Mapping[int, ChunkRecord], runs: list[_KBRun],
                        top_k: int) -> tuple[list[Candidate], list[int]]:
