@@ -221,6 +221,17 @@ def test_large_table_splits_by_rows_repeating_the_header() -> None:
     assert body == table.text.splitlines()[2:]
 
 
+def test_a_table_chunk_is_no_longer_than_what_an_answer_is_given_of_a_chunk() -> None:
+    """chat.prompts cuts every chunk to 800 characters for the answer: a table chunk longer would hide its last rows."""
+    from chat.prompts import MAX_CHUNK_CHARS
+
+    rows = [("名称", "描述", "默认值")] + [(f"param{i}", "参数的说明文字" * 3, str(i)) for i in range(40)]
+    chunks = chunk_document(_doc(_table(rows)))
+    assert len(chunks) > 1
+    assert all(len(c.content) <= MAX_CHUNK_CHARS for c in chunks)
+    assert "| param39 |" in chunks[-1].content
+
+
 def test_text_around_a_table_is_not_merged_across_it() -> None:
     table = _table([("a", "b"), ("1", "2")])
     chunks = chunk_document(_doc(_t("表前。"), table, _t("表后。")))
