@@ -12,6 +12,10 @@ _SENTENCE_END = re.compile(r"""[。！？；!?;…]+[”’」』）)\]"'》]*|\
 # Places where a sentence longer than the limit can be cut without breaking a word.
 _SOFT_BREAK = re.compile(r"[，,、：:\s]")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}")
+# A Markdown-like table row in text (「| 部件 | 保修期 |」): it opens with a bar and holds another.
+_TABLE_ROW = re.compile(r"^\s*\|[^\n]*\|")
+CAPTION_MAX_CHARS = 80
+"""A table's caption is the line (or last sentence) just before it, when at most this long."""
 
 
 @dataclass
@@ -35,7 +39,10 @@ class ChunkingConfig:
     min_chars: int = 80
     max_chars: int = 800
     overlap_chars: int = 0
-    table_max_chars: int = 2000
+    table_max_chars: int = 800
+    """A longer table is split by rows, each part with the header. At most what an answer is given of a chunk
+    (``chat.prompts.MAX_CHUNK_CHARS``, 800): with 2,000, the rows past the 800th character of a table chunk were
+    never shown to the answer (11 of the 29 table chunks of devdata/manual-zh)."""
     section_depth_in_enriched: int = 3
 
     def __post_init__(self) -> None:
@@ -50,11 +57,14 @@ class ChunkingConfig:
 
 
 def enriched_text(*, title: str, section_path: list[str], content: str,
-                  depth: int = ChunkingConfig.section_depth_in_enriched) -> str:
-    """The text embedded for a chunk: the document's title, its topic (the first ``depth`` headings), the body."""
+                  depth: int = ChunkingConfig.section_depth_in_enriched, caption: str = "") -> str:
+    """The text embedded for a chunk: the document's title, its topic (the first ``depth`` headings), the caption
+    of the table it continues, the body."""
     lines = [title] if title else []
     if section_path and depth:
         lines.append("主题：" + " > ".join(section_path[:depth]))
+    if caption:
+        lines.append(f"表格：{caption}")
     lines.append(content)
     return "\n".join(lines)
 
@@ -77,6 +87,8 @@ class _Piece:
     text: str
     page: int | None
     confidence: float | None = None
+    table: tuple[str, str] | None = None
+    """(caption, header row) when the piece is in a body row of a table in the text (``_mark_tables``)."""
 
 
 def _run_meta(meta: dict) -> dict:
@@ -113,8 +125,9 @@ class _Chunker:
                     self._flush_text()  # e.g. two JSONL records: keep each record's fields with its text
                 self.run_blocks.append(block)
             elif block.kind == "table":
+                before = self.run_blocks[-1].text if self.run_blocks else ""
                 self._flush_text()
-                self._table(block)
+                self._table(block, before=before)
             elif block.kind == "faq":
                 self._flush_text()
                 self._faq(block)
@@ -161,22 +174,32 @@ class _Chunker:
         config = self.config
         # Leave room for the overlap so that it can be added without passing max_chars.
         budget = config.max_chars - config.overlap_chars
-        chunks = _rebalance(_pack(_pieces(blocks, config.max_chars), budget), config.min_chars, budget)
+        chunks = _rebalance(_pack(_mark_tables(_pieces(blocks, config.max_chars)), budget), config.min_chars, budget)
         for index, chunk in enumerate(chunks):
             overlap = _overlap(chunks[index - 1], chunk, config) if index and config.overlap_chars else []
             content = _join(overlap + chunk)
             metadata = dict(meta)
             if overlap:
                 metadata["overlap_chars"] = len(content) - len(_join(chunk))
+            caption = ""
+            table = (overlap + chunk)[0].table
+            if table is not None:
+                # The chunk opens inside a table begun in an earlier chunk: it gets the table's header row (so that
+                # it reads, is indexed and is quoted as a table) and its caption (embedded and keyword-indexed).
+                caption, header = table
+                content = f"{header}\n{content}"
+                metadata["table_header_chars"] = len(header) + 1
+                if caption:
+                    metadata["caption"] = caption
             confidences = [piece.confidence for piece in overlap + chunk if piece.confidence is not None]
             if confidences:  # OCR text: the least confident paragraph speaks for the chunk
                 metadata["ocr_confidence"] = min(confidences)
             pages = [piece.page for piece in overlap + chunk]
-            self._add("text", content, self._enriched_text(content, path), path, pages, metadata)
+            self._add("text", content, self._enriched_text(content, path, caption=caption), path, pages, metadata)
 
     # --- tables ---
 
-    def _table(self, block: Block) -> None:
+    def _table(self, block: Block, *, before: str = "") -> None:
         header_lines, body_lines, columns = _table_lines(block)
         limit = self.config.table_max_chars
         if len(block.text.strip()) <= limit or not body_lines:
@@ -191,7 +214,7 @@ class _Chunker:
                 current.append(line)
             parts.append(current)
         path = self.path
-        caption = str(block.meta.get("caption") or block.meta.get("title") or "").strip()
+        caption = str(block.meta.get("caption") or block.meta.get("title") or "").strip() or caption_of(before)
         # Page of each body row, for a table that runs over a page break (the header row is first).
         row_pages = list(block.meta.get("row_pages") or [])[-len(body_lines):] if body_lines else []
         first_row = 0
@@ -205,6 +228,8 @@ class _Chunker:
             first_row += len(part)
             if len(parts) > 1:
                 metadata.update(part=number, parts=len(parts))
+            if caption:
+                metadata["caption"] = caption  # keyword-indexed with the chunk (documents.keyword_text)
             lines = []
             if path and self.config.section_depth_in_enriched:
                 lines.append(f"主题：{self._topic(path)}")
@@ -231,9 +256,9 @@ class _Chunker:
     def _topic(self, path: list[str]) -> str:
         return " > ".join(path[: self.config.section_depth_in_enriched])
 
-    def _enriched_text(self, content: str, path: list[str]) -> str:
+    def _enriched_text(self, content: str, path: list[str], *, caption: str = "") -> str:
         return enriched_text(title=self.doc.title, section_path=path, content=content,
-                             depth=self.config.section_depth_in_enriched)
+                             depth=self.config.section_depth_in_enriched, caption=caption)
 
     def _add(self, chunk_type: str, content: str, enriched: str, path: list[str],
              pages: list[int | None], metadata: dict) -> None:
@@ -308,7 +333,8 @@ def _join(pieces: list[_Piece]) -> str:
 
 
 def _size(pieces: list[_Piece]) -> int:
-    return len(_join(pieces))
+    """The length of the chunk's content: its pieces, and the header row of a table it opens in."""
+    return len(_join(pieces)) + _lead(pieces)
 
 
 def _pack(pieces: list[_Piece], limit: int) -> list[list[_Piece]]:
@@ -372,6 +398,61 @@ def _overlap(before: list[_Piece], chunk: list[_Piece], config: ChunkingConfig) 
             break
         taken = candidate
     return taken
+
+
+def caption_of(text: str) -> str:
+    """The caption a table gets from the text just before it: that text's last line, or its last sentence,
+    when it is short (「表 2 保修期限」「给出的建议包括但不限于如下的情况」); else ""."""
+    lines = [line.strip() for line in text.strip().split("\n") if line.strip()]
+    if not lines or _TABLE_ROW.match(lines[-1]):
+        return ""
+    last = lines[-1]
+    if len(last) > CAPTION_MAX_CHARS:
+        sentences = split_sentences(last)
+        last = sentences[-1] if sentences else ""
+    return last if len(last) <= CAPTION_MAX_CHARS else ""
+
+
+def _mark_tables(pieces: list[_Piece]) -> list[_Piece]:
+    """Mark the pieces of the body rows of each Markdown-like table in the text (rows 「| a | b |」, one a line)
+    with the table's caption and header: a chunk that opens on such a piece gets them (``_Piece.table``).
+
+    The header is the table's first row (with its 「| --- |」 rule when it has one); the caption is the line before
+    the table (``caption_of``).
+    """
+    lines: list[tuple[str, list[_Piece]]] = []
+    at_line_start = True
+    for piece in pieces:
+        if piece.text.startswith("\n"):
+            at_line_start = True
+        if at_line_start or not lines:
+            lines.append(("", []))
+        text, members = lines[-1]
+        lines[-1] = (text + piece.text.strip("\n"), members + [piece])
+        at_line_start = piece.text.endswith("\n")
+    table: tuple[str, str] | None = None
+    header_left = 0  # lines of the header still to pass
+    for number, (text, members) in enumerate(lines):
+        if not _TABLE_ROW.match(text):
+            table = None
+            continue
+        if table is None:
+            header = [text.strip()]
+            if number + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[number + 1][0].strip()):
+                header.append(lines[number + 1][0].strip())
+            table = (caption_of(lines[number - 1][0]) if number else "", "\n".join(header))
+            header_left = len(header)
+        if header_left:
+            header_left -= 1
+            continue
+        for piece in members:
+            piece.table = table
+    return pieces
+
+
+def _lead(chunk: list[_Piece]) -> int:
+    """The characters a chunk's content gets before its pieces: the header row of the table it opens in."""
+    return len(chunk[0].table[1]) + 1 if chunk and chunk[0].table else 0
 
 
 def _table_lines(block: Block) -> tuple[list[str], list[str], tuple[str, ...]]:

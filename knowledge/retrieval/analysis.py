@@ -18,6 +18,10 @@ Choices, measured on the bench corpora (CPU of the dev machine, one core):
   are cut out before jieba (which would split them at ``_`` or the last dot)
   and emitted whole plus their alphanumeric parts, so ``1042`` still finds
   ``ERR_1042``. Plain ASCII words and numbers are left to jieba.
+* Words are kept whole: jieba's search-mode sub-words (``cut_for_search``: 锂电池 → 锂电, 电池, 锂电池) in the
+  stored tokens, with or without the query's, lowered MRR@10 on docs-zh/faq (0.826 → 0.818, 0.810 with the
+  query's) and on drcd/dev with the query's (0.968 → 0.965) in ``scripts/tune_retrieval.py quality``, for +0.009
+  on devdata/manual-zh (the table in docs/chat.md).
 * Per-KB dictionaries never touch ``jieba.dt``: an analyzer with user words or
   synonyms gets its own ``jieba.Tokenizer`` whose prefix dictionary is a copy of
   the default one (~10 ms and ~15 MB instead of ~0.55 s to load it again).

@@ -61,16 +61,23 @@ def analyzer_for(kb: KnowledgeBase):
     return get_analyzer(analyzer_config(kb))
 
 
-def keyword_text(*, title: str, section_path: Sequence[str], content: str) -> str:
-    """What BM25 indexes for a chunk: the document title and section headings, then the body.
+def keyword_text(*, title: str, section_path: Sequence[str], content: str, metadata: dict | None = None) -> str:
+    """What BM25 indexes for a chunk: the document title and section headings, the caption of the table it is
+    (or continues, ``metadata["caption"]``), then the body.
 
     Headings carry the words people ask with (a FAQ's question is its heading);
     indexing only the body would miss them. The embedding's enriched text also
     holds them, with labels ("主题：") that would only add noise here. ``title``
     is the text title (``titles.text_title``): empty for an id-like file name.
+    Every chunk of a table split over several holds its header row in ``content``
+    and its caption here (``knowledge.chunking``), so the chunk holding the row
+    asked about can be found by the words of either.
     """
     parts = [title] if title else []
     parts += [h for h in section_path if h and h != title]
+    caption = str((metadata or {}).get("caption") or "").strip()
+    if caption:
+        parts.append(caption)
     parts.append(content)
     return "\n".join(parts)
 
@@ -352,7 +359,8 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     title, drafts = _chunk_parsed(parsed, document.source_name, Chunking(size=document.chunk_size, overlap=document.chunk_overlap))
     t2 = time.perf_counter()
     analyzer = analyzer_for(kb)
-    tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content)) for d in drafts]
+    tokens = [analyzer.tokenize(keyword_text(title=title, section_path=d.section_path, content=d.content, metadata=d.metadata))
+              for d in drafts]
     t3 = time.perf_counter()
     holding(chunks_done=0, chunks_total=len(drafts), title=(parsed.title or document.title)[:500],
             metadata=document.metadata)
@@ -610,11 +618,12 @@ def document_restrict(*, document: Document, groups: Sequence) -> Document:
     return document
 
 
-def _indexed(kb: KnowledgeBase, *, title: str, section_path: Sequence[str], content: str, enriched: str) -> dict:
+def _indexed(kb: KnowledgeBase, *, title: str, section_path: Sequence[str], content: str, enriched: str,
+             metadata: dict | None = None) -> dict:
     """The search fields of one chunk written or edited by hand: keyword tokens, embedding, content hash."""
     analyzer = analyzer_for(kb)
     return {
-        "tokens": analyzer.tokenize(keyword_text(title=title, section_path=section_path, content=content)),
+        "tokens": analyzer.tokenize(keyword_text(title=title, section_path=section_path, content=content, metadata=metadata)),
         "tokens_fingerprint": analyzer.fingerprint,
         "embedding": get_embedder(kb.embedding_model).embed_passages([enriched])[0],
         "content_hash": content_hash(enriched, kb.embedding_model),
@@ -666,7 +675,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
                 chunk.content = content
                 title = text_title(chunk.document.title, chunk.document.source_name)
                 for name, value in _indexed(kb, title=title, section_path=chunk.section_path, content=content,
-                                            enriched=chunk.enriched).items():
+                                            enriched=chunk.enriched, metadata=chunk.metadata).items():
                     setattr(chunk, name, value)
                 chunk.metadata = {**chunk.metadata, "edited": True}
                 if chunk.chunk_type == "faq":
@@ -708,10 +717,11 @@ def kb_retokenize(*, kb: KnowledgeBase) -> int:
     now = timezone.now()
     with transaction.atomic():
         chunks = list(Chunk.objects.filter(kb=kb).select_related("document").only(
-            "id", "content", "section_path", "document__title", "document__source_name"))
+            "id", "content", "section_path", "metadata", "document__title", "document__source_name"))
         for c in chunks:
             title = text_title(c.document.title, c.document.source_name)
-            c.tokens = analyzer.tokenize(keyword_text(title=title, section_path=c.section_path, content=c.content))
+            c.tokens = analyzer.tokenize(keyword_text(title=title, section_path=c.section_path, content=c.content,
+                                                      metadata=c.metadata))
             c.tokens_fingerprint = analyzer.fingerprint
             c.updated_at = now  # bulk_update skips auto_now; the BM25 store diffs on it
             changed += 1

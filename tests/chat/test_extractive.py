@@ -128,3 +128,83 @@ def test_a_second_source_is_quoted_only_when_it_scores_close_to_the_first():
     unrelated = cand(2, "知库的安装需要 Python 3.11。")
     got = answer("知库专业版的价格是多少", first, unrelated)
     assert got == "知库专业版的价格为每年 9800 元。[1]"
+
+
+# --- answers that hold the answer: table rows, code blocks, the kind of thing asked for ---------------------------
+
+SPECS = "| 参数 | 数值 |\n| --- | --- |\n| 续航里程 | 80公里 |\n| 充电时间 | 6至8小时 |\n| 整车重量 | 55公斤 |"
+WARRANTY = ("| 部件 | 保修期 | 说明 |\n| --- | --- | --- |\n| 车架 | 3年 | 非人为断裂免费更换 |\n| 锂电池 | 2年 | 容量低于70%免费更换 |\n"
+            "| 控制器 | 1年 | 进水损坏不保修 |")
+
+
+def test_a_table_row_that_states_the_duration_asked_for_is_chosen_over_a_sentence_that_shares_its_words():
+    """「充电要多长时间？」: the manual's care sentence holds 充电 and a duration too, but the spec row states it."""
+    care = cand(1, "充电时请使用原厂充电器，并在通风干燥处充电。不要长时间连续充电超过12小时。", section_path=("充电与保养",))
+    light = cand(2, "电池充满后，充电器指示灯由红变绿。", section_path=("充电与保养",))
+    specs = cand(3, SPECS, chunk_type="table", section_path=("技术参数",))
+    got = answer("充电要多长时间？", care, light, specs)
+    assert got.startswith("| 参数 | 数值 |\n| 充电时间 | 6至8小时 |[3]")
+    assert "续航里程" not in got and "整车重量" not in got
+
+
+def test_a_date_line_is_quoted_for_a_when_question_not_only_the_lines_naming_the_product():
+    """「E7什么时候上市？」: the launch slide's date line is short and unpunctuated, yet it is the answer, not a heading."""
+    prices = cand(1, "E7 标准版 3999元\nE7 长续航版 4599元\nE5 标准版 2999元", title="2024 价格表")
+    launch = cand(2, "E7 新品发布\n2024年10月1日起在全国门店上市\n首批用户赠送头盔一顶。", title="E7 发布会",
+                  section_path=("E7 新品发布",))
+    got = answer("E7什么时候上市？", prices, launch)
+    assert got.startswith("2024年10月1日起在全国门店上市")
+    one_list = cand(1, "E7 标准版 3999元\nE7 长续航版 4599元\n2024年10月1日起在全国门店上市\n价格含税。", title="价目表")
+    assert "2024年10月1日起在全国门店上市" in answer("E7什么时候上市？", one_list)
+
+
+def test_a_row_is_quoted_with_its_header_and_without_the_rows_not_asked_about():
+    """「车架保修几年？」: one header, then the 车架 row; not the header glued to it as text, not the 控制器 row."""
+    got = answer("车架保修几年？", cand(1, WARRANTY, chunk_type="table", section_path=("售后服务", "保修期限")))
+    assert got == "| 部件 | 保修期 | 说明 |\n| 车架 | 3年 | 非人为断裂免费更换 |[1]"
+    both = answer("车架和锂电池各保修几年？", cand(1, WARRANTY, chunk_type="table"))
+    assert both == "| 部件 | 保修期 | 说明 |\n| 车架 | 3年 | 非人为断裂免费更换 |\n| 锂电池 | 2年 | 容量低于70%免费更换 |[1]"
+
+
+def test_an_announced_table_brings_only_the_rows_asked_about_when_the_question_names_one():
+    text = "各部件的保修期限如下：\n" + WARRANTY
+    got = answer("控制器的保修期限是多久？", cand(1, text))
+    assert got == "各部件的保修期限如下：\n| 部件 | 保修期 | 说明 |\n| 控制器 | 1年 | 进水损坏不保修 |[1]"
+
+
+def test_the_row_holding_a_setting_s_default_is_chosen_over_the_header_row():
+    """「sendMsgTimeout 默认值」: the header holds 默认值, the row holds sendMsgTimeout; the row is read with its header."""
+    table = ("| 名称 | 描述 | 参数类型 | 默认值 |\n| --- | --- | --- | --- |\n| producerGroup | 生产组的名称 | String | DEFAULT_PRODUCER |\n"
+             "| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |\n| maxMessageSize | 允许发送的最大消息体大小 | int | 4M |")
+    got = answer("sendMsgTimeout 默认值", cand(1, table, chunk_type="table"))
+    assert got == "| 名称 | 描述 | 参数类型 | 默认值 |\n| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |[1]"
+
+
+def test_a_code_block_holding_the_default_is_quoted_whole():
+    text = ("DefaultMQProducer 的常用参数及其默认值：\nproducer.setProducerGroup(\"DEFAULT_PRODUCER\");\n"
+            "producer.setRetryTimesWhenSendFailed(2);\nproducer.setSendMsgTimeout(3000);\n"
+            "其他参数见客户端配置一节。")
+    got = answer("sendMsgTimeout 默认值是多少", cand(1, text, section_path=("生产者",)))
+    assert "producer.setRetryTimesWhenSendFailed(2);\nproducer.setSendMsgTimeout(3000);" in got
+    config = ("开启 ACL 需要修改 broker 的配置。\nbrokerClusterName=DefaultCluster\nbrokerName=broker-a\n"
+              "aclEnable=true\nlistenPort=10911\n修改后重启 Broker 生效。")
+    got = answer("怎么开启 ACL", cand(1, config))
+    assert got.startswith("开启 ACL 需要修改 broker 的配置。\nbrokerClusterName=DefaultCluster\nbrokerName=broker-a\n"
+                          "aclEnable=true\nlistenPort=10911")
+    # A configuration longer than a quoted code part: the announcing sentence brings the part holding the setting.
+    long_config = ("这里贴出 Broker 端开启 ACL 特性的配置文件内容：\n" + "\n".join(f"storePathRootDir{i}=/data/rocketmq/store-{i}"
+                   for i in range(6)) + "\n## if acl is open, the flag will be true\naclEnable=true\nlistenPort=10911")
+    got = answer("怎么开启 ACL", cand(1, long_config))
+    assert got.startswith("这里贴出 Broker 端开启 ACL 特性的配置文件内容：\n…\n") and "aclEnable=true" in got
+    assert "storePathRootDir0" not in got
+
+
+def test_what_the_question_asks_for_in_manuals_price_lists_and_policies():
+    assert question_asks("充电要多长时间？") == "duration" and question_asks("车架保修几年？") == "duration"
+    assert question_asks("E7多少钱") == "price" and question_asks("E7的价格是多少") == "price"
+    assert question_asks("E7什么时候上市？") == "date" and question_asks("过期文件几点删") == "time"
+    assert question_asks("sendMsgTimeout 默认值") == "value" and question_asks("dLegerSelfId 填什么") == "value"
+    assert holds("duration", "6至8小时") and holds("duration", "10s") and not holds("duration", "2024年10月1日")
+    assert holds("price", "3999元") and not holds("price", "3999 台")
+    assert holds("value", "aclEnable=true") and holds("value", "默认 3000") and not holds("value", "视情况而定")
+    assert holds("time", "凌晨4点") and not holds("time", "每天")

@@ -221,10 +221,66 @@ def test_large_table_splits_by_rows_repeating_the_header() -> None:
     assert body == table.text.splitlines()[2:]
 
 
+def test_a_table_chunk_is_no_longer_than_what_an_answer_is_given_of_a_chunk() -> None:
+    """chat.prompts cuts every chunk to 800 characters for the answer: a table chunk longer would hide its last rows."""
+    from chat.prompts import MAX_CHUNK_CHARS
+
+    rows = [("名称", "描述", "默认值")] + [(f"param{i}", "参数的说明文字" * 3, str(i)) for i in range(40)]
+    chunks = chunk_document(_doc(_table(rows)))
+    assert len(chunks) > 1
+    assert all(len(c.content) <= MAX_CHUNK_CHARS for c in chunks)
+    assert "| param39 |" in chunks[-1].content
+
+
 def test_text_around_a_table_is_not_merged_across_it() -> None:
     table = _table([("a", "b"), ("1", "2")])
     chunks = chunk_document(_doc(_t("表前。"), table, _t("表后。")))
     assert [c.chunk_type for c in chunks] == ["text", "table", "text"]
+
+
+def test_a_table_in_the_text_split_over_chunks_gives_every_chunk_its_header_and_caption() -> None:
+    """Rows 「| a | b |」 in text (a TXT file, a Markdown table without its rule): the chunks after the first open
+    with the table's header row, and carry the line before the table as its caption."""
+    rows = "\n".join(f"| 部件{i} | {i} 年 | 说明文字{'甲' * 20} |" for i in range(30))
+    text = f"本公司对整车各部件提供质保服务，详见下表。各部件保修期限如下\n| 部件 | 保修期 | 说明 |\n{rows}\n以上期限自购车之日起计算。"
+    config = ChunkingConfig(min_chars=20, max_chars=300)
+    chunks = chunk_document(_doc(_h("售后", 1), _t(text)), config)
+    assert len(chunks) >= 3
+    assert "| 部件 | 保修期 | 说明 |" in chunks[0].content and "table_header_chars" not in chunks[0].metadata
+    body = []
+    for chunk in chunks[1:]:
+        lines = chunk.content.splitlines()
+        if lines[0] != "| 部件 | 保修期 | 说明 |":
+            assert not lines[0].startswith("|")  # only a chunk that opens inside the table gets the header
+            continue
+        assert chunk.metadata["table_header_chars"] == len(lines[0]) + 1
+        assert chunk.metadata["caption"] == "本公司对整车各部件提供质保服务，详见下表。各部件保修期限如下"
+        assert "\n表格：本公司对整车各部件提供质保服务，详见下表。各部件保修期限如下\n| 部件 | 保修期 | 说明 |\n" in chunk.enriched
+        assert len(chunk.content) <= config.max_chars
+        body.extend(lines[1:])
+    assert len([c for c in chunks if c.metadata.get("table_header_chars")]) >= 2
+    # No row is lost or doubled: the rows of every chunk, header lines left out, are the text's rows in order.
+    all_rows = [ln for c in chunks for ln in c.content.splitlines()[1 if c.metadata.get("table_header_chars") else 0:]
+                if ln.startswith("| 部件") and ln != "| 部件 | 保修期 | 说明 |"]
+    assert all_rows == rows.splitlines()
+
+
+def test_a_continued_text_table_keeps_its_rule_line_with_the_header() -> None:
+    rows = "\n".join(f"| k{i} | v{i} {'说明' * 10} |" for i in range(20))
+    chunks = chunk_document(_doc(_t(f"| 名称 | 默认值 |\n| --- | --- |\n{rows}")), ChunkingConfig(min_chars=20, max_chars=200))
+    assert len(chunks) > 1
+    assert all(c.content.startswith("| 名称 | 默认值 |\n| --- | --- |\n| k") for c in chunks)
+    assert all("caption" not in c.metadata for c in chunks)  # nothing before the table
+
+
+def test_a_table_block_takes_the_short_line_before_it_as_its_caption() -> None:
+    table = _table([("部件", "保修期"), ("车架", "3 年"), ("锂电池", "2 年")])
+    chunks = chunk_document(_doc(_t("购车须知见第二章。\n表 2 各部件保修期限"), table))
+    assert chunks[1].metadata["caption"] == "表 2 各部件保修期限"
+    assert chunks[1].enriched.startswith("表格：表 2 各部件保修期限\n字段：部件、保修期")
+    long_line = "这是一段很长的说明文字。" * 10 + "保修期限如下："
+    assert chunk_document(_doc(_t(long_line), table))[1].metadata["caption"] == "保修期限如下："
+    assert "caption" not in chunk_document(_doc(_t("这是一段很长的说明文字，" * 10), table))[1].metadata
 
 
 # --- FAQ -------------------------------------------------------------------------------------

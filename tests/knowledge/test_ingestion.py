@@ -409,3 +409,39 @@ class TestFaqQuestionVectors:
         assert faq.question_embedding is not None and "atec" not in faq.tokens
         text = Chunk.objects.get(kb=kb, document__external_id="atec-7-c")
         assert text.chunk_type == "text" and text.enriched == text.content == "借呗额度根据信用评估调整。"
+
+
+@pytest.mark.django_db
+def test_a_table_split_over_two_chunks_gives_the_second_its_header_and_caption_words(kb, ingest):
+    """A TXT warranty table (rows 「| a | b |」) longer than a chunk: the chunk holding the later rows is found by the
+    header's and the caption's words too, as the first chunk is."""
+    rows = "\n".join(f"| 配件{i}号 | {i % 3 + 1} 年 | 非人为损坏免费更换，人为损坏按配件价格收费 |" for i in range(24))
+    text = f"电动车售后服务手册\n\n各部件三包期限一览\n| 部件 | 保修期 | 说明 |\n{rows}\n| 控制器 | 1 年 | 进水损坏不在保修范围内 |\n"
+    (doc,) = ingest(kb, {"warranty.txt": text})
+    assert doc.status == DocumentStatus.READY, doc.error_message
+    chunks = list(doc.chunks.order_by("ordinal"))
+    assert len(chunks) == 2
+    second = chunks[1]
+    assert "控制器" in second.content and "控制器" not in chunks[0].content
+    assert second.content.startswith("| 部件 | 保修期 | 说明 |\n")
+    assert {"部件", "保修期", "三包", "期限", "一览", "控制器"} <= set(second.tokens)
+    assert "表格：各部件三包期限一览\n| 部件 | 保修期 | 说明 |" in second.enriched
+
+
+@pytest.mark.django_db
+def test_a_docx_table_is_indexed_with_the_caption_line_before_it(kb, ingest):
+    import docx
+
+    document = docx.Document()
+    document.add_heading("售后服务", level=1)
+    document.add_paragraph("表 2 各部件三包期限")
+    table = document.add_table(rows=3, cols=2)
+    for row, cells in zip(table.rows, [("部件", "保修期"), ("车架", "3 年"), ("锂电池", "2 年")]):
+        for cell, value in zip(row.cells, cells):
+            cell.text = value
+    buf = io.BytesIO()
+    document.save(buf)
+    (doc,) = ingest(kb, {"warranty.docx": buf.getvalue()})
+    chunk = doc.chunks.get(chunk_type="table")
+    assert chunk.metadata["caption"] == "表 2 各部件三包期限"
+    assert {"三包", "期限", "车架", "保修期"} <= set(chunk.tokens)
