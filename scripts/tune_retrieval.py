@@ -685,8 +685,8 @@ def cmd_verdict(splits: list[Split], *, gate_share: float, answered_share: float
                f"{_shares(p[y == 0], gate, line, m[y == 0], k[y == 0])} | "
                f"{_shares(_relevance(off[held], fits), gate, line, _faq_match(off[held]), _chitchat(off[held]))} |")
         if tag:
-            row += (f" {_shares(_relevance(held_off[held], fits), gate, line, _faq_match(held_off[held]), "
-                    f"_chitchat(held_off[held]))} |")
+            h = held_off[held]
+            row += f" {_shares(_relevance(h, fits), gate, line, _faq_match(h), _chitchat(h))} |"
         print(row + f" {_auc(p, y):.3f} |", flush=True)
     fits = fits_for(names)
     gate, line = lines(fits, names)

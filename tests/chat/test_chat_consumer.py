@@ -141,6 +141,15 @@ async def test_not_found_streams_the_kb_text_and_calls_no_llm(judged_kb, alice_t
     assert (row.hit, row.not_found_by, row.content, row.verdict) == (False, "retrieval", kb.not_found_text, "not_found")
 
 
+async def test_a_greeting_is_not_found_and_calls_no_llm(judged_kb, alice_token, llm_on):
+    communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
+    events = await ask(communicator, [judged_kb.pk], "你好")
+    await communicator.disconnect()
+    finish = events[-1]
+    assert (finish["verdict"], finish["not_found_by"], finish["answer"]) == ("not_found", "retrieval", judged_kb.not_found_text)
+    assert llm_on.requests == []
+
+
 # --- the uncertain verdict -----------------------------------------------------------------
 
 async def test_an_uncertain_turn_without_an_llm_says_so_before_the_best_evidence(uncertain_kb, alice_token):

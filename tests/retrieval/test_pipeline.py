@@ -639,6 +639,22 @@ def test_a_faq_entry_matching_the_question_by_meaning_is_never_turned_away(embed
     assert strict.search("下雨天能骑车吗", [gated], scope=SCOPE).verdict == "not_found"
 
 
+def test_talk_is_not_found_whatever_words_it_shares_with_the_kb(embedder, kb):
+    """「测试」 is in the KB and the judge would answer it; it is a test ping (the shipped bank): not found."""
+    sure = [LogisticModel("hybrid", ("coverage",), (0.0,), 2.2)]  # p ≈ 0.9 for everything
+    store = MemoryStore()
+    store.add_kb(kb, [*records_for(kb.kb_id, embedder), *records_for(kb.kb_id, embedder, [
+        (9, "发布流程", "测试通过后由负责人发布。")], first_id=90)])
+    gated = replace(kb, threshold=0.12, answer_threshold=0.7)
+    retriever = retriever_for(store, {"chars": embedder}, judge=Judge(sure, calibrated_embeddings=None))
+    for talk in ("测试", "谢谢", "你好"):
+        result = retriever.search(talk, [gated], scope=SCOPE, debug=True)
+        assert result.verdict == "not_found" and result.debug["judge"]["chitchat"] >= 0.94, talk
+    assert retriever.search("测试通过后谁发布", [gated], scope=SCOPE).verdict == "answered"
+    off = retriever_for(store, {"chars": embedder}, judge=Judge(sure, calibrated_embeddings=None), chitchat_cosine=2.0)
+    assert off.search("测试", [gated], scope=SCOPE).verdict == "answered"
+
+
 def test_relevance_is_highest_for_the_top_candidate(retriever, kb):
     result = retriever.search("电子发票发到哪里", [kb], scope=SCOPE, top_k=5)
     rel = [c.relevance for c in result.candidates]
