@@ -66,3 +66,13 @@ def wait_for(predicate, timeout: float, what: str, logs: list[Path] = ()):
         time.sleep(0.05)
     tails = "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in logs if log.exists())
     raise AssertionError(f"{what} within {timeout} s\n{tails}")
+
+
+def set_lines(kb, gate: float, line: float) -> None:
+    """Put ``kb``'s not-found gate and confidence line at these values (a queryset update: no version bump).
+
+    Gate 0 and line 0 make every search answered, line 1 every search uncertain, gate 1 every search not found.
+    """
+    from knowledge.models import KnowledgeBase
+
+    KnowledgeBase.objects.filter(pk=kb.pk).update(score_threshold=gate, answer_threshold=line)

@@ -1,6 +1,7 @@
-// Chat page: websocket (SSE fallback) streaming, sources, feedback, past conversations.
+// Chat page: websocket (SSE fallback) streaming, each answer's verdict, sources, feedback, past conversations.
 // Every node is built with DOM APIs and textContent; nothing from documents, answers or
-// titles is ever parsed as HTML. Markdown is a tiny subset rendered the same way.
+// titles is ever parsed as HTML. Markdown is a tiny subset rendered the same way; table rows are read by the
+// console's shared static/zhiku/richtext.js, the verdict's words come from static/zhiku/verdict.js.
 (function () {
   "use strict";
 
@@ -23,8 +24,7 @@
     document: (id) => fmt(gettext("Document %(id)s"), { id }),
     relevance: (v) => fmt(gettext(" · relevance %(value)s"), { value: v }),
     extractive: gettext("Extracted answer (no language model configured)"),
-    notFoundLLM: gettext("Not in the knowledge base (judged by the language model)"),
-    notFound: gettext("Not in the knowledge base"),
+    verdictBy: { llm: gettext("judged by the language model"), faq: gettext("the FAQ entry's own answer") },
     confidence: (v) => fmt(gettext("confidence %(value)s"), { value: v }),
     firstToken: (ms) => fmt(gettext("first token %(ms)s ms"), { ms }),
     total: (ms) => fmt(gettext("total %(ms)s ms"), { ms }),
@@ -82,9 +82,8 @@
       }
     });
   }
-  // A table row "| a | b |", citations allowed after it; the "|---|---|" rule under a header row.
-  const TABLE_ROW = /^\s*\|(.*)\|\s*((?:[\[【]\d{1,3}[\]】])*)\s*$/;
-  const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+  // A table row "| a | b |", citations allowed after it; the "|---|---|" rule under a header row (richtext.js).
+  const { tableRow, isRule } = window.zhikuRich;
   function renderMarkdown(text, container, view) {
     container.replaceChildren();
     const lines = String(text).split("\n");
@@ -102,9 +101,9 @@
         const pre = el("pre"); code = el("code"); pre.appendChild(code); container.appendChild(pre);
       } else if (!line.trim()) {
         closeBlocks();
-      } else if (table && TABLE_RULE.test(line)) {
+      } else if (table && isRule(line)) {
         continue;
-      } else if ((m = TABLE_ROW.exec(line))) {
+      } else if ((m = tableRow(line))) {
         para = null; list = null;
         if (!table) {
           const box = el("div", null, "table-box"); table = el("table"); box.appendChild(table); container.appendChild(box);
@@ -112,10 +111,9 @@
         // The first row is the header (the extractive answer leaves the |---| rule out).
         const tag = table.rows.length ? "td" : "th";
         const tr = el("tr");
-        const cells = m[1].split("|");
-        cells.forEach((cell, i) => {
+        m.cells.forEach((cell, i) => {
           const td = el(tag);
-          renderInline(cell.trim() + (i === cells.length - 1 ? m[2] : ""), td, view);
+          renderInline(cell + (i === m.cells.length - 1 ? m.tail : ""), td, view);
           tr.appendChild(td);
         });
         table.appendChild(tr);
@@ -145,11 +143,12 @@
     const root = el("div", null, "msg assistant");
     const view = {
       root, id: null, text: "", sources: [], cited: new Set(), rendered: false,
+      verdict: el("div", null, "verdict-line"),
       rewrite: el("div", null, "rewrite"), answer: el("div", null, "answer"), error: el("div", null, "error"),
       sourcesBox: el("div", null, "sources"), meta: el("div", null, "meta"), feedback: el("div", null, "feedback"),
     };
-    view.rewrite.hidden = true; view.error.hidden = true; view.sourcesBox.hidden = true;
-    [view.rewrite, view.answer, view.error, view.sourcesBox, view.meta, view.feedback].forEach((n) => root.appendChild(n));
+    view.rewrite.hidden = true; view.error.hidden = true; view.sourcesBox.hidden = true; view.verdict.hidden = true;
+    [view.verdict, view.rewrite, view.answer, view.error, view.sourcesBox, view.meta, view.feedback].forEach((n) => root.appendChild(n));
     messagesBox.appendChild(root);
     return view;
   }
@@ -185,7 +184,7 @@
       if (where.length) li.appendChild(el("span", " · " + where.join(" · "), "muted src-where"));
       const rel = s.scores && typeof s.scores.relevance === "number" ? s.scores.relevance : null;
       if (rel !== null) li.appendChild(el("span", T.relevance(rel.toFixed(2)), "muted"));
-      li.appendChild(el("div", s.content || "", "snippet"));
+      li.appendChild(window.zhikuRich.render(s.content || "", el("div", null, "snippet")));
       ol.appendChild(li);
     });
     box.appendChild(ol);
@@ -197,10 +196,21 @@
     li.scrollIntoView({ block: "nearest" });
     setTimeout(() => li.classList.remove("flash"), 1200);
   }
+  // The verdict (answered / uncertain / not found) as a badge above the answer, and the whole message styled by it;
+  // `by` ("retrieval", "llm" or "faq") says who decided when it was not retrieval alone.
+  function setVerdict(view, verdict, by) {
+    view.root.classList.remove("verdict-answered", "verdict-uncertain", "verdict-not_found");
+    const badge = window.zhikuVerdict.badge(verdict);
+    if (!badge) { view.verdict.hidden = true; view.verdict.replaceChildren(); delete view.root.dataset.verdict; return; }
+    view.root.classList.add("verdict-" + verdict);
+    view.root.dataset.verdict = verdict;
+    view.verdict.replaceChildren(badge);
+    if (T.verdictBy[by]) view.verdict.appendChild(el("span", T.verdictBy[by], "muted verdict-by"));
+    view.verdict.hidden = false;
+  }
   function renderMeta(view, info) {
     const parts = [];
     if (info.mode === "extractive") parts.push(T.extractive);
-    if (info.mode === "not_found" || info.hit === false) parts.push(info.not_found_by === "llm" ? T.notFoundLLM : T.notFound);
     if (typeof info.confidence === "number" && info.hit) parts.push(T.confidence(info.confidence.toFixed(2)));
     const t = info.timings || {};
     if (typeof t.first_token_ms === "number") parts.push(T.firstToken(Math.round(t.first_token_ms)));
@@ -251,6 +261,7 @@
         break;
       case "sources":
         view.sources = ev.sources || [];
+        setVerdict(view, ev.verdict, "retrieval");  // retrieval's; finish has the final one
         renderSources(view);
         setStatus(ev.hit ? T.answering : T.nothingFound);
         break;
@@ -261,6 +272,7 @@
       case "finish":
         view.text = ev.answer;
         view.cited = new Set((ev.citations || []).map((c) => c.n));
+        setVerdict(view, ev.verdict, ev.verdict_by);
         renderAnswer(view); renderSources(view); renderMeta(view, ev); renderFeedback(view, null);
         done("");
         break;
@@ -396,6 +408,7 @@
       view.sources = m.sources || [];
       view.cited = new Set((m.citations || []).map((c) => c.n));
       renderAnswer(view); renderSources(view);
+      setVerdict(view, m.verdict, m.not_found_by === "llm" ? "llm" : m.answer_mode === "faq" ? "faq" : "retrieval");
       renderMeta(view, { mode: m.answer_mode, hit: m.hit, not_found_by: m.not_found_by, confidence: m.confidence, timings: m.timings, status: m.status });
       if (m.error_code && m.status !== "complete") showError(view, T.incomplete(m.error_code));
       renderFeedback(view, m.feedback);

@@ -78,13 +78,13 @@
     if (article.querySelector("textarea")) return;
     const text = article.querySelector(".text");
     const area = el("textarea", null, { class: "chunk-editor" });
-    area.value = text.textContent;
+    area.value = window.zhikuRich.source(text);  // the Markdown of a table, not its cells' text
     const message = el("div", null, { class: "small error-text" });
     const save = button(T.save, async () => {
       save.disabled = true; save.textContent = T.saving;
       try {
         const chunk = await api("PATCH", base + article.dataset.chunkId + "/", { content: area.value });
-        text.textContent = chunk.content;
+        window.zhikuRich.render(chunk.content, text);
         finish();
       } catch (e) {
         message.textContent = T.failed + errorText(e);

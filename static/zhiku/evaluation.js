@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   const { api, errorText, el, button } = window.zhiku;
+  const { badge, outcomes } = window.zhikuVerdict;
   const page = document.getElementById("evaluation-page");
   const kbId = page.dataset.kbId;
   const base = `/api/kbs/${kbId}/`;
@@ -23,10 +24,12 @@
     answerRows: [
       ["questions", gettext("Questions asked as chat turns"), "count"],
       ["with_answers", gettext("Answerable questions with answer spans"), "count"],
-      ["answered", gettext("… of them answered (not \"not found\")"), "count"],
+      ["answered", gettext("… of them given an answer (answered or uncertain)"), "count"],
       ["answer_contains", gettext("Answer holds an expected span in its first 200 characters"), "share"],
       ["answer_contains_full", gettext("Answer holds an expected span anywhere"), "share"],
-      ["answer_contains_answered", gettext("Among answered ones, the span in the first 200 characters"), "share"],
+      ["answer_contains_answered", gettext("Answered (not uncertain) and holding a span in the first 200 characters"), "share"],
+      ["answer_contains_given", gettext("Among the answers given, the span in the first 200 characters"), "share"],
+      ["answer_precision_answered", gettext("Among answered ones, the span in the first 200 characters"), "share"],
       ["citation_precision", gettext("Citations whose passage holds an expected span"), "share"],
       ["not_found_rate_answerable", gettext("Answerable questions answered \"not found\""), "share"],
       ["not_found_rate_unanswerable", gettext("Unanswerable questions answered \"not found\""), "share"],
@@ -38,11 +41,35 @@
     answersSummary: gettext("%(contains)s of the answerable questions with answer spans got an answer holding one; %(precision)s of the citations point at a passage that holds one; %(nf_answerable)s of the answerable questions and %(nf_unanswerable)s of the unanswerable ones were answered \"not found\"."),
     noSpans: gettext("No answerable question carries answer spans yet, so the answers' text is not scored: add spans to the questions."),
     perQuestion: gettext("Question"), holds: gettext("Holds a span"), answer: gettext("Answer (first 200 characters)"),
+    verdict: gettext("Verdict"),
+    verdictsTitle: gettext("Outcomes"),
+    verdictsHelp: gettext("Each question ends answered, uncertain (the best passages, said to maybe not answer it) or not found. Answerable questions should be answered; unanswerable ones should be not found."),
+    answerVerdictsHelp: gettext("The same outcomes for the chat turns, after the language model (if any) read the uncertain ones."),
+    answerableQuestions: (n) => interpolate(ngettext("Answerable (%(n)s question)", "Answerable (%(n)s questions)", n), { n }, true),
+    unanswerableQuestions: (n) => interpolate(ngettext("Unanswerable (%(n)s question)", "Unanswerable (%(n)s questions)", n), { n }, true),
     yes: gettext("yes"), no: gettext("no"), notFoundAnswer: gettext("“not found”"),
   };
   let questionText = {};
   let questionSpans = {};
   const percent = (v) => (v === null || v === undefined ? "—" : `${Math.round(v * 100)}%`);
+
+  // The three outcomes of answerable and of unanswerable questions ({answered, uncertain, not_found} shares), as bars.
+  function verdictsPart(verdicts, counts, help, id) {
+    const box = el("div", null, { id, class: "verdicts" });
+    box.appendChild(el("h3", T.verdictsTitle));
+    box.appendChild(el("p", help, { class: "muted small" }));
+    const table = el("table", null, { class: "outcomes-table" });
+    [["answerable", T.answerableQuestions], ["unanswerable", T.unanswerableQuestions]].forEach(([kind, words]) => {
+      if (!counts[kind]) return;
+      const tr = el("tr", null, { "data-kind": kind });
+      const cell = el("td");
+      cell.appendChild(outcomes((verdicts || {})[kind]));
+      tr.append(el("th", words(counts[kind])), cell);
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    return box;
+  }
 
   // The answer-level part of a run, in words: a sentence, the figures, and each question's answer.
   function answerPart(a) {
@@ -62,14 +89,19 @@
       table.appendChild(tr);
     });
     box.appendChild(table);
+    if (a.verdicts) box.appendChild(verdictsPart(a.verdicts, a, T.answerVerdictsHelp, "answer-verdicts"));
     const rows = el("table", null, { id: "answers-per-question" });
     const head = el("tr");
-    [T.perQuestion, T.holds, T.answer].forEach((h) => head.appendChild(el("th", h)));
+    [T.perQuestion, T.holds, T.verdict, T.answer].forEach((h) => head.appendChild(el("th", h)));
     rows.appendChild(head);
     (a.per_query || []).forEach((r) => {
       const tr = el("tr", null, { "data-question-id": r.id });
       tr.appendChild(el("td", questionText[r.id] || r.id));
       tr.appendChild(el("td", questionSpans[r.id] === false ? "—" : r.contains ? T.yes : T.no, { class: "nowrap" }));
+      const verdictCell = el("td", null, { class: "nowrap verdict-cell" });
+      const mark = badge(r.verdict);
+      if (mark) verdictCell.appendChild(mark);
+      tr.appendChild(verdictCell);
       tr.appendChild(el("td", r.hit ? r.answer : T.notFoundAnswer + (r.answer ? " " + r.answer : ""), { class: "text small" }));
       rows.appendChild(tr);
     });
@@ -143,6 +175,7 @@
         table.appendChild(tr);
       });
       metrics.appendChild(table);
+      if (result.verdicts) metrics.appendChild(verdictsPart(result.verdicts, result, T.verdictsHelp, "search-verdicts"));
       if (result.answers) document.getElementById("answer-metrics").appendChild(answerPart(result.answers));
       status.textContent = T.done;
     } catch (e) { status.textContent = errorText(e); }

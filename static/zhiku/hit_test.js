@@ -1,25 +1,57 @@
-// Hit-testing page: POST /api/search/ with debug, render every stage. Text is set with
-// textContent only, so nothing from documents or queries is ever parsed as HTML.
+// Hit-testing page: POST /api/search/ with debug. The verdict and the KB's two lines in a sentence, the results
+// numbered in the order shown, and every stage's figures behind a toggle (<details>), lists as tables. Text is set
+// with textContent only (chunk texts through zhikuRich, static/zhiku/richtext.js), so nothing from documents or
+// queries is ever parsed as HTML.
 (function () {
   "use strict";
   const form = document.getElementById("hit-form");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const { badge, words } = window.zhikuVerdict;
   // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
+  const fmt = (text, values) => interpolate(text, values, true);
   const T = {
     searching: gettext("Searching…"), error: gettext("Error: "),
-    hit: gettext("Hit"), notFound: gettext("Not found"),
-    results: gettext("Results"), stages: gettext("Stages"),
-    verdict: gettext("relevance %(relevance)s / threshold %(threshold)s · mode %(mode)s · reranker %(reranker)s"),
+    results: (n) => fmt(ngettext("%(n)s result, in the order the answer would use them", "%(n)s results, in the order the answer would use them", n), { n }),
+    noResults: gettext("No passage was found."),
+    verdict: (relevance, verdict, gate, line) => fmt(gettext("relevance %(relevance)s: %(verdict)s — not-found gate %(gate)s, confidence line %(line)s"),
+      { relevance, verdict, gate, line }),
+    meaning: {
+      answered: gettext("At or above the confidence line: the chat answers from these passages."),
+      uncertain: gettext("Between the two lines: the chat shows the best passages with a statement that they may not answer the question (with a language model, the model reads them and decides)."),
+      not_found: gettext("Below the not-found gate: the chat answers with the knowledge base's not-found text:"),
+    },
+    run: (mode, reranker) => fmt(gettext("mode %(mode)s · reranker %(reranker)s"), { mode, reranker }),
     noKeyword: gettext("keyword path unavailable"), timings: gettext("timings (ms): "),
+    yes: gettext("yes"), no: gettext("no"),
   };
-  // The results table: a header in words per column, the text wide enough to read (console.css td.text).
+  // The results table: a header in words per column; "#" is the row's place in the list shown.
   const RESULT_COLUMNS = [
-    ["scores.fused_rank", "#"], ["document.source_name", gettext("Document")], ["section_path", gettext("Section")],
+    ["#", "#"], ["document.source_name", gettext("Document")], ["section_path", gettext("Section")],
     ["content", gettext("Text")], ["scores.relevance", gettext("Relevance")],
     ["scores.vector_similarity", gettext("Cosine")], ["scores.vector_rank", gettext("Vector rank")],
     ["scores.bm25_score", "BM25"], ["scores.bm25_rank", gettext("Keyword rank")],
-    ["scores.fused_score", gettext("Fused score")], ["scores.rerank_score", gettext("Rerank score")],
+    ["scores.fused_score", gettext("Fused score")], ["scores.fused_rank", gettext("Fusion rank")],
+    ["scores.rerank_score", gettext("Rerank score")],
   ];
+  // Stage details: the debug fields in words where they have some (others show their own name).
+  const LABELS = {
+    query: gettext("Query"), mode: gettext("Mode"), kbs: gettext("Each knowledge base's paths"),
+    tokens: gettext("Query words"), keyword_tokens: gettext("Keyword path words"),
+    low_score_retry: gettext("Retried with looser words"), weights: gettext("Fusion weights"), fusion: gettext("Fusion"),
+    vector: gettext("Vector path"), keyword: gettext("Keyword path"), fused: gettext("Fused candidates"),
+    pool: gettext("Candidates judged (chunk ids)"), dropped_at_load: gettext("Dropped when loaded (chunk ids)"),
+    merged: gettext("Merged candidates"), duplicates: gettext("Duplicates (chunk ids)"), rescued: gettext("Rescued (chunk ids)"),
+    judge: gettext("Judge"), final: gettext("Final results"), signals: gettext("Signals"), by_kb: gettext("Relevance by knowledge base"),
+    chunk_id: gettext("Chunk"), kb_id: gettext("Knowledge base"), document_id: gettext("Document"),
+    similarity: gettext("Cosine"), rank: gettext("Rank"), bm25: "BM25", vector_similarity: gettext("Cosine"),
+    vector_rank: gettext("Vector rank"), bm25_score: "BM25", bm25_rank: gettext("Keyword rank"),
+    fused_score: gettext("Fused score"), fused_rank: gettext("Fusion rank"), rerank_score: gettext("Rerank score"),
+    final_score: gettext("Final score"), relevance: gettext("Relevance"), threshold: gettext("Not-found gate"),
+    answer_threshold: gettext("Confidence line"), verdict: gettext("Verdict"), hit: gettext("Hit"),
+    calibration: gettext("Calibration (slope, offset)"), model: gettext("Judge model"),
+    result: gettext("Result #"),
+  };
+  const label = (key) => LABELS[key] || key;
 
   function el(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -27,53 +59,128 @@
     if (attrs) for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
     return node;
   }
-  function fmt(v) {
+  function fmtValue(v) {
     if (v === null || v === undefined) return "—";
+    if (typeof v === "boolean") return v ? T.yes : T.no;
     if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(4);
-    if (Array.isArray(v)) return v.map(fmt).join(" > ");
-    if (typeof v === "object") return JSON.stringify(v);
+    if (Array.isArray(v)) return v.length ? v.map(fmtValue).join(" · ") : "—";
+    if (typeof v === "object") return Object.entries(v).map(([k, x]) => `${label(k)} ${fmtValue(x)}`).join(" · ");
     return String(v);
   }
-  // columns: field paths ("scores.relevance"), or [path, header] pairs where a header in words exists.
-  function table(rows, columns) {
-    const t = el("table");
+  const fix2 = (v) => (typeof v === "number" ? v.toFixed(2) : "—");
+  const pick = (row, path) => path.split(".").reduce((v, part) => (v == null ? undefined : v[part]), row);
+  const isRecord = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const scroller = (child) => { const box = el("div", null, { class: "scroll-x" }); box.appendChild(child); return box; };
+
+  // The results, numbered 1, 2, … as shown; the section path on one line; chunk texts with their tables.
+  function resultsTable(rows, data) {
+    const t = el("table", null, { id: "results-table" });
     const head = el("tr");
-    const cols = columns.map((c) => (Array.isArray(c) ? c : [c, c]));
-    cols.forEach(([, header]) => head.appendChild(el("th", header)));
+    RESULT_COLUMNS.forEach(([path, header]) => head.appendChild(el("th", header, path === "#" ? { class: "num" } : undefined)));
     t.appendChild(head);
-    rows.forEach((row) => {
-      const tr = el("tr");
-      cols.forEach(([path]) => {
-        let v = row;
-        for (const part of path.split(".")) v = v == null ? undefined : v[part];
-        const td = el("td", fmt(v));
-        if (path === "content") td.className = "text";
-        else if (path === "document.source_name") td.className = "nowrap";
-        else if (typeof v === "number") td.className = "num";
+    rows.forEach((row, index) => {
+      const tr = el("tr", null, { "data-chunk-id": String(row.chunk_id) });
+      RESULT_COLUMNS.forEach(([path]) => {
+        let td;
+        if (path === "#") {
+          td = el("td", index + 1, { class: "num row-number" });
+        } else if (path === "content") {
+          td = el("td", null, { class: "text" });
+          window.zhikuRich.render(row.content, td);
+        } else if (path === "section_path") {
+          td = el("td", (row.section_path || []).join(" › ") || "—", { class: "section" });
+        } else if (path === "document.source_name") {
+          td = el("td", row.document.title || row.document.source_name, { class: "doc", title: row.document.source_name });
+        } else {
+          const v = pick(row, path);
+          td = el("td", fmtValue(v), { class: "num" });
+          if (path === "scores.relevance" && typeof v === "number") {
+            // Which side of the two lines this passage's own relevance falls on.
+            const side = v < data.threshold ? "not_found" : v >= data.answer_threshold ? "answered" : "uncertain";
+            td.classList.add("rel-" + side);
+            td.title = words(side);
+          }
+        }
         tr.appendChild(td);
       });
       t.appendChild(tr);
     });
     return t;
   }
-  function renderStages(debug, container) {
-    // debug is {key: value}; lists of objects become tables, nested objects recurse.
-    Object.entries(debug || {}).forEach(([key, value]) => {
-      if (Array.isArray(value) && value.length && typeof value[0] === "object") {
-        container.appendChild(el("h3", key));
-        const cols = Array.from(new Set(value.flatMap((r) => Object.keys(r))));
-        const scroller = el("div", null, { class: "scroll-x" });
-        scroller.appendChild(table(value, cols));
-        container.appendChild(scroller);
-      } else if (value && typeof value === "object" && !Array.isArray(value)) {
-        const box = el("div", null, { class: "card" });
-        box.appendChild(el("h3", key));
-        renderStages(value, box);
-        container.appendChild(box);
-      } else {
-        container.appendChild(el("p", key + ": " + fmt(value)));
-      }
+
+  // One stage's value: a list of records is a table (nested records' fields as their own columns), a record of
+  // plain values a two-column table, a record of records a section each; plain lists and values read inline.
+  function stageTable(rows, numbers) {
+    const columns = [];
+    rows.forEach((r) => Object.entries(r).forEach(([k, v]) => {
+      if (isRecord(v)) Object.keys(v).forEach((sub) => { if (!columns.some((c) => c[0] === k && c[1] === sub)) columns.push([k, sub]); });
+      else if (!columns.some((c) => c[0] === k && c[1] === null)) columns.push([k, null]);
+    }));
+    const withResult = numbers && rows.some((r) => numbers.has(r.chunk_id));
+    const t = el("table", null, { class: "stage-table" });
+    const head = el("tr");
+    if (withResult) head.appendChild(el("th", label("result"), { class: "num" }));
+    columns.forEach(([k, sub]) => head.appendChild(el("th", label(sub === null ? k : sub), sub === null ? undefined : { title: label(k) })));
+    t.appendChild(head);
+    rows.forEach((r) => {
+      const tr = el("tr");
+      if (withResult) tr.appendChild(el("td", numbers.has(r.chunk_id) ? numbers.get(r.chunk_id) : "", { class: "num" }));
+      columns.forEach(([k, sub]) => {
+        const v = sub === null ? r[k] : (isRecord(r[k]) ? r[k][sub] : undefined);
+        tr.appendChild(el("td", fmtValue(v), { class: typeof v === "number" ? "num" : "" }));
+      });
+      t.appendChild(tr);
     });
+    return t;
+  }
+  function renderStage(key, value, container, depth, numbers) {
+    const heading = el(depth ? "h4" : "h3", label(key));
+    if (Array.isArray(value) && value.length && value.every(isRecord)) {
+      container.append(heading, scroller(stageTable(value, numbers)));
+    } else if (isRecord(value) && Object.values(value).some((v) => isRecord(v) || (Array.isArray(v) && v.some(isRecord)))) {
+      const box = el("div", null, { class: "stage" });
+      box.appendChild(heading);
+      const plain = Object.entries(value).filter(([, v]) => !isRecord(v) && !(Array.isArray(v) && v.some(isRecord)));
+      if (plain.length) box.appendChild(keyValues(plain));
+      Object.entries(value).filter(([k]) => !plain.some(([p]) => p === k))
+        .forEach(([k, v]) => renderStage(key === "kbs" ? fmt(gettext("Knowledge base %(id)s"), { id: k }) : k, v, box, depth + 1, numbers));
+      container.appendChild(box);
+    } else if (isRecord(value)) {
+      container.append(heading, keyValues(Object.entries(value)));
+    } else {
+      return [key, value];
+    }
+    return null;
+  }
+  function keyValues(entries) {
+    const t = el("table", null, { class: "stage-table key-values" });
+    entries.forEach(([k, v]) => {
+      const tr = el("tr");
+      tr.append(el("th", label(k)), el("td", fmtValue(v), { class: typeof v === "number" ? "num" : "" }));
+      t.appendChild(tr);
+    });
+    return t;
+  }
+  function renderStages(debug, container, numbers) {
+    const plain = [];
+    Object.entries(debug || {}).forEach(([key, value]) => {
+      const rest = renderStage(key, value, container, 0, numbers);
+      if (rest) plain.push(rest);
+    });
+    if (plain.length) container.prepend(keyValues(plain));
+  }
+
+  function showVerdict(box, data) {
+    const verdict = data.verdict || (data.hit ? "answered" : "not_found");
+    box.className = "card verdict-card verdict-" + verdict;
+    const line = el("p", null, { class: "verdict-line" });
+    line.append(badge(verdict), " ",
+      el("strong", T.verdict(fix2(data.relevance), words(verdict), fix2(data.threshold), fix2(data.answer_threshold)), { id: "verdict-text" }));
+    box.replaceChildren(line, el("p", T.meaning[verdict], { class: "small" }));
+    if (verdict === "not_found" && data.not_found_text) box.appendChild(el("blockquote", data.not_found_text, { class: "small" }));
+    box.appendChild(el("p", T.run(data.mode, data.reranker) + (data.keyword_available ? "" : " · " + T.noKeyword), { class: "muted small" }));
+    (data.notes || []).forEach((n) => box.appendChild(el("p", n, { class: "muted small" })));
+    box.appendChild(el("p", T.timings + Object.entries(data.timings || {}).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted small" }));
   }
 
   form.addEventListener("submit", async (event) => {
@@ -81,8 +188,9 @@
     const verdict = document.getElementById("verdict");
     const results = document.getElementById("results");
     const stages = document.getElementById("stages");
-    results.replaceChildren(); stages.replaceChildren();
-    verdict.hidden = false; verdict.textContent = T.searching;
+    const stagesBody = document.getElementById("stages-body");
+    results.replaceChildren(); stagesBody.replaceChildren(); stages.hidden = true;
+    verdict.hidden = false; verdict.className = "card"; verdict.textContent = T.searching;
     const body = {
       query: document.getElementById("query").value,
       kb_ids: [parseInt(document.getElementById("kb-id").value, 10)],
@@ -91,29 +199,28 @@
       rerank: document.getElementById("rerank").checked,
       debug: true,
     };
-    const response = await fetch("/api/search/", {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-      body: JSON.stringify(body),
-    });
-    const data = await response.json();
+    let response, data;
+    try {
+      response = await fetch("/api/search/", {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+        body: JSON.stringify(body),
+      });
+      data = await response.json();
+    } catch (e) {
+      verdict.textContent = T.error + e; return;
+    }
     if (!response.ok) {
       verdict.textContent = T.error + (data.error ? data.error.code + " — " + data.error.message : response.status);
       return;
     }
-    verdict.replaceChildren(
-      el("strong", data.hit ? T.hit : T.notFound),
-      el("span", "  " + interpolate(T.verdict, {relevance: fmt(data.relevance), threshold: fmt(data.threshold),
-                                                mode: data.mode, reranker: data.reranker}, true) +
-        (data.keyword_available ? "" : " · " + T.noKeyword)),
-    );
-    if (!data.hit) verdict.appendChild(el("p", data.not_found_text));
-    (data.notes || []).forEach((n) => verdict.appendChild(el("p", n, { class: "muted" })));
-    verdict.appendChild(el("p", T.timings + Object.entries(data.timings).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted" }));
-    results.appendChild(el("h2", T.results));
-    const scroller = el("div", null, { class: "scroll-x" });  // the wide table scrolls, not the page
-    scroller.appendChild(table(data.results, RESULT_COLUMNS));
-    results.appendChild(scroller);
-    if (data.debug) { stages.appendChild(el("h2", T.stages)); renderStages(data.debug, stages); }
+    showVerdict(verdict, data);
+    results.appendChild(el("h2", data.results.length ? T.results(data.results.length) : T.noResults));
+    if (data.results.length) results.appendChild(scroller(resultsTable(data.results, data)));  // the wide table scrolls, not the page
+    if (data.debug) {
+      const numbers = new Map(data.results.map((r, i) => [r.chunk_id, i + 1]));
+      renderStages(data.debug, stagesBody, numbers);
+      stages.hidden = false;
+    }
   });
 })();

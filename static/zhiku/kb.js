@@ -38,8 +38,15 @@
     actionFailed: gettext("Action failed: "),
     searching: gettext("Searching…"),
     noResults: gettext("Nothing relevant was found."),
-    belowThreshold: (r, t) => fmt(gettext("Relevance %(relevance)s is below the threshold %(threshold)s, so the answer would be “not found”. The closest passages:"), { relevance: r, threshold: t }),
-    hit: (n) => fmt(ngettext("%(n)s result", "%(n)s results", n), { n }),
+    // What each verdict means for this search, with the KB's two lines (static/zhiku/verdict.js has the words).
+    said: {
+      answered: (n, r, g, l) => fmt(ngettext("%(n)s result; relevance %(relevance)s reaches the confidence line %(line)s.",
+        "%(n)s results; relevance %(relevance)s reaches the confidence line %(line)s.", n), { n, relevance: r, gate: g, line: l }),
+      uncertain: (n, r, g, l) => fmt(gettext("Relevance %(relevance)s is between the not-found gate %(gate)s and the confidence line %(line)s: the passages below are the best found, and may not answer the question."),
+        { n, relevance: r, gate: g, line: l }),
+      not_found: (n, r, g) => fmt(gettext("Relevance %(relevance)s is below the not-found gate %(gate)s, so the answer would be “not found”. The closest passages:"),
+        { n, relevance: r, gate: g }),
+    },
     relevance: (v) => fmt(gettext("relevance %(value)s"), { value: v }),
   };
 
@@ -277,7 +284,7 @@
     const p = pages(c.page_start, c.page_end);
     if (p) meta.append(el("span", p));
     meta.append(el("span", T.chars(c.chars)));
-    box.append(meta, el("div", c.content, { class: "text" }));
+    box.append(meta, window.zhikuRich.render(c.content, el("div", null, { class: "text" })));
     return box;
   }
 
@@ -335,7 +342,7 @@
     const p = pages(r.pages.start, r.pages.end);
     if (p) meta.append(el("span", p));
     meta.append(el("span", T.relevance(fix(r.scores.relevance))));
-    box.append(meta, el("div", r.content, { class: "text" }));
+    box.append(meta, window.zhikuRich.render(r.content, el("div", null, { class: "text" })));
     return box;
   }
 
@@ -349,6 +356,7 @@
     status.className = "muted small";
     status.textContent = T.searching;
     out.replaceChildren();
+    out.className = "result-list";
     let data;
     try {
       data = await api("POST", "/api/search/", { query, kb_ids: [parseInt(kbId, 10)] });
@@ -357,8 +365,11 @@
       status.textContent = errorText(e);
       return;
     }
-    if (!data.results.length) status.textContent = T.noResults;
-    else status.textContent = data.hit ? T.hit(data.results.length) : T.belowThreshold(fix(data.relevance), fix(data.threshold));
+    const verdict = data.verdict || (data.hit ? "answered" : "not_found");
+    status.className = "small search-verdict";
+    status.replaceChildren(window.zhikuVerdict.badge(verdict), el("span", data.results.length
+      ? T.said[verdict](data.results.length, fix(data.relevance), fix(data.threshold), fix(data.answer_threshold)) : T.noResults));
+    out.className = "result-list verdict-" + verdict;
     out.replaceChildren(...data.results.map(result));
   });
 

@@ -5,6 +5,7 @@ import pytest
 from chat_helpers import DOCS
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.helpers import set_lines
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -111,7 +112,8 @@ def test_without_websockets_the_page_streams_over_sse(server, browser, alice, ch
 
 
 def test_a_table_in_the_answer_is_shown_as_a_table_with_its_citation(server, browser, alice, make_kb, ingest):
-    """「标准如下：」 and the table chunked on its own: the page shows the rows as a table (cells built as text)."""
+    """「标准如下：」 and the table chunked on its own: the page shows the rows as a table (cells built as text), in the
+    answer and in its source."""
     from selenium.webdriver.common.by import By
     from test_chat_answer_settings import POLICY_MD
 
@@ -126,3 +128,76 @@ def test_a_table_in_the_answer_is_shown_as_a_table_with_its_citation(server, bro
     assert rows[2] == ["经理", "550", "450[1]"]
     assert table.find_elements(By.CSS_SELECTOR, "th")  # the first row is the header
     assert table.find_elements(By.CSS_SELECTOR, "tr:last-child td:last-child .cite")  # the [n] after the last row
+    # The table chunk among the sources is a table too (cells as text), not `| --- |` Markdown.
+    snippet = next(s for s in browser.find_elements(By.CSS_SELECTOR, ".msg.assistant .sources .snippet")
+                   if s.find_elements(By.TAG_NAME, "table"))
+    header = [c.text for c in snippet.find_elements(By.CSS_SELECTOR, "tr:first-child th")]
+    assert header == ["职级", "一类城市", "二类城市"] and "---" not in snippet.text
+
+
+def verdict_of(answer):
+    from selenium.webdriver.common.by import By
+
+    badge = answer.find_element(By.CSS_SELECTOR, ".verdict-line .badge.verdict")
+    return badge.get_attribute("data-verdict"), badge.text
+
+
+def test_each_answer_shows_its_verdict_live_and_when_the_conversation_is_reopened(server, browser, alice, kb, ingest, tmp_path):
+    """Issue 19 item 1: answered, uncertain and not found, each in words and a style of its own; saved with the
+    message, so a reopened conversation shows the same. The lines are moved between turns (gate 0 and line 0:
+    everything answered; line 1: everything uncertain; gate 1: nothing found)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from chat.models import Message
+
+    ingest(kb, DOCS)
+    sign_in(server, browser, alice)
+    browser.get(server + "/chat/")
+    question = "知库专业版的价格是多少？"
+    styles = {}
+    for gate, line, verdict, words in [(0.0, 0.0, "answered", "已回答"), (0.0, 1.0, "uncertain", "不确定"),
+                                       (1.0, 1.0, "not_found", "未找到")]:
+        set_lines(kb, gate, line)
+        answer = ask(browser, question)
+        assert verdict_of(answer) == (verdict, words)
+        assert f"verdict-{verdict}" in answer.get_attribute("class")
+        styles[verdict] = (answer.value_of_css_property("background-color"), answer.value_of_css_property("border-left-color"))
+        text = answer.find_element(By.CSS_SELECTOR, ".answer").text
+        if verdict == "answered":
+            assert "9800" in text and not text.startswith("没有找到确切答案")
+        elif verdict == "uncertain":
+            # The preface is the answer's own first line (chat/services.py), shown once.
+            assert text.startswith("没有找到确切答案，以下内容可能相关：") and text.count("没有找到确切答案") == 1 and "9800" in text
+        else:
+            assert text == kb.not_found_text and not answer.find_elements(By.CSS_SELECTOR, ".sources li")
+    assert len(set(styles.values())) == 3  # each outcome looks different
+    browser.save_screenshot(str(tmp_path / "chat-verdicts.png"))
+    assert list(Message.objects.filter(role="assistant").order_by("id").values_list("verdict", flat=True)) == \
+        ["answered", "uncertain", "not_found"]
+
+    # Reopened from the sidebar: the saved verdicts, in the same words.
+    browser.find_element(By.ID, "new-chat").click()
+    WebDriverWait(browser, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".msg"))
+    # The sidebar is drawn again whenever the list is reloaded: a button read just before may be gone.
+    WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "#conversations button.open").click() or True)
+    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 3)
+    answers = browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")
+    assert [verdict_of(a) for a in answers] == [("answered", "已回答"), ("uncertain", "不确定"), ("not_found", "未找到")]
+    assert [a.value_of_css_property("background-color") for a in answers] == [styles[v][0] for v in ("answered", "uncertain", "not_found")]
+
+
+def test_the_verdict_reads_in_english(server, browser, alice, kb, ingest):
+    from selenium.webdriver.common.by import By
+
+    ingest(kb, DOCS)
+    set_lines(kb, 0.0, 1.0)
+    sign_in(server, browser, alice)
+    browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    browser.get(server + "/chat/")
+    answer = ask(browser, "知库专业版的价格是多少？")
+    assert verdict_of(answer) == ("uncertain", "Uncertain")
+    assert answer.find_element(By.CSS_SELECTOR, ".answer").text.startswith("No exact answer was found; the following may be relevant:")
+    assert answer.find_element(By.CSS_SELECTOR, ".sources").text.startswith("Sources")

@@ -177,7 +177,9 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     browser.get(f"{server}/kbs/{kb.pk}/settings/")
     wait.until(lambda d: "还没有其他成员" in d.find_element(By.ID, "member-rows").text)
 
-    for name, value in {"f-top_k": "8", "f-score_threshold": "0.35"}.items():
+    lines = browser.find_element(By.ID, "lines").text
+    assert "未找到门槛" in lines and "确信线" in lines and "不确定" in lines  # the two lines, with their meaning in words
+    for name, value in {"f-top_k": "8", "f-score_threshold": "0.35", "f-answer_threshold": "0.8"}.items():
         field = browser.find_element(By.ID, name)
         field.clear()
         field.send_keys(value)
@@ -188,7 +190,7 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     browser.find_element(By.ID, "settings-save").click()
     wait.until(lambda d: d.find_element(By.ID, "settings-status").text == "已保存。")
     kb = KnowledgeBase.objects.get(pk=kb.pk)
-    assert (kb.top_k, kb.score_threshold, kb.fusion) == (8, 0.35, "rrf")
+    assert (kb.top_k, kb.score_threshold, kb.answer_threshold, kb.fusion) == (8, 0.35, 0.8, "rrf")
     assert kb.not_found_text == "抱歉，知识库里没有找到答案。" and kb.synonyms == [["价格", "售价", "报价"]]
 
     # Answer settings: extractive, three sources, FAQ direct answer from 0.9, a prompt; kept after a reload.
@@ -206,6 +208,17 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     wait.until(lambda d: d.find_element(By.ID, "f-max_sources").get_attribute("value") == "3")
     assert Select(browser.find_element(By.ID, "f-answer_mode")).first_selected_option.get_attribute("value") == "extractive"
     assert "回答设置" in browser.find_element(By.ID, "settings-form").text
+
+    # A gate above the confidence line is refused with the reason.
+    field = browser.find_element(By.ID, "f-score_threshold")
+    field.clear()
+    field.send_keys("0.9")
+    browser.find_element(By.ID, "settings-save").click()
+    wait.until(lambda d: "保存失败" in d.find_element(By.ID, "settings-status").text)
+    assert "确信线" in browser.find_element(By.ID, "settings-status").text
+    assert KnowledgeBase.objects.get(pk=kb.pk).score_threshold == 0.35
+    field.clear()
+    field.send_keys("0.35")
 
     # A bad value is refused with the reason, and nothing changes.
     field = browser.find_element(By.ID, "f-name")

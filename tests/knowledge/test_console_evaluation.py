@@ -41,9 +41,10 @@ def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, ali
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from knowledge.models import EvalQuestion
+    from knowledge.models import EvalQuestion, KnowledgeBase
 
     ingest(kb, DOCS)
+    KnowledgeBase.objects.filter(pk=kb.pk).update(score_threshold=0.0, answer_threshold=1.0)
     open_as(browser, server, alice, f"/kbs/{kb.pk}/evaluation/")
     wait = WebDriverWait(browser, 30)
     wait.until(lambda d: "还没有标注问题" in d.find_element(By.ID, "questions").text)
@@ -61,7 +62,16 @@ def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, ali
     rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
             for r in browser.find_elements(By.CSS_SELECTOR, "#metrics-table tr") if r.find_elements(By.TAG_NAME, "td")}
     assert rows["问题数"] == "3" and rows["正确文档排第一（recall@1）"] == "1.000"
+    # The three outcomes of each kind of question, in words and a bar (the KB's lines give every question one:
+    # gate 0 and line 1 make every search uncertain).
+    for kind, words in (("answerable", "可回答（2 个问题）"), ("unanswerable", "不可回答（1 个问题）")):
+        row = browser.find_element(By.CSS_SELECTOR, f'#search-verdicts tr[data-kind="{kind}"]')
+        assert row.text.startswith(words) and "已回答 0% · 不确定 100% · 未找到 0%" in row.text
+        bar = row.find_element(By.CSS_SELECTOR, ".outcome-bar")
+        parts = [p.size["width"] for p in bar.find_elements(By.TAG_NAME, "span")]
+        assert parts[0] == parts[2] == 0 and parts[1] == pytest.approx(bar.size["width"] - 2, abs=1)  # inside its border
     if shot := os.environ.get("ZHIKU_SCREENSHOT_DIR"):
+        browser.execute_script("document.getElementById('run-form').scrollIntoView()")  # the run and its figures
         browser.save_screenshot(os.path.join(shot, "console-evaluation.png"))
 
     browser.find_elements(By.CSS_SELECTOR, "#questions button")[0].click()  # delete the first
@@ -98,6 +108,17 @@ def test_a_run_with_answers_shows_the_answer_metrics_in_words(server, browser, a
                     for r in browser.find_elements(By.CSS_SELECTOR, "#answers-per-question tr[data-question-id]")}
     assert set(per_question) == {"退货运费谁承担？", "积分多久过期？", "公司的股票代码是多少？"}
     assert per_question["积分多久过期？"] == "否" and per_question["公司的股票代码是多少？"] == "—"  # no spans to hold
+    # Each question's verdict as a badge, and the answers' three outcomes agree with them.
+    badges = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_element(By.CSS_SELECTOR, ".badge.verdict").get_attribute("data-verdict")
+              for r in browser.find_elements(By.CSS_SELECTOR, "#answers-per-question tr[data-question-id]")}
+    assert set(badges.values()) <= {"answered", "uncertain", "not_found"}
+    answerable = [badges["退货运费谁承担？"], badges["积分多久过期？"]]
+    words = {"answered": "已回答", "uncertain": "不确定", "not_found": "未找到"}
+    row = browser.find_element(By.CSS_SELECTOR, '#answer-verdicts tr[data-kind="answerable"]').text
+    for verdict, label in words.items():
+        assert f"{label} {round(100 * answerable.count(verdict) / 2)}%" in row
+    row = browser.find_element(By.CSS_SELECTOR, '#answer-verdicts tr[data-kind="unanswerable"]').text
+    assert f"{words[badges['公司的股票代码是多少？']]} 100%" in row
     # The figures agree with each question's line: the share of span questions whose answer holds one.
     held = per_question["退货运费谁承担？"] == "是"
     assert figures["answer_contains"] == ("50%" if held else "0%")

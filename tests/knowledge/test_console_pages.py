@@ -170,11 +170,13 @@ def test_console_pages_in_both_languages(client, alice, kb, ingest):
               ["My knowledge bases", "My role", "New knowledge base", "owner", "Hit testing"]),
         f"/kbs/{kb.pk}/": (["在本知识库中搜索", "上传文档", "文档", "加载中…", "上一页"],
                            ["Search this knowledge base", "Upload documents", "Documents", "Loading…", "Previous"]),
-        f"/kbs/{kb.pk}/settings/": (["检索设置", "相关度阈值", "同义词", "删除这个知识库", "查看者"],
-                                    ["Retrieval settings", "Relevance threshold", "Synonyms", "Delete this knowledge base", "viewer"]),
+        f"/kbs/{kb.pk}/settings/": (["检索设置", "未找到门槛", "确信线", "同义词", "删除这个知识库", "查看者"],
+                                    ["Retrieval settings", "Not-found gate", "Confidence line", "Synonyms", "Delete this knowledge base",
+                                     "viewer"]),
         f"/kbs/{kb.pk}/documents/{document.pk}/": (["已就绪", "按原文顺序", "正文"],
                                                    ["ready", "in the original order", "body text"]),
-        f"/kbs/{kb.pk}/hit-test/": (["命中测试", "相关度与未找到", "模式"], ["Hit testing", 'Relevance and "not found"', "Mode"]),
+        f"/kbs/{kb.pk}/hit-test/": (["命中测试", "两条线：未找到、不确定、已回答", "各阶段详情", "模式"],
+                                    ["Hit testing", "The two lines: not found, uncertain, answered", "Stage details", "Mode"]),
         "/chat/": (["对话", "新对话", "历史对话", "发送"], ["Chat", "New chat", "Conversations", "Send"]),
     }
     for url, (chinese, english) in expected.items():
