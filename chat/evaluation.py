@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.utils import translation
 
 from chat.llm import LLMConfig
 from chat.prompts import without_citations
-from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
+from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream, uncertain_preface
 from knowledge.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer
@@ -60,6 +61,16 @@ def normalise(text: str) -> str:
     matches 「python 3.11」.
     """
     return _SPACE_RE.sub("", get_analyzer().normalize(text or ""))
+
+
+def without_statement(answer: str) -> str:
+    """The answer without the statement an uncertain answer opens with (in either language)."""
+    for language in ("zh-hans", "en"):
+        with translation.override(language):
+            statement = uncertain_preface()
+        if answer.startswith(statement):
+            return answer[len(statement):].lstrip("\n")
+    return answer
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
@@ -120,7 +131,8 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
     span within their first ``HEAD_CHARS``, ``answer_contains_answered`` those among them whose verdict was
     answered, both over every such question; ``answer_contains_given`` and ``answer_precision_answered`` are the
     same shares among the answers given and among the answered ones. ``citation_precision`` counts the
-    citations of those questions; ``answer_chars_p50`` is over answers that are hits. ``verdicts``: the share of
+    citations of those questions; ``answer_chars_p50`` is over answers that are hits, without an uncertain answer's
+    opening statement (a fixed frame, not content). ``verdicts``: the share of
     each outcome among answerable and unanswerable questions.
     """
     spans = [(q, o) for q, o in zip(questions, outcomes) if q.relevant and q.answers]
@@ -128,7 +140,7 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
     citations = [contains_answer(chunk_text.get(cid, ""), q.answers) for q, o in answered for cid in o.cited_chunk_ids]
     answerable = [o for q, o in zip(questions, outcomes) if q.relevant]
     unanswerable = [o for q, o in zip(questions, outcomes) if not q.relevant]
-    shown = [without_citations(o.answer) for o in outcomes if o.hit]
+    shown = [without_statement(without_citations(o.answer)) for o in outcomes if o.hit]
     return {
         "questions": len(questions), "answerable": len(answerable), "unanswerable": len(unanswerable),
         "with_answers": len(spans), "answered": len(answered), "citations": len(citations),

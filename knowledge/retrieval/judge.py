@@ -1,13 +1,21 @@
-"""The relevance judgement: a passage's evidence → p(it holds the answer) in [0, 1]; the threshold → hit / "not found".
+"""The relevance judgement: a passage's evidence → p(it holds the answer) in [0, 1]; two lines → the graded verdict.
 
 Meaning of ``relevance``
     Per candidate: the estimated probability that this passage holds the
     answer to the question. Per search: the best of those over the head of the
-    ranking (the first ``JUDGE_DEPTH`` candidates of each KB), so the hit is
+    ranking (the first ``JUDGE_DEPTH`` candidates of each KB), so the verdict is
     decided on the best evidence the answer would be built from. Fitted with
     balanced classes, so 0.5 means "as likely answerable as not", whatever the
-    share of unanswerable questions a KB gets. ``hit = relevance >= threshold``;
-    the default threshold (``defaults.THRESHOLD``, 0.5) is that even-odds point.
+    share of unanswerable questions a KB gets.
+
+The verdict (``Judge.verdict``)
+    Two lines per KB split the relevance into three outcomes: under the not-found gate
+    (``defaults.THRESHOLD``, 0.12) ``not_found``, at or above the confidence line
+    (``defaults.ANSWER_THRESHOLD``, 0.7) ``answered``, between them ``uncertain``. The gate keeps answerable
+    questions, the line keeps unanswerable ones from being stated as answered; how both were chosen, leaving one
+    data set out (``scripts/tune_retrieval.py verdict``), and what they give on sets never used to choose
+    anything, is in docs/relevance.md. The pipeline lets two kinds of evidence outrank the lines (a FAQ entry
+    matching the question by meaning, and a query that is talk: ``pipeline.HybridRetriever._verdict``).
 
 Signals (``evidence.py`` explains them; each means the same in every KB, big or
 small, because none is read off the KB's own statistics), ``None`` when its
@@ -18,7 +26,8 @@ path did not run:
 * ``missing``     the weight of the heaviest question token it lacks, relative to the heaviest token;
 * ``cosine``      the passage's cosine with the question;
 * ``cosine_z``    that cosine against the question's own background (``evidence.QueryBackground``);
-* ``rerank``      a cross-encoder's score, when one ran (no default model uses it: none runs offline here).
+* ``rerank``      a cross-encoder's score, when one ran (no default model uses it: none runs offline here);
+* ``question_cosine`` a FAQ chunk's stored question against the query (no model uses it; the verdict reads it).
 
 Models: one logistic regression per set of available signals (``hybrid``,
 ``keyword``, ``vector``); ``Judge.probability`` picks the richest one whose

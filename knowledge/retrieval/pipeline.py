@@ -48,8 +48,10 @@ paths run concurrently):
              cosine > ``DUPLICATE_COSINE`` or equal text), the list cut to
              ``top_k`` and BM25's top 3 rescued into it (seed 001 §8.1: they
              replace the lowest others, never the first result;
-             ``metadata["rescued"] = True``). The hit is decided on the best
-             evidence over all KBs, each against its own KB's threshold.
+             ``metadata["rescued"] = True``). The verdict (answered /
+             uncertain / not found, ``_verdict``) is the best over all KBs,
+             each KB's relevance against its own two lines; a FAQ entry matching
+             the question by meaning is never not found, talk always is.
 ``total``    the whole call.
 
 Defaults, measured with ``scripts/tune_retrieval.py`` (MRR@10 / R@5 on

@@ -111,3 +111,27 @@ def test_a_question_the_chat_refuses_is_counted_as_an_error(kb, alice):
 
     metrics = answer_evaluate(user=alice, kb_ids=[kb.pk], questions=[AnswerQuestion(id="x", text="问" * 1001, relevant=["a"], answers=["b"])])
     assert metrics["errors"] == 1 and metrics["answer_contains"] == 0.0 and metrics["not_found_rate_answerable"] == 1.0
+
+
+def test_answer_metrics_grade_the_three_verdicts_and_count_uncertain_answers_as_given():
+    from chat.evaluation import AnswerQuestion, TurnOutcome, answer_metrics
+
+    questions = [AnswerQuestion(id=str(i), text="q", relevant=["d"], answers=["9800"]) for i in range(4)]
+    questions.append(AnswerQuestion(id="u", text="q", relevant=[], answers=[]))
+    statement = "没有找到确切答案，以下内容可能相关：\n\n"
+    outcomes = [
+        TurnOutcome(answer="价格为每年 9800 元[1]。", hit=True, verdict="answered", cited_chunk_ids=[1]),
+        TurnOutcome(answer=statement + "价格为每年 9800 元[1]。", hit=True, verdict="uncertain", cited_chunk_ids=[1]),
+        TurnOutcome(answer=statement + "安装需要 4 GB[2]。", hit=True, verdict="uncertain", cited_chunk_ids=[2]),
+        TurnOutcome(answer="抱歉，知识库中未找到相关内容。", hit=False, verdict="not_found"),
+        TurnOutcome(answer=statement + "价格为每年 9800 元[1]。", hit=True, verdict="uncertain", cited_chunk_ids=[1]),
+    ]
+    m = answer_metrics(questions, outcomes, {1: "知库专业版的价格为每年 9800 元。", 2: "内存至少 4 GB。"})
+    assert m["answer_contains"] == 0.5  # answered and uncertain answers both count
+    assert m["answer_contains_answered"] == 0.25 and m["answer_precision_answered"] == 1.0
+    assert m["answer_contains_given"] == round(2 / 3, 4)
+    assert m["verdicts"]["answerable"] == {"answered": 0.25, "uncertain": 0.5, "not_found": 0.25}
+    assert m["verdicts"]["unanswerable"] == {"answered": 0.0, "uncertain": 1.0, "not_found": 0.0}
+    assert m["not_found_rate_answerable"] == 0.25 and m["citation_precision"] == round(2 / 3, 4)
+    # The uncertain statement is a frame, not content: not counted in the answer's length.
+    assert m["answer_chars_p50"] == float(len("价格为每年 9800 元。"))
