@@ -120,3 +120,24 @@ def client_for(db):
         return c
 
     return make
+
+
+# With `make test` the suite runs on every core (pytest-xdist, `--dist loadgroup`). Each worker has its own
+# test database (pytest-django's `_gw<N>` suffix), its own tmp_path and media, and the servers it starts take
+# free ports. The files below share fixed Redis databases (11-14) and flush them, so they run one after the
+# other on one worker.
+SHARED_REDIS_FILES = {
+    "tests/test_cluster.py",
+    "tests/knowledge/test_access.py",
+    "tests/knowledge/test_background.py",
+    "tests/knowledge/test_recovery.py",
+    "tests/knowledge/test_redis_namespace.py",
+    "tests/knowledge/test_search.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        if Path(item.fspath).resolve().relative_to(root).as_posix() in SHARED_REDIS_FILES:
+            item.add_marker(pytest.mark.xdist_group("shared-redis"))
