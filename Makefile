@@ -31,11 +31,15 @@ messages: venv
 migrate: messages
 	$(BIN)/python manage.py migrate --noinput
 
+# The admin account and the demo KB. It ingests nothing: the demo KB's files (and documents a killed
+# server left unfinished) are queued and ingested by the server in the background once it listens.
 bootstrap: migrate
-	$(BIN)/python manage.py bootstrap
+	$(BIN)/python manage.py bootstrap --url http://$(HOST):$(PORT)
 
-run: bootstrap
+# The OCR libraries first, so that bootstrap's lines (admin password, demo KB) are the last before the server's.
+run: migrate
 	bash scripts/ensure_ocr.sh $(BIN)/python
+	$(BIN)/python manage.py bootstrap --url http://$(HOST):$(PORT)
 	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
 # The production topology as processes (scripts/cluster.py; docs/deploy.md): the embedded PostgreSQL, the local

@@ -29,9 +29,12 @@ application = RequestLimits(ProtocolTypeRouter({
 # the embedding model's start-up (~0.6 s); do it while the server starts.
 warm_up_in_background()
 
-# In thread mode this process ingests, so it also re-queues ingestions that died with
-# an earlier process (Celery workers run their own sweeper: knowledge.tasks).
+# In thread mode this process ingests, so once it listens it queues the documents left pending
+# (by an earlier process that died, or by manage.py bootstrap, which ingests nothing) and
+# re-queues ingestions that died with an earlier process (Celery workers run their own
+# sweeper: knowledge.tasks).
 if settings.ZHIKU_INGEST_MODE == "thread":
+    from config.listening import once_listening  # noqa: E402
     from knowledge.services.recovery import start_sweeper  # noqa: E402
 
-    start_sweeper()
+    start_sweeper(listening=once_listening())

@@ -1,9 +1,11 @@
 """Background ingestion: Celery tasks when Redis is configured, an in-process worker thread otherwise."""
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Callable
 
 from celery import shared_task
@@ -16,6 +18,8 @@ logger = logging.getLogger(__name__)
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 _pending: set[Future] = set()
+# Set by ``queue_only``: hand documents to the background ingestion, never ingest in this process.
+_queue_only = contextvars.ContextVar("zhiku_queue_only", default=False)
 
 
 @shared_task(name="knowledge.ingest_document", acks_late=True, ignore_result=True)
@@ -68,17 +72,48 @@ def _thread_executor() -> ThreadPoolExecutor:
         return _executor
 
 
+@contextmanager
+def queue_only():
+    """Within the block, ``enqueue_ingest`` leaves the ingestion to the processes that ingest in the background.
+
+    For start-up steps (``manage.py bootstrap``), which must not ingest before the
+    server listens. In Celery mode the task is sent to the broker (one it cannot
+    reach leaves the document pending, and a worker's sweeper queues it after
+    ``ZHIKU_PENDING_REQUEUE_SECONDS``); in thread and sync mode the document is
+    left pending, and the web process queues every pending document once it
+    listens (``knowledge.services.recovery.start_sweeper``).
+    """
+    reset = _queue_only.set(True)
+    try:
+        yield
+    finally:
+        _queue_only.reset(reset)
+
+
 def enqueue_ingest(document_id: int) -> None:
-    """Queue ingestion of ``document_id`` once the current transaction commits."""
+    """Queue ingestion of ``document_id`` once the current transaction commits (see also ``queue_only``)."""
     mode = settings.ZHIKU_INGEST_MODE
+    if mode not in ("celery", "thread", "sync"):
+        raise ValueError(f"Unknown ZHIKU_INGEST_MODE {mode!r}")
+    if _queue_only.get():
+        if mode == "celery":
+            transaction.on_commit(lambda: _send_only(document_id))
+        return
     if mode == "celery":
         transaction.on_commit(lambda: _send_or_run_here(document_id))
     elif mode == "thread":
         transaction.on_commit(lambda: submit_in_thread(_ingest, document_id, what=f"ingestion of {document_id}"))
-    elif mode == "sync":
-        transaction.on_commit(lambda: _ingest(document_id))
     else:
-        raise ValueError(f"Unknown ZHIKU_INGEST_MODE {mode!r}")
+        transaction.on_commit(lambda: _ingest(document_id))
+
+
+def _send_only(document_id: int) -> None:
+    """Send the task to the workers; when the broker is unreachable, leave the document pending for the sweeper."""
+    try:
+        ingest_document_task.apply_async(args=[document_id], retry=False)
+    except Exception:  # noqa: BLE001 - kombu/redis raise several types for an unreachable broker
+        logger.warning("broker unreachable: document %s stays pending until a worker's sweeper queues it",
+                       document_id, exc_info=True)
 
 
 def _send_or_run_here(document_id: int) -> None:

@@ -352,12 +352,14 @@ def start(layout: Layout, *, bootstrap: bool = True) -> None:
     try:
         run_once([sys.executable, "scripts/compile_messages.py"], env, "message catalogues")
         run_once([sys.executable, "manage.py", "migrate", "--noinput"], env, "migrate")
-        # Workers and web processes load while bootstrap runs; bootstrap's demo KB is ingested by the workers.
+        # Workers and web processes load while bootstrap runs; bootstrap ingests nothing itself: it sends
+        # the demo KB's tasks to the broker and the workers ingest them while the cluster serves.
         for member in layout.members:
             if member.kind != "nginx":
                 procs[member] = spawn(member, layout, env)
         if bootstrap:
-            run_once([sys.executable, "manage.py", "bootstrap"], env, "bootstrap (admin account, demo KB)")
+            run_once([sys.executable, "manage.py", "bootstrap", "--url", f"http://{layout.host}:{layout.port}"], env,
+                     "bootstrap (admin account, demo KB)")
         procs[Member("nginx")] = spawn(Member("nginx"), layout, env)
         wait_until_up(procs, layout)
     except BaseException:

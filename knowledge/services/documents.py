@@ -752,22 +752,6 @@ def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
     return len(rows)
 
 
-def documents_requeue_stuck() -> int:
-    """At start-up: queue again documents still pending (their queued task may be gone with the old process).
-
-    Processing ones are left to the sweeper (knowledge.services.recovery), which
-    takes them once their heartbeat has been silent long enough: another live
-    worker may still hold them.
-    """
-    from knowledge.tasks import enqueue_ingest
-
-    ids = list(Document.objects.filter(status=DocumentStatus.PENDING).values_list("id", flat=True))
-    with transaction.atomic():
-        for doc_id in ids:
-            enqueue_ingest(doc_id)
-    return len(ids)
-
-
 def iter_ids(values: Iterable) -> list[int]:
     out = []
     for v in values:

@@ -5,7 +5,9 @@ and, while it works, a heartbeat thread touches ``heartbeat_at``. A worker that
 dies — SIGKILL, the OOM killer, a Celery pool child lost mid-task, a machine
 restart — stops the heartbeat, and the sweeper (``sweep``, run every
 ``ZHIKU_SWEEP_SECONDS`` by ``start_sweeper``) puts the document back in the
-queue; the next run reuses the vectors the dead one had staged. A document
+queue; the next run reuses the vectors the dead one had staged. A web process in
+thread mode also queues every pending document once it listens (``queue_pending``):
+the in-memory queue of the process before it died with it. A document
 that kills its worker ``ZHIKU_INGEST_MAX_ATTEMPTS`` times fails with
 ``ingest_crashed`` instead of looping for ever.
 
@@ -57,13 +59,16 @@ def is_stalled(document: Document, now: datetime | None = None) -> bool:
 def claim_document(document_id: int) -> str | None:
     """Take ``document_id`` for one ingestion run; its token, or None when it is not this run's to take.
 
-    Pending and failed documents are taken; a processing one only when its
-    heartbeat stopped, so a redelivered or duplicated task never runs beside a
-    live one.
+    Pending documents are taken; a processing one only when its heartbeat
+    stopped, so a redelivered or duplicated task never runs beside a live one.
+    A ready or failed one is not taken: a late duplicate of its task (a second
+    web process that queued the same pending documents at its start, the
+    broker's redelivery) is a no-op. Retry and re-index put a document back to
+    pending first.
     """
     token = uuid.uuid4().hex
     now = timezone.now()
-    takeable = Q(status__in=[DocumentStatus.PENDING, DocumentStatus.FAILED]) | _silent_q(now)
+    takeable = Q(status=DocumentStatus.PENDING) | _silent_q(now)
     claimed = Document.objects.filter(takeable, pk=document_id).update(
         status=DocumentStatus.PROCESSING, claim=token, heartbeat_at=now, ingest_attempts=F("ingest_attempts") + 1,
         error_code="", error_message="", chunks_done=0, chunks_total=0, updated_at=now,
@@ -144,22 +149,62 @@ def sweep(now: datetime | None = None) -> SweepReport:
     return report
 
 
-def start_sweeper() -> bool:
-    """Run ``sweep`` every ``ZHIKU_SWEEP_SECONDS`` in a daemon thread of this process (once per process)."""
-    if _sweeper_started.is_set() or settings.ZHIKU_SWEEP_SECONDS <= 0:
+def queue_pending(*, exclude: list[int] | tuple = ()) -> list[int]:
+    """Queue every pending document (but ``exclude``) for this process's background ingestion; their ids.
+
+    What a web process in thread mode does once it listens: a pending document
+    has no run, and its task, if it had one, was in the in-memory queue of a
+    process that is gone (killed mid-ingestion), or it was stored by a start-up
+    step that ingests nothing (``manage.py bootstrap``, ``knowledge.tasks.queue_only``).
+    A document that another live process has queued too is still ingested once:
+    the first claim takes it and the other run finds it taken (``claim_document``).
+    """
+    from knowledge.tasks import enqueue_ingest
+
+    with transaction.atomic():
+        ids = list(Document.objects.filter(status=DocumentStatus.PENDING).exclude(pk__in=list(exclude))
+                   .order_by("pk").values_list("pk", flat=True))
+        for doc_id in ids:
+            enqueue_ingest(doc_id)  # submitted when this transaction commits
+    if ids:
+        logger.warning("start-up: queued %s pending documents for background ingestion", len(ids))
+    return ids
+
+
+def start_sweeper(*, listening: threading.Event | None = None) -> bool:
+    """Run ``sweep`` every ``ZHIKU_SWEEP_SECONDS`` in a daemon thread of this process (once per process).
+
+    ``listening`` is for the web process in thread mode (config/asgi.py), which
+    ingests what it queues: the thread waits until that event says the server
+    listens, then sweeps and queues every pending document (``queue_pending``),
+    so start-up never waits for ingestion and the documents a killed process
+    left, or bootstrap stored, are ingested while the server answers. That
+    first pass runs even with the sweep turned off (``ZHIKU_SWEEP_SECONDS`` 0),
+    and is tried again until the database answers.
+    """
+    sweeping = settings.ZHIKU_SWEEP_SECONDS > 0
+    if _sweeper_started.is_set() or (not sweeping and listening is None):
         return False
     _sweeper_started.set()
 
     def loop() -> None:
+        pending_queued = listening is None
+        if listening is not None:
+            listening.wait()
         while True:
             try:
                 close_old_connections()
-                sweep()
+                report = sweep() if sweeping else SweepReport()
+                if not pending_queued:
+                    queue_pending(exclude=report.requeued)
+                    pending_queued = True
             except Exception:  # noqa: BLE001 - the database may be restarting; try again next round
                 logger.exception("ingestion sweeper failed")
             finally:
                 connection.close()  # no connection left open across a Celery pool fork
-            time.sleep(settings.ZHIKU_SWEEP_SECONDS)
+            if pending_queued and not sweeping:
+                return
+            time.sleep(settings.ZHIKU_SWEEP_SECONDS if sweeping else 5)
 
     threading.Thread(target=loop, name="zhiku-sweeper", daemon=True).start()
     return True

@@ -82,6 +82,21 @@ def test_a_live_ingestion_is_not_taken_by_a_second_run_but_a_silent_one_is(kb, m
     assert not recovery.still_holds(doc.pk, first)  # the presumed-dead run learns it lost the document
 
 
+def test_a_failed_document_is_not_taken_again_by_a_late_task_only_by_retry(kb, monkeypatch, alice, client_for,
+                                                                           django_capture_on_commit_callbacks):
+    """A second web process that queued the same pending documents at its start runs its copy of the task
+    after the first process's run failed: a no-op, not a second ingestion."""
+    doc = upload_queued(kb, "a.md", TEXT, monkeypatch)
+    Document.objects.filter(pk=doc.pk).update(status=DocumentStatus.FAILED, error_code="corrupt_file")
+    assert recovery.claim_document(doc.pk) is None
+    doc.refresh_from_db()
+    assert doc.status == DocumentStatus.FAILED and doc.error_code == "corrupt_file" and doc.ingest_attempts == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client_for(alice).post(f"/api/kbs/{kb.pk}/documents/{doc.pk}/retry/").status_code == 202
+    doc.refresh_from_db()
+    assert doc.status == DocumentStatus.READY and doc.ingest_attempts == 1
+
+
 def test_a_ready_document_is_never_ingested_again_by_a_late_task(kb, ingest):
     (doc,) = ingest(kb, {"a.md": TEXT})
     chunk_ids = list(doc.chunks.values_list("pk", flat=True))

@@ -1,4 +1,13 @@
-"""Local set-up after migrate: an admin account (local mode only), the demo KB, stuck ingestions requeued."""
+"""Local set-up after migrate: an admin account (local mode only) and the demo KB, queued, never ingested here.
+
+Start-up must not wait for ingestion: the demo KB's files are stored as pending
+documents and handed to the background ingestion (``knowledge.tasks.queue_only``),
+which runs after the server listens: the web process in thread mode queues
+every pending document once it listens (``knowledge.services.recovery.start_sweeper``),
+Celery workers take the tasks sent to the broker. Documents a killed process
+left unfinished are resumed the same way, not here (in Celery mode their tasks
+are sent again).
+"""
 from __future__ import annotations
 
 import os
@@ -9,21 +18,24 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from rest_framework.authtoken.models import Token
 
-from knowledge.models import KnowledgeBase
-from knowledge.services.documents import documents_requeue_stuck
+from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.kbs import kb_create
+from knowledge.services.recovery import queue_pending
 from knowledge.services.sync import collect_files, kb_sync_files
-
-from ._util import wait_for_documents
+from knowledge.tasks import queue_only
 
 DEMO_KB_NAME = "知库文档 zhiku docs"
 
 
 class Command(BaseCommand):
-    help = "Create the local admin account and the demo KB from docs/ and README.md."
+    help = ("Create the local admin account and the demo KB from docs/ and README.md; its files are queued for "
+            "the background ingestion, which runs once the server listens.")
 
     def add_arguments(self, parser):
         parser.add_argument("--no-demo", action="store_true")
+        parser.add_argument("--url", default="",
+                            help="the address the server will answer on (e.g. http://127.0.0.1:8000), "
+                                 "to say where the demo KB's progress shows")
 
     def handle(self, *args, **opts):
         User = get_user_model()
@@ -40,9 +52,14 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(
                 f"Local admin account — username: admin  password: {password}  API token: {token.key}"
             ))
-        requeued = documents_requeue_stuck()
-        if requeued:
-            self.stdout.write(f"requeued {requeued} unfinished ingestions")
+        where = ("the Celery workers" if settings.ZHIKU_INGEST_MODE == "celery"
+                 else "the server, once it listens")
+        unfinished = Document.objects.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).count()
+        if settings.ZHIKU_INGEST_MODE == "celery":
+            with queue_only():  # their tasks may have gone with the broker: sent again (a duplicate is a no-op)
+                queue_pending()
+        if unfinished:
+            self.stdout.write(f"{unfinished} unfinished ingestions are resumed in the background by {where}")
         if opts["no_demo"] or admin is None:
             return
         kb = KnowledgeBase.objects.filter(name=DEMO_KB_NAME, owner=admin).first()
@@ -50,7 +67,14 @@ class Command(BaseCommand):
             kb = kb_create(owner=admin, name=DEMO_KB_NAME, description="The project's own docs/ and README, as a demo.")
         root = settings.BASE_DIR
         files = collect_files(root / "docs", extra=[root / "README.md"])
-        report = kb_sync_files(kb=kb, files=files, user=admin)
-        wait_for_documents(report.document_ids)
+        with queue_only():
+            report = kb_sync_files(kb=kb, files=files, user=admin)
+        queued = len(report.added) + len(report.updated)
         self.stdout.write(f"demo KB {kb.name!r} (id {kb.pk}): {len(files)} files, "
                           f"{len(report.added)} added, {len(report.updated)} updated, {len(report.removed)} removed")
+        if queued:
+            page = f"{opts['url'].rstrip('/')}/kbs/{kb.pk}/"
+            self.stdout.write(self.style.SUCCESS(
+                f"演示知识库的 {queued} 个文件在后台导入，进度见 {page}\n"
+                f"The demo KB's {queued} files are ingested in the background by {where}; "
+                f"watch them at {page} (the server does not wait for them)."))
