@@ -196,3 +196,30 @@ def test_the_migration_moves_plaintext_keys_into_the_hashed_store_and_drops_them
     alice.set_password("changed")
     alice.save()
     assert refused(api_client, old_key)["code"] == "authentication_failed"
+
+
+def test_the_admin_lists_tokens_by_owner_without_their_keys(client, alice, make_user):
+    key = token_issue(user=alice, name="laptop")[1]
+    client.force_login(make_user("root", superuser=True))
+    page = client.get("/admin/accounts/apitoken/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "laptop" in html and key[:8] in html and key not in html
+    assert client.get("/admin/accounts/apitoken/add/").status_code == 403  # keys are issued to their owner only
+
+
+def test_bootstrap_prints_a_new_admin_token_at_each_start_and_revokes_the_previous_one(api_client, settings, tmp_path):
+    import io
+    import re
+
+    from django.core.management import call_command
+
+    settings.VAR_DIR = tmp_path
+    keys = []
+    for _ in range(2):
+        out = io.StringIO()
+        call_command("bootstrap", "--no-demo", stdout=out)
+        keys.append(re.search(r"API token: ([0-9a-f]{64})", out.getvalue()).group(1))
+    assert refused(api_client, keys[0])["code"] == "authentication_failed"
+    assert with_key(api_client, keys[1]).get("/api/kbs/").status_code == 200
+    assert ApiToken.objects.filter(user__username="admin").count() == 1

@@ -30,7 +30,8 @@ class TokenListView(PaginatedView):
 
         return self.paginated(tokens_live(user=request.user), s.ApiTokenOutput, prepare=mark)
 
-    @extend_schema(request=None, responses={200: s.TokensRevokedOutput}, summary="Revoke every token of the caller")
+    @extend_schema(request=None, responses={200: s.TokensRevokedOutput}, summary="Revoke every token of the caller",
+                   operation_id="auth_tokens_destroy_all")
     def delete(self, request):
         return Response({"revoked": tokens_revoke_all(user=request.user)})
 
