@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat import selectors, services
+from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
 from knowledge.api.schema import errors
@@ -24,16 +25,40 @@ class ConversationOutput(serializers.ModelSerializer):
 
 
 class MessageOutput(serializers.ModelSerializer):
+    """A saved message as the reader may read it now (``chat/history.py``): with ``context["readable"]``,
+    sources the reader can no longer read are ``{"n", "redacted": true}`` and an answer given from them is withheld."""
+
     feedback = serializers.SerializerMethodField()
+    content_redacted = serializers.SerializerMethodField(
+        help_text="The answer text is withheld: it was given from a passage the reader can no longer read.")
 
     class Meta:
         model = Message
-        fields = ["id", "role", "content", "rewritten_query", "sources", "citations", "verdict", "hit", "not_found_by", "confidence",
-                  "status", "error_code", "answer_mode", "timings", "created_at", "feedback"]
+        fields = ["id", "role", "content", "content_redacted", "rewritten_query", "sources", "citations", "verdict", "hit",
+                  "not_found_by", "confidence", "status", "error_code", "answer_mode", "timings", "created_at", "feedback"]
+        extra_kwargs = {
+            "sources": {"help_text": "The chunks given to the answer, numbered as cited; one the reader can no longer "
+                                     "read is `{\"n\": n, \"redacted\": true}`."},
+            "citations": {"help_text": "The sources the answer cites with [n], redacted like `sources`."},
+        }
+
+    def _readable(self, message: Message):
+        return (self.context.get("readable") or {}).get(message.pk)
 
     def get_feedback(self, message: Message) -> dict | None:
         mine = getattr(message, "my_feedback", None) or []
         return {"rating": mine[0].rating, "reason": mine[0].reason} if mine else None
+
+    def get_content_redacted(self, message: Message) -> bool:
+        readable = self._readable(message)
+        return readable is not None and readable.content_redacted
+
+    def to_representation(self, message: Message) -> dict:
+        data = super().to_representation(message)
+        readable = self._readable(message)
+        if readable is not None:
+            data.update(content=readable.content, sources=readable.sources, citations=readable.citations)
+        return data
 
 
 class ConversationDetailOutput(ConversationOutput):
@@ -67,13 +92,19 @@ class ConversationListView(PaginatedView):
 class ConversationDetailView(APIView):
     """One of the caller's conversations with its messages; anyone else's is a 404."""
 
-    @extend_schema(responses={200: ConversationDetailOutput})
+    @extend_schema(responses={200: ConversationDetailOutput},
+                   description="Each message's sources are re-checked against what the caller may read now (KB "
+                   "membership, group restrictions, deleted documents): a source they can no longer read is "
+                   '`{"n": n, "redacted": true}`, and an answer given from one has its `content` withheld '
+                   "(`content_redacted: true`).")
     def get(self, request, conversation_id: int):
         conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-        messages = selectors.conversation_messages(user=request.user, conversation=conversation)
+        messages = list(selectors.conversation_messages(user=request.user, conversation=conversation))
         data = ConversationOutput(conversation).data
         data["message_count"] = len(messages)
-        data["messages"] = MessageOutput(messages, many=True).data
+        # Sources re-checked against what the caller may read now, in one query (chat/history.py).
+        readable = readable_view(user=request.user, messages=messages)
+        data["messages"] = MessageOutput(messages, many=True, context={"readable": readable}).data
         return Response(data)
 
     @extend_schema(responses={204: None})

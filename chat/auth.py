@@ -1,23 +1,18 @@
-"""Websocket authentication by API token: ``/ws/chat/?token=<key>`` (DRF authtoken), after the session's user."""
+"""Websocket authentication by API token: ``/ws/chat/?token=<key>`` (accounts/auth.py), after the session's user."""
 from __future__ import annotations
 
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
-from django.contrib.auth.models import AnonymousUser
 
 
 @database_sync_to_async
 def user_for_token(key: str):
-    """The active user owning the API token ``key``, else AnonymousUser."""
-    from rest_framework.authtoken.models import Token
+    """The active user owning the live API token ``key`` (not expired, not revoked), else AnonymousUser."""
+    from accounts.auth import user_for_key
 
-    try:
-        token = Token.objects.select_related("user").get(key=key)
-    except (Token.DoesNotExist, ValueError):
-        return AnonymousUser()
-    return token.user if token.user.is_active else AnonymousUser()
+    return user_for_key(key)
 
 
 class TokenAuthMiddleware(BaseMiddleware):

@@ -23,6 +23,7 @@ from django.utils.translation import gettext
 
 from chat import selectors
 from chat.extractive import is_list_question
+from chat.history import readable_view
 from chat.llm import (
     LLMConfig,
     LLMError,
@@ -169,6 +170,13 @@ def _clean_kb_ids(kb_ids: Any) -> list[int]:
     return ids
 
 
+def _history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
+    """Earlier turns for rewriting and the prompt, as the user may read them now (chat/history.py): an answer
+    given from a passage they can no longer read is left out, so a follow-up cannot bring it back."""
+    readable = readable_view(user=user, messages=messages)
+    return [(m.role, readable[m.pk].content) for m in messages if readable[m.pk].content]
+
+
 def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Turn:
     """Check the question, the conversation and every KB, then record the question and an empty answer.
 
@@ -207,7 +215,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, question=question, not_found_text=kbs[0].not_found_text,
-        history=[(m.role, m.content) for m in history if m.content],
+        history=_history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
     )
@@ -276,12 +284,15 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     parts: list[str] = []
     standalone = ""
     settled = False
+    given: list[dict[str, Any]] = []
+    """The sources given to the answer, stored whatever ends it (a partial answer's too: chat/history.py redacts by them)."""
 
     async def settle(**fields: Any) -> None:
         nonlocal settled
         settled = True
         timings["total_ms"] = _ms(started)
         fields.setdefault("timings", timings)
+        fields.setdefault("sources", given)
         await in_thread(turn_settle)(
             turn=turn, rewritten_query=standalone, fields=fields,
         )
@@ -334,10 +345,11 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
                                     chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
         else:
             context = Context()
+        given = [s.payload() for s in context.sources]
         yield {"type": "sources", "verdict": verdict, "hit": hit, "relevance": number(result.relevance),
                "threshold": number(result.threshold), "answer_threshold": number(result.answer_threshold),
                "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
-               "sources": [s.payload() for s in context.sources]}
+               "sources": given}
 
         guard = MarkerGuard()
         uncertain = verdict == Verdict.UNCERTAIN
@@ -386,8 +398,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         else:
             citations = citations_map(answer, context.sources) if hit else []
         confidence = confidence_of(context.sources, citations) if hit else 0.0
-        sources = [s.payload() for s in context.sources]
-        await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=sources,
+        await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=given,
                      citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode,
                      verdict=verdict)
         yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,

@@ -55,10 +55,10 @@ async def _authenticate(request: HttpRequest):
     if header:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "token" or not key.strip():
-            return None, _error("not_authenticated", "Use Authorization: Token <API token>.", 401)
+            return None, _error("not_authenticated", gettext("Use Authorization: Token <API token>."), 401)
         user = await user_for_token(key.strip()[:100])
         if not user.is_authenticated:
-            return None, _error("authentication_failed", "Invalid token.", 401)
+            return None, _error("authentication_failed", gettext("Invalid token."), 401)
         return user, None
     user = await request.auser()
     if not user.is_authenticated:

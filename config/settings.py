@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -83,13 +84,15 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens: django-rest-knox (hashed keys, expiry), with accounts.ApiToken as its token model.
+    "knox",
     "axes",
     "drf_spectacular",
     # Swagger UI and Redoc served from this installation: a company network or an offline
     # machine cannot reach the public CDN the docs pages load them from by default.
     "drf_spectacular_sidecar",
     "channels",
+    "accounts",
     "knowledge",
     "chat",
 ]
@@ -231,7 +234,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -246,6 +249,24 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
+}
+# --- API tokens (django-rest-knox; accounts/) ---------------------------------
+# Keys are stored hashed (SHA-512), expire ZHIKU_TOKEN_TTL_DAYS after they are issued and are deleted
+# when their owner's password changes or the account is deactivated (accounts/signals.py).
+ZHIKU_TOKEN_TTL_DAYS = float(os.environ.get("ZHIKU_TOKEN_TTL_DAYS", "30"))
+if not ZHIKU_TOKEN_TTL_DAYS > 0:
+    raise ImproperlyConfigured("ZHIKU_TOKEN_TTL_DAYS must be a positive number of days.")
+# Live tokens one user may hold; issuing one more revokes the least recently used.
+ZHIKU_TOKEN_LIMIT_PER_USER = env_int("ZHIKU_TOKEN_LIMIT_PER_USER", 20)
+if ZHIKU_TOKEN_LIMIT_PER_USER < 1:
+    raise ImproperlyConfigured("ZHIKU_TOKEN_LIMIT_PER_USER must be at least 1.")
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's own migrations create its AuthToken table even when the model is swapped for ours: not run.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=ZHIKU_TOKEN_TTL_DAYS),
+    "AUTH_HEADER_PREFIX": "Token",  # Authorization: Token <key>, as before
+    "AUTO_REFRESH": False,  # a token ends when it was said to, however much it is used
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "zhiku API",

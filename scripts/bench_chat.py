@@ -54,7 +54,7 @@ def setup_kb() -> tuple[int, str]:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
+    from accounts.tokens import token_issue
 
     from chat.models import Conversation
     from knowledge.management.commands._util import wait_for_documents
@@ -68,7 +68,7 @@ def setup_kb() -> tuple[int, str]:
     report = kb_sync_files(kb=kb, files=collect_files(ROOT / "docs", extra=[ROOT / "README.md"]), user=user)
     wait_for_documents(report.document_ids)
     Conversation.objects.filter(user=user).delete()
-    return kb.pk, Token.objects.get_or_create(user=user)[0].key
+    return kb.pk, token_issue(user=user, name="bench_chat", replace_named=True)[1]
 
 
 def cleanup() -> None:

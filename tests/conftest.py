@@ -109,14 +109,18 @@ def api_client():
 
 @pytest.fixture
 def client_for(db):
-    """An APIClient authenticated with the user's API token."""
-    from rest_framework.authtoken.models import Token
+    """An APIClient authenticated with an API token of the user's (one token per user and test)."""
     from rest_framework.test import APIClient
 
+    from tests.helpers import api_token
+
+    keys: dict[int, str] = {}
+
     def make(user):
-        token, _ = Token.objects.get_or_create(user=user)
+        if user.pk not in keys:
+            keys[user.pk] = api_token(user)
         c = APIClient()
-        c.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        c.credentials(HTTP_AUTHORIZATION=f"Token {keys[user.pk]}")
         return c
 
     return make

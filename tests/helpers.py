@@ -12,6 +12,13 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def api_token(user, name: str = "test") -> str:
+    """A new API token's key for ``user`` (keys are stored hashed: this is the only time it is known)."""
+    from accounts.tokens import token_issue
+
+    return token_issue(user=user, name=name)[1]
+
+
 def redis_available(url: str) -> bool:
     """Whether the Redis server at ``url`` answers (``make test`` starts one)."""
     try:

@@ -214,10 +214,10 @@ def running(pid: int) -> bool:
 
 @pytest.mark.skipif(NGINX is None, reason="needs nginx: `make test` installs it (scripts/ensure_nginx.sh)")
 def test_the_cluster_serves_through_nginx_routes_around_a_killed_web_process_and_stops(alice, kb, ingest, namespace, tmp_path, settings):
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
 
     ingest(kb, {"policy.md": POLICY})
-    headers = {"Authorization": f"Token {Token.objects.get_or_create(user=alice)[0].key}"}
+    headers = {"Authorization": f"Token {api_token(alice)}"}
     var = tmp_path / "var"
     port, web_base = free_port(), free_port_run(2)
     env = platform_env(namespace, ZHIKU_VAR_DIR=str(var), ZHIKU_MEDIA_ROOT=str(settings.MEDIA_ROOT), ZHIKU_INGEST_MODE="celery")

@@ -7,9 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from rest_framework.authtoken.models import Token
-
 from chat.models import Conversation
+from tests.helpers import api_token
 
 from tests.browser import ROOT, daphne
 
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(alice, tmp_path):
-    token = Token.objects.create(user=alice).key
+    token = api_token(alice)
     out = tmp_path / "report.json"
     with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media"), ZHIKU_AUTO_CALIBRATE="0") as base:
         run = subprocess.run(
@@ -57,7 +56,7 @@ def test_the_runs_conversations_are_deleted_and_no_others(alice, tmp_path):
     ours = [Conversation.objects.create(user=alice, title=f"q{i}", kb_ids=[901, 7]) for i in range(25)]
     other = Conversation.objects.create(user=alice, title="mine", kb_ids=[7])
     session = requests.Session()
-    session.headers["Authorization"] = f"Token {Token.objects.create(user=alice).key}"
+    session.headers["Authorization"] = f"Token {api_token(alice)}"
     with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media")) as base:
         assert driver.delete_conversations(session, base, 901) == len(ours)
     assert list(Conversation.objects.filter(user=alice)) == [other]

@@ -26,7 +26,8 @@ GUIDE = "# 退货政策\n\n七天无理由退货，商品需保持完好。\n\n#
 @pytest.fixture
 def platform(transactional_db, alice, bob, make_kb, ingest):
     """A KB owner's token and the ids of what they own, for the path parameters."""
-    from rest_framework.authtoken.models import Token
+    from accounts.tokens import token_issue
+    from tests.helpers import api_token
 
     from chat.models import Conversation, Message, Role as ChatRole
     from knowledge.models import EvalQuestion, Role
@@ -46,7 +47,9 @@ def platform(transactional_db, alice, bob, make_kb, ingest):
         "conversation_id": conversation.pk,
         "message_id": answer.pk,
     }
-    return {"token": Token.objects.create(user=alice).key, "ids": ids}
+    # A second token of the owner's, so that revoking one (DELETE /api/auth/tokens/{id}/) reaches the handler.
+    ids["token_id"] = token_issue(user=alice, name="spare")[0].pk
+    return {"token": api_token(alice), "ids": ids}
 
 
 def served_schema() -> dict:

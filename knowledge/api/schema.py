@@ -9,6 +9,7 @@ pagination, a throttle); ``AutoSchema`` adds those, and views declare only the r
 from __future__ import annotations
 
 import uritemplate
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
@@ -19,7 +20,8 @@ from knowledge.api.parsers import SafeJSONParser
 ERROR_DESCRIPTIONS = {
     400: "Invalid input: `invalid` (with `fields`), `parse_error` (malformed JSON), `json_too_deep`, "
          "`invalid_characters`, `unknown_field` or the operation's own code.",
-    401: "`not_authenticated` (no credentials) or `authentication_failed` (an unknown or inactive token).",
+    401: "`not_authenticated` (no credentials) or `authentication_failed` (an unknown, expired or revoked token, "
+         "or an inactive user).",
     403: "`permission_denied` (a session request without its CSRF token) or `role_required` (the caller's "
          "role on the knowledge base is too low).",
     404: "`not_found` or a specific code (`kb_not_found`, `document_not_found`, ...): missing, or not "
@@ -30,6 +32,13 @@ ERROR_DESCRIPTIONS = {
          "uploaded file type ingestion cannot parse).",
     429: "`throttled` or `too_many_attempts`, with `retry_after` seconds (also the Retry-After header).",
 }
+
+
+class ApiTokenScheme(KnoxTokenScheme):
+    """``Authorization: Token <key>`` (accounts/auth.py, django-rest-knox's authentication), named as before."""
+
+    target_class = "accounts.auth.TokenAuthentication"
+    name = "tokenAuth"
 
 
 class ErrorBody(serializers.Serializer):

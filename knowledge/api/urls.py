@@ -1,12 +1,14 @@
 """REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
 from django.urls import path
 
-from knowledge.api import calibration, evaluation, search, views
+from knowledge.api import calibration, evaluation, search, tokens, views
 
 app_name = "api"
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("auth/tokens/", tokens.TokenListView.as_view(), name="token-list"),
+    path("auth/tokens/<int:token_id>/", tokens.TokenDetailView.as_view(), name="token-detail"),
     path("kbs/", views.KBListView.as_view(), name="kb-list"),
     path("kbs/<int:kb_id>/", views.KBDetailView.as_view(), name="kb-detail"),
     path("kbs/<int:kb_id>/members/", views.MemberListView.as_view(), name="member-list"),

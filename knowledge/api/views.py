@@ -10,7 +10,6 @@ from django.contrib.auth.models import Group
 from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -18,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from accounts.tokens import token_issue
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
 from knowledge import access, selectors
 from knowledge.api import serializers as s
@@ -175,7 +175,7 @@ class TooManyAttempts(exceptions.Throttled):
 
 
 class TokenView(APIView):
-    """Exchange a username and password for the user's API token."""
+    """Exchange a username and password for a new API token (hashed at rest, expiring; accounts/tokens.py)."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -186,7 +186,11 @@ class TokenView(APIView):
         request=s.TokenInput,
         responses={200: s.TokenOutput},
         auth=[],
-        description="Failed attempts are counted per account and per client address; after "
+        description="Each call issues a new token (a user may hold several: one per client); the key is shown "
+        "this once and stored only hashed. It expires after ZHIKU_TOKEN_TTL_DAYS (default 30) and is revoked "
+        "when the user's password changes or the account is deactivated; a user holds at most "
+        "ZHIKU_TOKEN_LIMIT_PER_USER live tokens (the least recently used is revoked for a new one). "
+        "Failed attempts are counted per account and per client address; after "
         "ZHIKU_LOGIN_FAILURE_LIMIT of them the account (or address) is refused with 429 "
         "`too_many_attempts`, even with the right password, for ZHIKU_LOGIN_COOLOFF_MINUTES.",
     )
@@ -199,8 +203,8 @@ class TokenView(APIView):
             raise TooManyAttempts()
         if user is None or not user.is_active:
             raise ValidationFailed(gettext("Unable to log in with the given username and password."), code="invalid_credentials")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        token, key = token_issue(user=user, name=data.get("name", ""))
+        return Response({"token": key, "id": token.pk, "expiry": token.expiry})
 
 
 # --- knowledge bases --------------------------------------------------------

@@ -57,7 +57,7 @@ def api_token(session: requests.Session, host: str, args) -> str:
     if not password:
         var_dir = Path(os.environ.get("ZHIKU_VAR_DIR", ROOT / "var"))
         password = (var_dir / "admin-password.txt").read_text().strip()
-    response = session.post(f"{host}/api/auth/token/", json={"username": args.username, "password": password}, timeout=30)
+    response = session.post(f"{host}/api/auth/token/", json={"username": args.username, "password": password, "name": "loadtest"}, timeout=30)
     response.raise_for_status()
     return response.json()["token"]
 

@@ -42,6 +42,9 @@
     cannotOpen: gettext("Cannot open the conversation"),
     incomplete: (code) => fmt(gettext("Incomplete: %(code)s"), { code }),
     chooseKb: gettext("Choose at least one knowledge base"), sending: gettext("Sending…"),
+    // A saved conversation as the reader may read it now (chat/history.py): withheld sources and answers.
+    sourceHidden: gettext("Source no longer visible"),
+    answerHidden: gettext("This answer is hidden: it was given from sources you can no longer read."),
   };
 
   const state = { conversation: null, ws: null, wsFailures: 0, useSSE: !window.WebSocket, current: null, abort: null, queued: null };
@@ -172,6 +175,12 @@
       const li = el("li");
       li.dataset.n = String(s.n);
       li.value = s.n;
+      if (s.redacted) {  // nothing of it is sent: no title, no place, no text
+        li.classList.add("redacted");
+        li.appendChild(el("span", T.sourceHidden, "muted src-title"));
+        ol.appendChild(li);
+        return;
+      }
       if (view.cited.has(s.n)) li.classList.add("cited");
       const doc = s.document || {};
       li.appendChild(el("span", doc.title || doc.source_name || T.document(doc.id), "src-title"));
@@ -408,6 +417,7 @@
       view.sources = m.sources || [];
       view.cited = new Set((m.citations || []).map((c) => c.n));
       renderAnswer(view); renderSources(view);
+      if (m.content_redacted) view.answer.replaceChildren(el("p", T.answerHidden, "muted redacted-note"));
       setVerdict(view, m.verdict, m.not_found_by === "llm" ? "llm" : m.answer_mode === "faq" ? "faq" : "retrieval");
       renderMeta(view, { mode: m.answer_mode, hit: m.hit, not_found_by: m.not_found_by, confidence: m.confidence, timings: m.timings, status: m.status });
       if (m.error_code && m.status !== "complete") showError(view, T.incomplete(m.error_code));

@@ -86,9 +86,9 @@ def uncertain_kb(kb, ingest):
 
 
 def _token(user) -> str:
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
 
-    return Token.objects.get_or_create(user=user)[0].key
+    return api_token(user)
 
 
 @pytest.fixture

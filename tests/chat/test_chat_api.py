@@ -5,15 +5,18 @@ import pytest
 
 from chat.models import Conversation, Feedback, Message, MessageStatus
 from chat.services import turn_settle, turn_start
+from knowledge.models import Document
 
 
 @pytest.fixture
 def conversation(db, alice, kb):
     """Alice's conversation with one finished question and answer."""
+    document = Document.objects.create(kb=kb, source_name="pro.md", doc_type="md", sha256="0" * 64, status="ready")
+    cited = {"n": 1, "chunk_id": 1, "kb_id": kb.pk, "document": {"id": document.pk, "title": "", "source_name": "pro.md"}}
     turn = turn_start(user=alice, conversation_id=None, kb_ids=[kb.pk], question="知库专业版的价格是多少？")
     turn_settle(turn=turn, rewritten_query="知库专业版 价格", fields={
         "content": "每年 9800 元[1]。", "status": MessageStatus.COMPLETE, "hit": True, "confidence": 0.9,
-        "sources": [{"n": 1, "chunk_id": 1}], "citations": [{"n": 1, "chunk_id": 1}], "answer_mode": "extractive",
+        "sources": [cited], "citations": [cited], "answer_mode": "extractive",
     })
     return Conversation.objects.get(pk=turn.conversation_id)
 
@@ -40,14 +43,16 @@ def test_detail_has_the_messages_with_sources_citations_and_my_feedback(client_f
     Feedback.objects.create(message=answer_of(conversation), user=alice, rating="up")
     client = client_for(alice)
     client.get(f"/api/conversations/{conversation.pk}/")  # warm the token lookup's content types
-    with django_assert_num_queries(4):  # token, conversation, messages, feedback
+    # token, the user's expired tokens (knox), conversation, messages, feedback, documents still readable (history)
+    with django_assert_num_queries(6):
         response = client.get(f"/api/conversations/{conversation.pk}/")
     assert response.status_code == 200
     asked, answer = response.json()["messages"]
     assert (asked["role"], asked["rewritten_query"]) == ("user", "知库专业版 价格")
     assert answer["role"] == "assistant" and answer["status"] == "complete" and answer["hit"] is True
     assert answer["not_found_by"] is None
-    assert answer["citations"] == [{"n": 1, "chunk_id": 1}] and answer["feedback"] == {"rating": "up", "reason": ""}
+    assert answer["citations"][0]["chunk_id"] == 1 and answer["feedback"] == {"rating": "up", "reason": ""}
+    assert answer["content"] == "每年 9800 元[1]。" and answer["content_redacted"] is False
 
 
 def test_nobody_reads_or_deletes_another_users_conversation(client_for, bob, conversation):

@@ -291,6 +291,9 @@ async def test_llm_failure_mid_stream_keeps_the_partial_answer(chat_kb, alice_to
     assert error["status"] == "incomplete" and error["partial"] == partial
     row = await answer_row(events[0]["message"])
     assert (row.status, row.content, row.error_code) == ("incomplete", partial, "llm_failed")
+    # Its sources are stored with it: reading it later redacts by them (chat/history.py).
+    given = next(e for e in events if e["type"] == "sources")["sources"]
+    assert given and row.sources == given
 
 
 async def test_llm_stall_times_out_as_an_error_event(chat_kb, alice_token, llm_on, settings):

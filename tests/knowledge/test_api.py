@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 
+from accounts.models import ApiToken
 from knowledge.models import Chunk, Document, KnowledgeBase, Membership, Role
 from knowledge.services.kbs import membership_set
 
@@ -89,10 +89,11 @@ def failed_doc(kb, ingest, alice):
 
 # --- auth ---------------------------------------------------------------------
 
-def test_token_endpoint_returns_the_users_token(api_client, alice):
+def test_token_endpoint_issues_a_token_of_the_users(api_client, alice):
     response = api_client.post("/api/auth/token/", {"username": "alice", "password": "pw-alice"}, format="json")
     assert response.status_code == 200
-    assert response.data["token"] == Token.objects.get(user=alice).key
+    assert set(response.data) == {"token", "id", "expiry"}
+    assert ApiToken.objects.get(pk=response.data["id"]).user == alice
 
 
 def test_token_endpoint_rejects_a_wrong_password(api_client, alice):

@@ -16,8 +16,9 @@ import secrets
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from rest_framework.authtoken.models import Token
+from django.utils import timezone
 
+from accounts.tokens import token_issue
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.kbs import kb_create
 from knowledge.services.recovery import queue_pending
@@ -25,6 +26,7 @@ from knowledge.services.sync import collect_files, kb_sync_files
 from knowledge.tasks import queue_only
 
 DEMO_KB_NAME = "知库文档 zhiku docs"
+BOOTSTRAP_TOKEN_NAME = "bootstrap"
 
 
 class Command(BaseCommand):
@@ -48,9 +50,11 @@ class Command(BaseCommand):
                 cred_file.write_text(password + "\n")
                 cred_file.chmod(0o600)
             password = cred_file.read_text().strip() if cred_file.exists() else "(set earlier; see var/admin-password.txt)"
-            token, _ = Token.objects.get_or_create(user=admin)
+            # Keys are stored hashed, so the one printed is a new one; the previous start's is revoked.
+            token, key = token_issue(user=admin, name=BOOTSTRAP_TOKEN_NAME, replace_named=True)
             self.stdout.write(self.style.SUCCESS(
-                f"Local admin account — username: admin  password: {password}  API token: {token.key}"
+                f"Local admin account — username: admin  password: {password}  "
+                f"API token: {key} (new at each start, until {timezone.localtime(token.expiry):%Y-%m-%d})"
             ))
         where = ("the Celery workers" if settings.ZHIKU_INGEST_MODE == "celery"
                  else "the server, once it listens")

@@ -1,0 +1,44 @@
+"""The caller's own API tokens: list them (never the keys), revoke one, revoke all (accounts/tokens.py)."""
+from __future__ import annotations
+
+from django.utils.translation import gettext
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import ApiToken
+from accounts.tokens import token_revoke, tokens_live, tokens_revoke_all
+from knowledge.api import serializers as s
+from knowledge.api.views import PaginatedView
+from knowledge.errors import NotFound
+
+
+def _current_id(request) -> int | None:
+    """The id of the token this request was authenticated with (None: a session)."""
+    return request.auth.pk if isinstance(request.auth, ApiToken) else None
+
+
+class TokenListView(PaginatedView):
+    @extend_schema(responses={200: s.ApiTokenOutput(many=True)}, summary="The caller's live API tokens, newest first")
+    def get(self, request):
+        current = _current_id(request)
+
+        def mark(page):
+            for token in page:
+                token.current = token.pk == current
+
+        return self.paginated(tokens_live(user=request.user), s.ApiTokenOutput, prepare=mark)
+
+    @extend_schema(request=None, responses={200: s.TokensRevokedOutput}, summary="Revoke every token of the caller",
+                   operation_id="auth_tokens_destroy_all")
+    def delete(self, request):
+        return Response({"revoked": tokens_revoke_all(user=request.user)})
+
+
+class TokenDetailView(APIView):
+    @extend_schema(request=None, responses={204: None}, summary="Revoke one of the caller's tokens")
+    def delete(self, request, token_id: int):
+        if not token_revoke(user=request.user, token_id=token_id):
+            raise NotFound(gettext("API token not found."), code="token_not_found")
+        return Response(status=status.HTTP_204_NO_CONTENT)
