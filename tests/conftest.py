@@ -132,6 +132,7 @@ def client_for(db):
 # other on one worker.
 SHARED_REDIS_FILES = {
     "tests/test_cluster.py",
+    "tests/test_startup.py",
     "tests/knowledge/test_access.py",
     "tests/knowledge/test_background.py",
     "tests/knowledge/test_recovery.py",

@@ -15,7 +15,6 @@ import pytest
 import redis
 import requests
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
 from knowledge.management.commands.bootstrap import DEMO_KB_NAME
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, StagedEmbedding
@@ -23,7 +22,7 @@ from knowledge.services.documents import UploadedItem, document_upload
 from knowledge.services.sync import collect_files
 from knowledge.tasks import queue_only
 from tests.browser import ROOT, free_port, server_env
-from tests.helpers import celery_broker, redis_available, wait_for
+from tests.helpers import api_token, celery_broker, redis_available, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REDIS_URL = "redis://127.0.0.1:6379/12"
@@ -101,7 +100,7 @@ def test_bootstrap_queues_the_demo_files_without_ingesting_them(mode, settings, 
 def test_a_server_killed_mid_ingestion_answers_at_once_when_started_again_and_then_finishes(settings, alice, make_kb,
                                                                                             tmp_path):
     kb = make_kb(alice, "restart")
-    token = Token.objects.create(user=alice)
+    key = api_token(alice)
     env = platform_env(settings, ZHIKU_EMBED_BATCH="2", ZHIKU_INGEST_HEARTBEAT_SECONDS="0.5",
                        ZHIKU_INGEST_STALL_SECONDS="3", ZHIKU_SWEEP_SECONDS="1")
     port = free_port()
@@ -114,7 +113,7 @@ def test_a_server_killed_mid_ingestion_answers_at_once_when_started_again_and_th
         files = [("files", ("manual.md", manual(40).encode())), ("files", ("b.md", "# 退货\n\n七天内可退货。\n".encode())),
                  ("files", ("c.md", "# 运费\n\n质量问题由卖家承担运费。\n".encode()))]
         answer = requests.post(f"{base}/api/kbs/{kb.pk}/documents/", files=files,
-                               headers={"Authorization": f"Token {token.key}"}, timeout=30)
+                               headers={"Authorization": f"Token {key}"}, timeout=30)
         assert answer.status_code == 202, answer.text
         ids = {d["source_name"]: d["id"] for d in answer.json()["documents"]}
         wait_for(lambda: Document.objects.get(pk=ids["manual.md"]).chunks_done >= 4, 60, "ingestion did not start",
