@@ -53,6 +53,13 @@ if not SECRET_KEY:
     SECRET_KEY = "local-only-insecure-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+if PRODUCTION and "*" in ALLOWED_HOSTS:
+    # With "*" any Host header is the site's own, so any origin a client names in it passes the
+    # CSRF and websocket origin checks (a DNS-rebinding page, for one).
+    raise ImproperlyConfigured(
+        "DJANGO_ALLOWED_HOSTS must name the site's host names when ZHIKU_ENV=production, not '*' "
+        "(see docs/production.md)."
+    )
 # Production default: https:// on every allowed host ("*.example.com" for ".example.com").
 _default_origins = (
     ",".join(f"https://*{h}" if h.startswith(".") else f"https://{h}" for h in ALLOWED_HOSTS if h != "*")
@@ -282,6 +289,9 @@ ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # JSON request bodies and websocket frames: size in bytes (413 body_too_large) and nesting depth (400 json_too_deep).
 ZHIKU_MAX_JSON_BYTES = env_int("ZHIKU_MAX_JSON_BYTES", 1024 * 1024)
 ZHIKU_MAX_JSON_DEPTH = env_int("ZHIKU_MAX_JSON_DEPTH", 32)
+# The largest websocket message daphne reads (config/ws_frames.py): a larger one is answered with an
+# error event, code too_large, and the connection is closed with 1009; its payload is never kept.
+ZHIKU_WS_MAX_MESSAGE_BYTES = env_int("ZHIKU_WS_MAX_MESSAGE_BYTES", 1024 * 1024)
 # Request line and headers (config/request_limits.py): 414 uri_too_long, 431 headers_too_large.
 ZHIKU_MAX_URL_BYTES = env_int("ZHIKU_MAX_URL_BYTES", 8 * 1024)
 ZHIKU_MAX_HEADER_BYTES = env_int("ZHIKU_MAX_HEADER_BYTES", 12 * 1024)
