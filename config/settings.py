@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     # Swagger UI and Redoc served from this installation: a company network or an offline
     # machine cannot reach the public CDN the docs pages load them from by default.
     "drf_spectacular_sidecar",
+    "csp",
     "channels",
     "knowledge",
     "chat",
@@ -103,6 +104,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (django-csp; the policy is CONTENT_SECURITY_POLICY below).
+    "config.csp.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The language: the language switch's cookie, else the browser's Accept-Language, else zh-hans.
     "django.middleware.locale.LocaleMiddleware",
@@ -234,6 +237,28 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("ZHIKU_MEDIA_ROOT", VAR_DIR / "media"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- Content-Security-Policy (django-csp; docs/production.md) ------------------
+# Scripts, styles, images, fonts and connections from this site only; no inline script or style
+# (the pages have none: their scripts and stylesheets are files under static/), except where a page
+# must have one and it carries the response's nonce (the API docs pages). connect-src also names the
+# site's own ws:// or wss:// address (config/csp.py), for browsers whose 'self' does not cover it.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {

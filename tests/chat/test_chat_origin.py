@@ -82,6 +82,10 @@ def test_a_message_over_the_limit_gets_an_error_event_then_close_1009(live, alic
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    # In the handshake's language: Chinese by default.
+    with connect(url, origin=live, open_timeout=10) as ws:
+        ws.send(b"\0" * (2 * 1024 * 1024))
+        assert "连接已关闭" in json.loads(ws.recv(timeout=10))["message"]
 
 
 @LIVE
