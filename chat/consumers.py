@@ -17,7 +17,10 @@ from knowledge.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-MAX_FRAME_CHARS = 64 * 1024
+# An ask message is small (a question of at most MAX_QUERY_CHARS); a larger one is refused with
+# too_large and the socket stays usable. Messages over ZHIKU_WS_MAX_MESSAGE_BYTES never get here:
+# daphne refuses them itself (config/ws_frames.py), with the same error event, then closes.
+MAX_FRAME_BYTES = 64 * 1024
 CLOSE_UNAUTHENTICATED = 4401
 # How long a disconnect waits for the cancelled answer to be settled in the database.
 SETTLE_WAIT_S = 5.0
@@ -54,9 +57,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await asyncio.wait([self.task], timeout=SETTLE_WAIT_S)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        if text_data is None or len(text_data) > MAX_FRAME_CHARS:
-            await self.send_error("invalid_message", gettext("Send JSON text frames of at most %(limit)s characters.")
-                                  % {"limit": MAX_FRAME_CHARS})
+        if text_data is None:
+            await self.send_error("invalid_message", gettext("Send JSON text frames, not binary ones."))
+            return
+        if len(text_data) > MAX_FRAME_BYTES // 4 and len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
+            await self.send_json({"type": "error", "code": "too_large", "limit": MAX_FRAME_BYTES,
+                                  "message": gettext("A message may be at most %(limit)s bytes.") % {"limit": MAX_FRAME_BYTES}})
             return
         try:
             # Depth, size and character checks (knowledge/safejson.py): a bad frame is an error event, never a 1011.

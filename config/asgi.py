@@ -11,19 +11,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
 from config.request_limits import RequestLimits  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
+from config import ws_frames  # noqa: E402
+from config.ws_origin import OriginCheck  # noqa: E402
 
 # URL and header limits first (414/431), then HTTP through Django; for websockets the origin
-# is checked first, then the session cookie, then a ?token= API token.
+# is checked first (scheme, host and port: Django's CSRF origin rule, config/ws_origin.py), then
+# the session cookie, then a ?token= API token.
 application = RequestLimits(ProtocolTypeRouter({
     "http": django_asgi_app,
-    "websocket": AllowedHostsOriginValidator(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    "websocket": OriginCheck(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 }))
+
+# Under daphne, a websocket message over ZHIKU_WS_MAX_MESSAGE_BYTES is answered with an error
+# event before the connection closes with 1009 (config/ws_frames.py).
+ws_frames.install()
 
 # The first search of a process would otherwise pay jieba's dictionary load and
 # the embedding model's start-up (~0.6 s); do it while the server starts.

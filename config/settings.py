@@ -54,6 +54,13 @@ if not SECRET_KEY:
     SECRET_KEY = "local-only-insecure-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+if PRODUCTION and "*" in ALLOWED_HOSTS:
+    # With "*" any Host header is the site's own, so any origin a client names in it passes the
+    # CSRF and websocket origin checks (a DNS-rebinding page, for one).
+    raise ImproperlyConfigured(
+        "DJANGO_ALLOWED_HOSTS must name the site's host names when ZHIKU_ENV=production, not '*' "
+        "(see docs/production.md)."
+    )
 # Production default: https:// on every allowed host ("*.example.com" for ".example.com").
 _default_origins = (
     ",".join(f"https://*{h}" if h.startswith(".") else f"https://{h}" for h in ALLOWED_HOSTS if h != "*")
@@ -91,6 +98,7 @@ INSTALLED_APPS = [
     # Swagger UI and Redoc served from this installation: a company network or an offline
     # machine cannot reach the public CDN the docs pages load them from by default.
     "drf_spectacular_sidecar",
+    "csp",
     "channels",
     "accounts",
     "knowledge",
@@ -99,6 +107,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (django-csp; the policy is CONTENT_SECURITY_POLICY below).
+    "config.csp.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The language: the language switch's cookie, else the browser's Accept-Language, else zh-hans.
     "django.middleware.locale.LocaleMiddleware",
@@ -231,6 +241,28 @@ MEDIA_ROOT = Path(os.environ.get("ZHIKU_MEDIA_ROOT", VAR_DIR / "media"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
+# --- Content-Security-Policy (django-csp; docs/production.md) ------------------
+# Scripts, styles, images, fonts and connections from this site only; no inline script or style
+# (the pages have none: their scripts and stylesheets are files under static/), except where a page
+# must have one and it carries the response's nonce (the API docs pages). connect-src also names the
+# site's own ws:// or wss:// address (config/csp.py), for browsers whose 'self' does not cover it.
+from csp.constants import NONCE, NONE, SELF  # noqa: E402
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
 # --- REST framework -------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -303,6 +335,9 @@ ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # JSON request bodies and websocket frames: size in bytes (413 body_too_large) and nesting depth (400 json_too_deep).
 ZHIKU_MAX_JSON_BYTES = env_int("ZHIKU_MAX_JSON_BYTES", 1024 * 1024)
 ZHIKU_MAX_JSON_DEPTH = env_int("ZHIKU_MAX_JSON_DEPTH", 32)
+# The largest websocket message daphne reads (config/ws_frames.py): a larger one is answered with an
+# error event, code too_large, and the connection is closed with 1009; its payload is never kept.
+ZHIKU_WS_MAX_MESSAGE_BYTES = env_int("ZHIKU_WS_MAX_MESSAGE_BYTES", 1024 * 1024)
 # Request line and headers (config/request_limits.py): 414 uri_too_long, 431 headers_too_large.
 ZHIKU_MAX_URL_BYTES = env_int("ZHIKU_MAX_URL_BYTES", 8 * 1024)
 ZHIKU_MAX_HEADER_BYTES = env_int("ZHIKU_MAX_HEADER_BYTES", 12 * 1024)

@@ -1,9 +1,11 @@
 """URL routes: admin, REST API (with OpenAPI schema and docs), pages."""
+from csp.constants import SELF
+from csp.decorators import csp_replace
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,8 +18,12 @@ urlpatterns = [
     path("api/", include("knowledge.api.urls")),
     path("api/", include("chat.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    # Redoc's bundle adds style elements as it loads, before it can be given the nonce, and runs its search
+    # in a worker made from a blob: on this page alone, inline styles and blob: workers (scripts stay strict).
+    path("api/redoc/", csp_replace({"style-src": [SELF, "'unsafe-inline'"], "worker-src": [SELF, "blob:"]})(
+        SpectacularRedocView.as_view(url_name="schema")), name="api-redoc"),
     path("", include("knowledge.urls")),
     path("", include("chat.urls")),
 ]

@@ -101,8 +101,9 @@ def server(tmp_path, settings):
         yield url
 
 
-def chromium(*, network_log: bool = False):
-    """Headless Chromium (Selenium), asking for Chinese; with ``network_log``, recording the DevTools network log."""
+def chromium(*, network_log: bool = False, console_log: bool = False):
+    """Headless Chromium (Selenium), asking for Chinese; with ``network_log``, recording the DevTools network log;
+    with ``console_log``, keeping the pages' console messages (``driver.get_log("browser")``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -114,8 +115,9 @@ def chromium(*, network_log: bool = False):
     # the pages answer in English); an English test sets the django_language cookie.
     options.add_argument("--lang=zh-CN")
     options.add_experimental_option("prefs", {"intl.accept_languages": "zh-CN,zh"})
-    if network_log:
-        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    logs = {**({"performance": "ALL"} if network_log else {}), **({"browser": "ALL"} if console_log else {})}
+    if logs:
+        options.set_capability("goog:loggingPrefs", logs)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     return driver
@@ -142,3 +144,21 @@ def open_as(browser, server: str, user, path: str) -> None:
     browser.get(server + path)
 
 
+
+
+def watch_csp(driver) -> None:
+    """From the next page on, every Content-Security-Policy violation is kept in ``window.__csp``.
+
+    The listener is added by DevTools before any page script runs, so the page's own policy does not apply to it.
+    """
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__csp = [];
+        document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(
+            {directive: e.effectiveDirective, blocked: e.blockedURI, source: e.sourceFile, line: e.lineNumber,
+             sample: e.sample}));
+    """})
+
+
+def csp_violations(driver) -> list[dict]:
+    """The violations the current page has reported so far (see ``watch_csp``)."""
+    return driver.execute_script("return window.__csp || []")

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, chromium, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, chromium, csp_violations, selenium, watch_csp
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -21,6 +21,7 @@ pytestmark = [
 def logging_browser():
     """Headless Chromium that records the DevTools network log."""
     driver = chromium(network_log=True)
+    watch_csp(driver)
     yield driver
     driver.quit()
 
@@ -53,5 +54,7 @@ def test_api_docs_render_from_this_installation_only(server, logging_browser, pa
     sent = requests_sent(logging_browser)
     here = urlsplit(server).netloc
     assert sent.get(f"{server}/api/schema/") == "ok"  # the schema came from here
-    # Nothing reached another host: Redoc's bundle names its logo on cdn.redoc.ly, which the page's CSP blocks.
+    # Nothing reached another host: Redoc's bundle names its logo on cdn.redoc.ly, which the site's CSP blocks.
     assert {url: how for url, how in sent.items() if urlsplit(url).netloc != here and how not in ("csp",)} == {}
+    # And the page works under the site's Content-Security-Policy (config/settings.py): nothing else refused.
+    assert [v for v in csp_violations(logging_browser) if not v["blocked"].startswith("https://cdn.redoc.ly/")] == []

@@ -67,6 +67,18 @@ def test_production_refuses_debug_and_unknown_modes(tmp_path):
     assert result.returncode != 0 and "ZHIKU_ENV must be" in result.stderr
 
 
+@pytest.mark.parametrize("hosts", ["*", "kb.example.com,*", " * "])
+def test_production_refuses_any_host(tmp_path, hosts):
+    """With "*" every Host is the site's own, so every origin would pass the CSRF and websocket origin checks."""
+    result = manage(tmp_path, "check", **{**PROD, "DJANGO_ALLOWED_HOSTS": hosts})
+    assert result.returncode != 0
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("django.core.exceptions.ImproperlyConfigured") and "DJANGO_ALLOWED_HOSTS" in line and "'*'" in line
+    # Local mode keeps allowing it (a laptop on a private network).
+    assert manage(tmp_path, "check", DJANGO_ALLOWED_HOSTS="*", DATABASE_URL=PROD["DATABASE_URL"],
+                  DJANGO_SECRET_KEY=PROD["DJANGO_SECRET_KEY"]).returncode == 0
+
+
 SHOW = ("from django.conf import settings as s; print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
         "s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECURE_PROXY_SSL_HEADER, s.CSRF_TRUSTED_ORIGINS, s.LOCAL_MODE)")
 

@@ -29,13 +29,23 @@ DOCS = {
 }
 
 
+HOST = (b"host", b"testserver")
+
+
 async def connect(path: str = "/ws/chat/", *, headers=(ORIGIN,)):
-    """A connected ``WebsocketCommunicator`` on the real ASGI application (origin check and auth included)."""
+    """A connected ``WebsocketCommunicator`` on the real ASGI application (origin check and auth included).
+
+    The handshake names its ``Host`` (testserver) as a browser's does, unless ``headers`` name one:
+    the origin check compares the Origin with it.
+    """
     from channels.testing import WebsocketCommunicator
 
     from config.asgi import application
 
-    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    headers = list(headers)
+    if not any(name == b"host" for name, _ in headers):
+        headers.insert(0, HOST)
+    communicator = WebsocketCommunicator(application, path, headers=headers)
     connected, _ = await communicator.connect(timeout=10)
     return communicator, connected
 

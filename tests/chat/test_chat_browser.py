@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from chat_helpers import DOCS
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, csp_violations, selenium, watch_csp
 from tests.helpers import set_lines
 
 pytestmark = [
@@ -65,6 +65,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
         window.WebSocket.prototype = Native.prototype;
         window.WebSocket.OPEN = Native.OPEN;
     """})
+    watch_csp(browser)
     browser.get(server + "/chat/")
     wait = WebDriverWait(browser, 20)
     assert kb.name in browser.find_element(By.ID, "kb-list").text
@@ -98,6 +99,8 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     assert browser.find_elements(By.CSS_SELECTOR, "#messages b") == []
     assert browser.find_elements(By.CSS_SELECTOR, "#messages img") == []
     assert browser.execute_script("return window.__xss === undefined")
+    # All of it under the page's Content-Security-Policy (tests/test_csp.py), which it never ran into.
+    assert csp_violations(browser) == []
 
 
 def test_without_websockets_the_page_streams_over_sse(server, browser, alice, chat_kb):

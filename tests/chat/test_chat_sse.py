@@ -136,6 +136,30 @@ async def test_session_clients_need_the_csrf_token(chat_kb, alice):
     assert parse(await read_body(communicator))[-1][0] == "finish"
 
 
+@pytest.mark.parametrize("origin", [b"http://localhost:9999", b"https://testserver", b"http://testserver:1", b"null"])
+async def test_a_session_client_from_another_origin_is_refused_even_with_the_csrf_token(chat_kb, alice, origin):
+    """Django's CSRF check compares the Origin's scheme, host and port with the request's own (or a trusted one)."""
+    from django.middleware.csrf import _get_new_csrf_string, _mask_cipher_secret
+
+    secret = _get_new_csrf_string()
+    headers = [(b"cookie", await session_cookie(alice) + f"; csrftoken={secret}".encode()),
+               (b"x-csrftoken", _mask_cipher_secret(secret).encode())]
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, [*headers, (b"origin", origin)])
+    body = await read_body(communicator)
+    assert head["status"] == 403 and json.loads(body)["error"]["code"] == "permission_denied"
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, [*headers, (b"origin", b"http://testserver")])
+    assert head["status"] == 200
+    await read_body(communicator)
+
+
+async def test_a_token_client_needs_no_origin(chat_kb, alice_token):
+    """A token is no ambient credential a page of another site could borrow: token clients' Origin is not checked."""
+    communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION},
+                                     [*auth(alice_token), (b"origin", b"http://localhost:9999")])
+    assert head["status"] == 200
+    assert parse(await read_body(communicator))[-1][0] == "finish"
+
+
 async def test_client_disconnect_stops_the_llm_and_settles_the_answer(chat_kb, alice_token, llm_on):
     llm_on.chunks, llm_on.delay = [f"字{i}" for i in range(200)], 0.02
     communicator, head = await start({"kb_ids": [chat_kb.pk], "question": QUESTION}, auth(alice_token))
