@@ -62,11 +62,11 @@ def test_a_real_server_refuses_forged_origins_and_admits_its_own(live, alice):
 @LIVE
 def test_a_message_over_the_limit_gets_an_error_event_then_close_1009(live, alice):
     """A 5 MB frame used to close the socket with nothing said; a 100 KB one is refused and the socket stays usable."""
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
-    token = Token.objects.create(user=alice).key
+    token = api_token(alice)
     url = live.replace("http://", "ws://") + f"/ws/chat/?token={token}"
     with connect(url, origin=live, open_timeout=10, additional_headers={"Accept-Language": "en"}) as ws:
         ws.send(json.dumps({"type": "ask", "kb_ids": [1], "question": "价" * 40_000}))  # 120 KB: over the ask limit
@@ -90,10 +90,10 @@ def test_a_message_over_the_limit_gets_an_error_event_then_close_1009(live, alic
 
 @LIVE
 def test_a_message_just_under_the_limit_is_read(live, alice):
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
     from websockets.sync.client import connect
 
-    token = Token.objects.create(user=alice).key
+    token = api_token(alice)
     url = live.replace("http://", "ws://") + f"/ws/chat/?token={token}"
     with connect(url, origin=live, open_timeout=10) as ws:
         ws.send('{"type": "dance", "pad": "' + "x" * (1024 * 1024 - 100) + '"}')
