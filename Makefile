@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 WEB ?= 2
 WORKERS ?= 1
-# Test processes (pytest-xdist): one per core.
+# Test processes (pytest-xdist): one per core, each with one BLAS/OpenMP thread (more would fight over the cores).
 TEST_WORKERS ?= auto
 
 .PHONY: venv run cluster test messages migrate bootstrap worker stop bench-ingest bench-chat bench-scale loadtest clean
@@ -59,7 +59,7 @@ test: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_nginx.sh
 	bash scripts/ensure_ocr.sh $(BIN)/python
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 bench-ingest: migrate
 	$(BIN)/python manage.py bench_ingest --corpus ../shared/bench/drcd/dev/corpus.jsonl
