@@ -15,8 +15,12 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
+from config.daphne_http import skip_form_parsing  # noqa: E402
 from config.request_limits import RequestLimits  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
+
+# Request bodies are read by Django alone, malformed forms answered in the API's error shape.
+skip_form_parsing()
 
 # URL and header limits first (414/431), then HTTP through Django; for websockets the origin
 # is checked first, then the session cookie, then a ?token= API token.

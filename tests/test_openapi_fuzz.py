@@ -5,6 +5,10 @@ database, with a KB owner's API token and a KB holding an ingested document, a m
 labelled question and a conversation, so the fuzzer reaches the handlers and not only 404s.
 The database is transactional: the SSE chat view writes from worker threads, which a test
 transaction would hide.
+
+Requests the schema calls valid (Schemathesis' positive cases) must also be accepted: a 400,
+413, 415 or 422 for one means a limit the server checks and the schema leaves out, unless its
+code is one of the rules a schema cannot state (``RULES_BEYOND_THE_SCHEMA``).
 """
 from __future__ import annotations
 
@@ -19,7 +23,42 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+from knowledge import ingest_errors
+
+# Refusals of a schema-valid request that no schema can state: rules across fields, what exists or is
+# configured on the platform, and what a file holds. Any other refusal of one is a limit missing from the schema.
+RULES_BEYOND_THE_SCHEMA = {
+    "POST /api/auth/token/": {"invalid_credentials"},  # no such user, or the wrong password
+    "POST /api/kbs/": {"invalid_threshold", "unknown_answer_model", "unknown_embedding_model"},
+    "PUT /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
+    "PATCH /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
+    "POST /api/kbs/{kb_id}/members/": {"unknown_user", "unknown_group", "user_xor_group"},
+    "PATCH /api/kbs/{kb_id}/documents/{document_id}/": {"unknown_group"},
+    "POST /api/kbs/{kb_id}/documents/": {"unknown_group", "invalid_chunking", "duplicate_name", "unsupported_type",
+                                         "empty_file"},
+    # What a file holds decides these: every code a parse can end with (knowledge/ingest_errors.py).
+    "POST /api/kbs/{kb_id}/documents/preview/": {"invalid_chunking", *(set(ingest_errors.MESSAGES) - {"ingest_error", "ingest_crashed"})},
+    "PATCH /api/kbs/{kb_id}/calibration/": {"threshold_or_target", "target_unreachable"},
+    "POST /api/kbs/{kb_id}/eval-questions/": {"too_many_questions"},
+    "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
+}
+# Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
+REFUSED_EVERYWHERE = {"invalid_characters"}
+
+
+def schema_valid_requests_are_accepted(ctx, response, case):
+    """A positive case answered 400/413/415/422 must carry one of its operation's rules beyond the schema."""
+    if case.meta is None or not case.meta.generation.mode.is_positive or response.status_code not in (400, 413, 415, 422):
+        return None
+    code = response.json()["error"]["code"]
+    allowed = REFUSED_EVERYWHERE | RULES_BEYOND_THE_SCHEMA.get(case.operation.label, set())
+    assert code in allowed, (f"{case.operation.label}: a request valid by the schema was refused with "
+                             f"{response.status_code} {code}: {response.text[:500]}")
+    return None
+
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+          schema_valid_requests_are_accepted]
 GUIDE = "# 退货政策\n\n七天无理由退货，商品需保持完好。\n\n## 运费\n\n满99元包邮，偏远地区除外。\n"
 
 
