@@ -99,12 +99,48 @@ def served_schema() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-schema = schemathesis.openapi.from_dict(served_schema())
+SERVED = served_schema()
+schema = schemathesis.openapi.from_dict(SERVED)
 
 
 def test_schema_generates_without_warnings(tmp_path):
     """What `manage.py spectacular --validate --fail-on-warn` checks: valid OpenAPI, nothing guessed."""
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml"))
+
+
+def test_the_schema_states_the_limits_the_server_checks():
+    """The limits the audit found missing, and the budgets of every list and map (docs/api.md, "Input budgets")."""
+    paths, components = SERVED["paths"], SERVED["components"]["schemas"]
+    chunk_list = {p["name"]: p["schema"] for p in paths["/api/kbs/{kb_id}/chunks/"]["get"]["parameters"]}
+    assert chunk_list["q"]["minLength"] == 1 and chunk_list["document"]["minimum"] == 1
+    assert (chunk_list["page"]["minimum"], chunk_list["page_size"]["minimum"], chunk_list["page_size"]["maximum"]) == (1, 1, 100)
+    search = components["SearchInput"]
+    assert search["additionalProperties"] is False and search["properties"]["query"]["minLength"] == 1
+    assert search["properties"]["kb_ids"]["maxItems"] == 20
+    filters = components["SearchFiltersInput"]
+    assert filters["additionalProperties"] is False
+    assert {name: filters["properties"][name].get("maxItems", filters["properties"][name].get("maxProperties"))
+            for name in filters["properties"]} == {"document_ids": 1000, "source_names": 100, "chunk_types": 4, "metadata": 32}
+    assert components["ChunkCreateInput"]["properties"]["content"]["minLength"] == 1  # blank is empty_chunk
+    assert components["EvalQuestionInput"]["properties"]["text"]["minLength"] == 1
+    patched = components["PatchedDocumentUpdateInput"]
+    assert patched["minProperties"] == 1 and paths["/api/kbs/{kb_id}/documents/{document_id}/"]["patch"]["requestBody"]["required"]
+    files = components["DocumentUploadInput"]["properties"]["files"]
+    assert files["items"]["format"] == "binary" and files["maxItems"] == 20
+    eval_body = paths["/api/kbs/{kb_id}/eval-questions/"]["post"]["requestBody"]["content"]
+    assert list(eval_body) == ["application/json"] and eval_body["application/json"]["schema"]["maxItems"] == 500
+    assert "400" in paths["/api/kbs/"]["get"]["responses"]  # page_size out of range
+
+
+def test_the_non_space_pattern_is_what_trimming_keeps():
+    """``pattern`` on trimmed text: matches exactly the strings DRF does not trim to blank, in any regex dialect."""
+    import re
+
+    from knowledge.api.schema import NON_SPACE
+
+    assert all(re.search(NON_SPACE, chr(c)) is None for c in range(0x3001) if chr(c).isspace())
+    assert all(re.search(NON_SPACE, chr(c)) for c in range(0x10000) if not chr(c).isspace() and not 0xD800 <= c < 0xE000)
+    assert "\\s" not in NON_SPACE and "\\S" not in NON_SPACE  # dialects disagree on these classes
 
 
 # Every operation is fuzzed, multipart upload and deletions included: each test item starts
