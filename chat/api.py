@@ -11,7 +11,7 @@ from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
 from knowledge.api.schema import errors
-from knowledge.api.serializers import StrictInput
+from knowledge.api.serializers import ItemList, StrictInput, Text
 from knowledge.api.views import PaginatedView
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, search_run
 
@@ -72,7 +72,7 @@ class ConversationDetailOutput(ConversationOutput):
 
 class FeedbackInput(StrictInput):
     rating = serializers.ChoiceField(choices=Rating.choices)
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    reason = Text(required=False, allow_blank=True, max_length=2000, default="")
 
 
 class FeedbackOutput(serializers.ModelSerializer):
@@ -125,8 +125,8 @@ class FeedbackView(APIView):
 
 
 class ToolSearchInput(StrictInput):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
-    kb_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1, max_length=MAX_KBS)
+    query = Text(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
+    kb_ids = ItemList(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), min_length=1, max_length=MAX_KBS)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, required=False)
 
 

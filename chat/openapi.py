@@ -6,7 +6,7 @@ the DRF views' errors use (``knowledge.api.schema``).
 """
 from __future__ import annotations
 
-from knowledge.api.schema import ERROR_DESCRIPTIONS
+from knowledge.api.schema import ERROR_DESCRIPTIONS, NON_SPACE
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS
 
 PATH = "/api/chat/stream/"
@@ -16,11 +16,12 @@ ASK = {
     "description": "The websocket's `ask` message (docs/chat.md); `type` may be left out.",
     "properties": {
         "type": {"type": "string", "enum": ["ask"]},
-        "conversation": {"type": "integer", "nullable": True,
+        "conversation": {"type": "integer", "nullable": True, "minimum": 1,
                          "description": "Continue this conversation of yours; null starts a new one."},
-        "kb_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_KBS,
-                   "description": "The knowledge bases to search; empty: the conversation's."},
-        "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
+        "kb_ids": {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": MAX_KBS,
+                   "description": "The knowledge bases to search; empty: the conversation's (a new conversation "
+                                  "needs at least one: 400 `no_kbs`)."},
+        "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "pattern": NON_SPACE},
     },
     "required": ["question"],
 }

@@ -14,10 +14,14 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
+from config.daphne_http import skip_form_parsing  # noqa: E402
 from config.request_limits import RequestLimits  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
 from config import ws_frames  # noqa: E402
 from config.ws_origin import OriginCheck  # noqa: E402
+
+# Request bodies are read by Django alone, malformed forms answered in the API's error shape.
+skip_form_parsing()
 
 # URL and header limits first (414/431), then HTTP through Django; for websockets the origin
 # is checked first (scheme, host and port: Django's CSRF origin rule, config/ws_origin.py), then

@@ -275,12 +275,9 @@ REST_FRAMEWORK = {
     # drf-spectacular's, with the error responses each operation can give (knowledge/api/schema.py).
     "DEFAULT_SCHEMA_CLASS": "knowledge.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "knowledge.api.errors.exception_handler",
-    # JSON with size/depth/character limits (knowledge/safejson.py); uploads keep ZHIKU_MAX_UPLOAD_BYTES.
-    "DEFAULT_PARSER_CLASSES": [
-        "knowledge.api.parsers.SafeJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON with size/depth/character limits (knowledge/safejson.py). Only the views that take files
+    # (upload, preview) and the token endpoint also read forms; uploads keep ZHIKU_MAX_UPLOAD_BYTES.
+    "DEFAULT_PARSER_CLASSES": ["knowledge.api.parsers.SafeJSONParser"],
 }
 # --- API tokens (django-rest-knox; accounts/) ---------------------------------
 # Keys are stored hashed (SHA-512), expire ZHIKU_TOKEN_TTL_DAYS after they are issued and are deleted
@@ -310,7 +307,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # Two choice sets share the field name "role": a KB member's and a chat message's.
-    "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role"},
+    "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role",
+                            "ChunkTypeEnum": "knowledge.models.ChunkType"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.

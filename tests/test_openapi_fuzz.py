@@ -5,6 +5,10 @@ database, with a KB owner's API token and a KB holding an ingested document, a m
 labelled question and a conversation, so the fuzzer reaches the handlers and not only 404s.
 The database is transactional: the SSE chat view writes from worker threads, which a test
 transaction would hide.
+
+Requests the schema calls valid (Schemathesis' positive cases) must also be accepted: a 400,
+413, 415 or 422 for one means a limit the server checks and the schema leaves out, unless its
+code is one of the rules a schema cannot state (``RULES_BEYOND_THE_SCHEMA``).
 """
 from __future__ import annotations
 
@@ -19,7 +23,42 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+from knowledge import ingest_errors
+
+# Refusals of a schema-valid request that no schema can state: rules across fields, what exists or is
+# configured on the platform, and what a file holds. Any other refusal of one is a limit missing from the schema.
+RULES_BEYOND_THE_SCHEMA = {
+    "POST /api/auth/token/": {"invalid_credentials"},  # no such user, or the wrong password
+    "POST /api/kbs/": {"invalid_threshold", "unknown_answer_model", "unknown_embedding_model"},
+    "PUT /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
+    "PATCH /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
+    "POST /api/kbs/{kb_id}/members/": {"unknown_user", "unknown_group", "user_xor_group"},
+    "PATCH /api/kbs/{kb_id}/documents/{document_id}/": {"unknown_group"},
+    "POST /api/kbs/{kb_id}/documents/": {"unknown_group", "invalid_chunking", "duplicate_name", "unsupported_type",
+                                         "empty_file"},
+    # What a file holds decides these: every code a parse can end with (knowledge/ingest_errors.py).
+    "POST /api/kbs/{kb_id}/documents/preview/": {"invalid_chunking", *(set(ingest_errors.MESSAGES) - {"ingest_error", "ingest_crashed"})},
+    "PATCH /api/kbs/{kb_id}/calibration/": {"threshold_or_target", "target_unreachable"},
+    "POST /api/kbs/{kb_id}/eval-questions/": {"too_many_questions"},
+    "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
+}
+# Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
+REFUSED_EVERYWHERE = {"invalid_characters"}
+
+
+def schema_valid_requests_are_accepted(ctx, response, case):
+    """A positive case answered 400/413/415/422 must carry one of its operation's rules beyond the schema."""
+    if case.meta is None or not case.meta.generation.mode.is_positive or response.status_code not in (400, 413, 415, 422):
+        return None
+    code = response.json()["error"]["code"]
+    allowed = REFUSED_EVERYWHERE | RULES_BEYOND_THE_SCHEMA.get(case.operation.label, set())
+    assert code in allowed, (f"{case.operation.label}: a request valid by the schema was refused with "
+                             f"{response.status_code} {code}: {response.text[:500]}")
+    return None
+
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+          schema_valid_requests_are_accepted]
 GUIDE = "# 退货政策\n\n七天无理由退货，商品需保持完好。\n\n## 运费\n\n满99元包邮，偏远地区除外。\n"
 
 
@@ -63,12 +102,48 @@ def served_schema() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-schema = schemathesis.openapi.from_dict(served_schema())
+SERVED = served_schema()
+schema = schemathesis.openapi.from_dict(SERVED)
 
 
 def test_schema_generates_without_warnings(tmp_path):
     """What `manage.py spectacular --validate --fail-on-warn` checks: valid OpenAPI, nothing guessed."""
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml"))
+
+
+def test_the_schema_states_the_limits_the_server_checks():
+    """The limits the audit found missing, and the budgets of every list and map (docs/api.md, "Input budgets")."""
+    paths, components = SERVED["paths"], SERVED["components"]["schemas"]
+    chunk_list = {p["name"]: p["schema"] for p in paths["/api/kbs/{kb_id}/chunks/"]["get"]["parameters"]}
+    assert chunk_list["q"]["minLength"] == 1 and chunk_list["document"]["minimum"] == 1
+    assert (chunk_list["page"]["minimum"], chunk_list["page_size"]["minimum"], chunk_list["page_size"]["maximum"]) == (1, 1, 100)
+    search = components["SearchInput"]
+    assert search["additionalProperties"] is False and search["properties"]["query"]["minLength"] == 1
+    assert search["properties"]["kb_ids"]["maxItems"] == 20
+    filters = components["SearchFiltersInput"]
+    assert filters["additionalProperties"] is False
+    assert {name: filters["properties"][name].get("maxItems", filters["properties"][name].get("maxProperties"))
+            for name in filters["properties"]} == {"document_ids": 1000, "source_names": 100, "chunk_types": 4, "metadata": 32}
+    assert components["ChunkCreateInput"]["properties"]["content"]["minLength"] == 1  # blank is empty_chunk
+    assert components["EvalQuestionInput"]["properties"]["text"]["minLength"] == 1
+    patched = components["PatchedDocumentUpdateInput"]
+    assert patched["minProperties"] == 1 and paths["/api/kbs/{kb_id}/documents/{document_id}/"]["patch"]["requestBody"]["required"]
+    files = components["DocumentUploadInput"]["properties"]["files"]
+    assert files["items"]["format"] == "binary" and files["maxItems"] == 20
+    eval_body = paths["/api/kbs/{kb_id}/eval-questions/"]["post"]["requestBody"]["content"]
+    assert list(eval_body) == ["application/json"] and eval_body["application/json"]["schema"]["maxItems"] == 500
+    assert "400" in paths["/api/kbs/"]["get"]["responses"]  # page_size out of range
+
+
+def test_the_non_space_pattern_is_what_trimming_keeps():
+    """``pattern`` on trimmed text: matches exactly the strings DRF does not trim to blank, in any regex dialect."""
+    import re
+
+    from knowledge.api.schema import NON_SPACE
+
+    assert all(re.search(NON_SPACE, chr(c)) is None for c in range(0x3001) if chr(c).isspace())
+    assert all(re.search(NON_SPACE, chr(c)) for c in range(0x10000) if not chr(c).isspace() and not 0xD800 <= c < 0xE000)
+    assert "\\s" not in NON_SPACE and "\\S" not in NON_SPACE  # dialects disagree on these classes
 
 
 # Every operation is fuzzed, multipart upload and deletions included: each test item starts

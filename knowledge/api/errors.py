@@ -1,8 +1,11 @@
 """The single DRF exception handler: every error becomes ``{"error": {"code", "message", ...}}``."""
 from __future__ import annotations
 
+import logging
+
 from django.utils.translation import gettext
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -31,12 +34,30 @@ def _code_of(exc: exceptions.APIException) -> str:
     return exc.default_code
 
 
+def _suspicious(exc: SuspiciousOperation) -> Response:
+    """Django's refusals while it reads a form (too many fields or files, a field over DATA_UPLOAD_MAX_MEMORY_SIZE)
+    in the API's shape, where Django itself would answer a bare 400 page; logged as Django logs them."""
+    logging.getLogger(f"django.security.{exc.__class__.__name__}").warning("%s", exc)
+    if isinstance(exc, RequestDataTooBig):
+        status, code, message = 413, "body_too_large", gettext("The form's fields are larger than the server accepts.")
+    elif isinstance(exc, TooManyFilesSent):
+        status, code, message = 400, "too_many_files", gettext("The form holds more files than the server accepts.")
+    elif isinstance(exc, TooManyFieldsSent):
+        status, code, message = 400, "too_many_fields", gettext("The form holds more fields than the server accepts.")
+    else:
+        status, code, message = 400, "bad_request", gettext("The request could not be read.")
+    set_rollback()
+    return Response({"error": {"code": code, "message": message}}, status=status)
+
+
 def exception_handler(exc, context):
     """Map ApplicationError and DRF's own exceptions to one error shape; anything else stays DRF's (a 500)."""
     if isinstance(exc, ApplicationError):
         body = {"code": exc.code, "message": str(exc.message), **exc.extra}
         set_rollback()
         return Response({"error": body}, status=exc.status_code)
+    if isinstance(exc, SuspiciousOperation):
+        return _suspicious(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -1,4 +1,4 @@
-"""A KB's labelled questions and the evaluation run over them (seed 002's POST /api/v1/evaluation/run)."""
+"""A KB's labelled questions and the evaluation run over them."""
 from __future__ import annotations
 
 from django.utils.translation import gettext
@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from chat.evaluation import AnswerQuestion, answer_evaluate
 from knowledge import selectors
-from knowledge.api.serializers import StrictInput
+from knowledge.api.serializers import ItemList, StrictInput, Text
 from knowledge.errors import NotFound, ValidationFailed
 from knowledge.models import EvalQuestion, Role
 from knowledge.retrieval.pipeline import MODES
@@ -23,9 +23,9 @@ MAX_ANSWER_QUESTIONS = 100
 
 
 class EvalQuestionInput(StrictInput):
-    text = serializers.CharField(max_length=1000)
-    relevant = serializers.ListField(child=serializers.CharField(max_length=500), default=list, max_length=50)
-    answers = serializers.ListField(child=serializers.CharField(max_length=1000), default=list, max_length=20,
+    text = Text(max_length=1000)
+    relevant = ItemList(child=Text(max_length=500), default=list, max_length=50)
+    answers = ItemList(child=Text(max_length=1000), default=list, max_length=20,
                                     help_text="The answer's text spans (optional): evaluate with answers=true scores the chat's answers")
 
 
@@ -51,12 +51,13 @@ class EvalQuestionListView(APIView):
         questions = selectors.eval_question_list(user=request.user, kb=kb)[:MAX_QUESTIONS_PER_RUN]
         return Response(EvalQuestionOutput(questions, many=True).data)
 
-    @extend_schema(request=EvalQuestionInput(many=True), responses={201: EvalQuestionOutput(many=True)})
+    @extend_schema(request=EvalQuestionInput(many=True, max_length=MAX_QUESTIONS_PER_RUN),
+                   responses={201: EvalQuestionOutput(many=True)})
     def post(self, request, kb_id: int):
-        """Add one question ({text, relevant, answers}) or a list of them."""
+        """Add one question ({text, relevant, answers}) or a list of them (at most as many as a KB holds)."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         many = isinstance(request.data, list)
-        data = EvalQuestionInput(data=request.data, many=many)
+        data = EvalQuestionInput(data=request.data, many=True, max_length=MAX_QUESTIONS_PER_RUN) if many else EvalQuestionInput(data=request.data)
         data.is_valid(raise_exception=True)
         rows = data.validated_data if many else [data.validated_data]
         if kb.eval_questions.count() + len(rows) > MAX_QUESTIONS_PER_RUN:

@@ -5,21 +5,35 @@ unknown ``/api/`` paths, writes the same shape), so one component documents them
 error statuses follow from how a view is built (authentication, a request body, path ids,
 pagination, a throttle); ``AutoSchema`` adds those, and views declare only the rest with
 ``errors(...)``.
+
+``AutoSchema`` also states the input limits drf-spectacular leaves out, so that a request the
+schema calls valid is one the server accepts (tests/test_openapi_fuzz.py checks it): a string
+that may not be blank has ``minLength`` 1, and a non-space ``pattern`` where whitespace is
+trimmed; an input serializer that refuses unknown fields has ``additionalProperties: false``;
+a PATCH body must change something (``minProperties`` 1); a list of input objects has its
+``maxItems``.
 """
 from __future__ import annotations
 
 import uritemplate
 from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.plumbing import force_instance, is_list_serializer
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, AllowAny
 
 from knowledge.api.parsers import SafeJSONParser
+from knowledge.api.serializers import StrictInput
+
+# Not blank after DRF's trimming: a character outside what str.strip() removes. Spelled out, since
+# regex dialects disagree on \s (JavaScript's leaves out U+001C-U+001F and U+0085, which Python strips).
+NON_SPACE = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 ERROR_DESCRIPTIONS = {
-    400: "Invalid input: `invalid` (with `fields`), `parse_error` (malformed JSON), `json_too_deep`, "
-         "`invalid_characters`, `unknown_field` or the operation's own code.",
+    400: "Invalid input: `invalid` (with `fields`), `parse_error` (malformed JSON or form), `json_too_deep`, "
+         "`invalid_characters`, `unknown_field`, `invalid_page_size` (a list's `page_size` not from 1 to 100), "
+         "`too_many_fields` / `too_many_files` (a form) or the operation's own code.",
     401: "`not_authenticated` (no credentials) or `authentication_failed` (an unknown, expired or revoked token, "
          "or an inactive user).",
     403: "`permission_denied` (a session request without its CSRF token) or `role_required` (the caller's "
@@ -27,7 +41,8 @@ ERROR_DESCRIPTIONS = {
     404: "`not_found` or a specific code (`kb_not_found`, `document_not_found`, ...): missing, or not "
          "readable by the caller; also a page number past the end of a list.",
     409: "`conflict` or a specific code: the resource is not in a state that allows this.",
-    413: "`body_too_large` (a JSON body over ZHIKU_MAX_JSON_BYTES) or `file_too_large` (an upload).",
+    413: "`body_too_large` (a JSON body over ZHIKU_MAX_JSON_BYTES, or a form's fields over DATA_UPLOAD_MAX_MEMORY_SIZE) "
+         "or `file_too_large` (an upload).",
     415: "`unsupported_media_type` (a Content-Type the operation does not read) or `unsupported_type` (an "
          "uploaded file type ingestion cannot parse).",
     429: "`throttled` or `too_many_attempts`, with `retry_after` seconds (also the Retry-After header).",
@@ -70,6 +85,46 @@ class AutoSchema(SpectacularAutoSchema):
             responses.setdefault(str(status), self._get_response_for_code(response, str(status), direction=direction))
         return dict(sorted(responses.items()))
 
+    def _get_serializer_field_meta(self, field, direction):
+        meta = super()._get_serializer_field_meta(field, direction)
+        if direction == "request" and isinstance(field, serializers.CharField) and not field.read_only:
+            refused_later = getattr(field, "blank_refused_later", False)
+            if not field.allow_blank or refused_later:
+                meta["minLength"] = max(1, meta.get("minLength", 0))
+                if field.trim_whitespace or refused_later:
+                    meta.setdefault("pattern", NON_SPACE)
+        return meta
+
+    def _insert_field_validators(self, field, schema):
+        super()._insert_field_validators(field, schema)
+        if getattr(field, "blank_refused_later", False) and "oneOf" in schema:
+            # drf-spectacular offers "" beside a constrained string that allows blank; a service refuses it.
+            schema.update(schema.pop("oneOf")[0])
+
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        serializer = force_instance(serializer)
+        if direction == "request" and isinstance(serializer, StrictInput) and schema.get("type") == "object":
+            schema["additionalProperties"] = False
+            if serializer.partial:
+                schema["minProperties"] = 1  # every PATCH of the API refuses an empty body
+        return schema
+
+    def _get_request_for_media_type(self, serializer, direction="request"):
+        schema, required = super()._get_request_for_media_type(serializer, direction)
+        if self.method == "PATCH" and isinstance(force_instance(serializer), StrictInput):
+            required = True  # an empty PATCH (no body, or {}) changes nothing and is refused
+        return schema, required
+
+    def _unwrap_list_serializer(self, serializer, direction):
+        schema = super()._unwrap_list_serializer(serializer, direction)
+        if schema and is_list_serializer(serializer) and direction == "request":
+            if serializer.max_length is not None:
+                schema["maxItems"] = serializer.max_length
+            if serializer.min_length is not None:
+                schema["minItems"] = serializer.min_length
+        return schema
+
     def _inferred_error_statuses(self) -> set[int]:
         statuses: set[int] = set()
         if self.view.authentication_classes:
@@ -80,8 +135,8 @@ class AutoSchema(SpectacularAutoSchema):
             statuses |= {400, 415}
             if any(issubclass(p, SafeJSONParser) for p in self.view.parser_classes):
                 statuses.add(413)
-        if self.get_override_parameters():
-            statuses.add(400)  # a query parameter out of its range or choices
+        if self.get_override_parameters() or (self.method == "GET" and self._is_list_view() and self._get_paginator()):
+            statuses.add(400)  # a query parameter out of its range or choices (page_size among them)
         if uritemplate.variables(self.path) or (self.method == "GET" and self._is_list_view() and self._get_paginator()):
             statuses.add(404)
         if self.view.throttle_classes:

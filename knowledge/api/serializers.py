@@ -3,13 +3,21 @@ from __future__ import annotations
 
 import math
 
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import get_error_detail
 
 from knowledge.errors import ValidationFailed
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
+
+
+# Group names in a document's restriction (upload form or PATCH): far more than any real restriction names.
+MAX_GROUP_NAMES = 100
 
 
 def _finite(value: float) -> None:
@@ -28,21 +36,70 @@ def unknown_fields(names: list[str]) -> ValidationFailed:
 class StrictInput(serializers.Serializer):
     """An input serializer that rejects fields it does not know (400 ``unknown_field``)."""
 
+    # The schema says so (additionalProperties: false, knowledge.api.schema.AutoSchema). Nested,
+    # the unknown names are given under the field's own: "filters.colour".
     def to_internal_value(self, data):
         if hasattr(data, "keys"):
             unknown = sorted(set(data.keys()) - set(self.fields))
             if unknown:
-                raise unknown_fields(unknown)
+                prefix = f"{self.field_name}." if self.parent is not None and self.field_name else ""
+                raise unknown_fields([prefix + str(name) for name in unknown])
         return super().to_internal_value(data)
+
+
+class Text(serializers.CharField):
+    """A CharField that takes only strings: DRF's own turns a number into text (``{"text": 0}`` would be stored as "0").
+
+    Blank is refused unless ``allow_blank``; the schema states it (``minLength`` 1, and a non-space
+    ``pattern`` where surrounding whitespace is trimmed, since only whitespace is blank then).
+    ``blank_refused_later``: blank passes the field and a service refuses it with its own code
+    (``empty_chunk``); the schema states that limit too.
+    """
+
+    def __init__(self, *, blank_refused_later: bool = False, **kwargs):
+        self.blank_refused_later = blank_refused_later
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ItemList(serializers.ListField):
+    """A ListField whose cost is bounded by its budget: the length is checked before any item (DRF's checks it
+    after validating them all), and the first bad item ends the validation, named by its index (DRF's
+    builds an error for every bad item: 1 MB of blank strings cost seconds)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+    def run_child_validation(self, data):
+        result = []
+        for index, item in enumerate(data):
+            try:
+                result.append(self.child.run_validation(item))
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError({index: exc.detail}) from None
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({index: get_error_detail(exc)}) from None
+        return result
+
+
+@extend_schema_field(OpenApiTypes.BINARY)
+class UploadFile(serializers.FileField):
+    """A file part of a multipart form: ``format: binary`` in the schema, so clients (and the fuzzer) send a file."""
 
 
 # --- auth -------------------------------------------------------------------
 
 class TokenInput(StrictInput):
-    username = serializers.CharField(max_length=150, trim_whitespace=False)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
-    name = serializers.CharField(required=False, allow_blank=True, max_length=100, default="",
-                                 help_text="What the token is for (shown in the token list).")
+    username = Text(max_length=150, trim_whitespace=False)
+    password = Text(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+    name = Text(required=False, allow_blank=True, max_length=100, default="",
+                help_text="What the token is for (shown in the token list).")
 
 
 class TokenOutput(serializers.Serializer):
@@ -72,7 +129,7 @@ class TokensRevokedOutput(serializers.Serializer):
 class KBSettingsInput(StrictInput):
     """The retrieval settings shared by create and update; every field optional."""
 
-    description = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    description = Text(required=False, allow_blank=True, max_length=20000)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=100)
     candidates = serializers.IntegerField(required=False, min_value=1, max_value=500)
     rrf_k = serializers.IntegerField(required=False, min_value=0, max_value=10000)
@@ -85,20 +142,20 @@ class KBSettingsInput(StrictInput):
     answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
                                               help_text="the confidence line (at least score_threshold): a relevance at or "
                                                         "above it is answered, between the two uncertain")
-    not_found_text = serializers.CharField(required=False, max_length=2000)
-    user_words = serializers.ListField(
-        required=False, max_length=10000, child=serializers.CharField(max_length=100),
+    not_found_text = Text(required=False, max_length=2000)
+    user_words = ItemList(
+        required=False, max_length=10000, child=Text(max_length=100),
     )
-    synonyms = serializers.ListField(
+    synonyms = ItemList(
         required=False, max_length=10000,
-        child=serializers.ListField(child=serializers.CharField(max_length=100), min_length=2, max_length=50),
+        child=ItemList(child=Text(max_length=100), min_length=2, max_length=50),
     )
     # Answer settings (docs/chat.md "Per-KB answer settings").
     answer_mode = serializers.ChoiceField(required=False, choices=AnswerMode.choices,
                                           help_text="llm: the language model when one is configured; extractive: never sent to one")
-    answer_model = serializers.CharField(required=False, allow_blank=True, max_length=200,
+    answer_model = Text(required=False, allow_blank=True, max_length=200,
                                          help_text="one of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default")
-    system_prompt = serializers.CharField(required=False, allow_blank=True, max_length=4000, trim_whitespace=False,
+    system_prompt = Text(required=False, allow_blank=True, max_length=4000, trim_whitespace=False,
                                           help_text="put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt")
     max_sources = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=20,
                                            help_text="sources given to the answer at most; null: as many as top_k")
@@ -107,14 +164,14 @@ class KBSettingsInput(StrictInput):
 
 
 class KBCreateInput(KBSettingsInput):
-    name = serializers.CharField(max_length=200)
-    embedding_model = serializers.CharField(required=False, max_length=300)
+    name = Text(max_length=200)
+    embedding_model = Text(required=False, max_length=300)
 
 
 class KBUpdateInput(KBSettingsInput):
     """PATCH sends any subset; PUT must send the name (other settings keep their values when left out)."""
 
-    name = serializers.CharField(max_length=200)
+    name = Text(max_length=200)
 
 
 class KBOutput(serializers.ModelSerializer):
@@ -142,8 +199,8 @@ class KBOutput(serializers.ModelSerializer):
 # --- memberships ------------------------------------------------------------
 
 class MembershipCreateInput(StrictInput):
-    username = serializers.CharField(required=False, max_length=150)
-    group = serializers.CharField(required=False, max_length=150)
+    username = Text(required=False, max_length=150)
+    group = Text(required=False, max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
 
@@ -163,7 +220,7 @@ class MembershipOutput(serializers.ModelSerializer):
 
 # --- documents --------------------------------------------------------------
 
-class ChunkingFields(serializers.Serializer):
+class ChunkingFields(StrictInput):
     """The chunking chosen for an upload or a preview (documented for the schema; the view reads the form)."""
 
     chunk_size = serializers.IntegerField(
@@ -180,14 +237,17 @@ class ChunkingFields(serializers.Serializer):
 class DocumentUploadInput(ChunkingFields):
     """The multipart upload (documented for the schema; the view reads ``request.FILES``)."""
 
-    files = serializers.ListField(child=serializers.FileField())
-    restricted_to_groups = serializers.CharField(
-        required=False, allow_blank=True, help_text="Comma-separated group names; only their members (and editors) may read these documents.",
+    files = ItemList(child=UploadFile(), min_length=1, max_length=settings.ZHIKU_MAX_FILES_PER_UPLOAD,
+                                  help_text="At most ZHIKU_MAX_FILES_PER_UPLOAD files (20); more: 400 `too_many_files`.")
+    restricted_to_groups = Text(
+        required=False, allow_blank=True, max_length=MAX_GROUP_NAMES * 151,
+        help_text=f"Comma-separated group names (at most {MAX_GROUP_NAMES}); only their members (and editors) may read "
+                  "these documents.",
     )
 
 
 class DocumentPreviewInput(ChunkingFields):
-    file = serializers.FileField()
+    file = UploadFile()
 
 
 class PreviewChunkOutput(serializers.Serializer):
@@ -213,8 +273,8 @@ class ChunkPreviewOutput(serializers.Serializer):
 
 
 class DocumentUpdateInput(StrictInput):
-    restricted_to_groups = serializers.ListField(
-        child=serializers.CharField(max_length=150), max_length=100,
+    restricted_to_groups = ItemList(
+        child=Text(max_length=150), max_length=MAX_GROUP_NAMES,
         help_text="Names of the groups whose members may read the document (KB editors always may); [] lifts the "
                   "restriction. An unknown name is 400 `unknown_group`.",
     )
@@ -285,23 +345,24 @@ class DocumentOutput(serializers.ModelSerializer):
 class ChunkFilterInput(serializers.Serializer):
     """Query parameters of the chunk list (unknown parameters, like ``page``, are ignored)."""
 
-    document = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    document = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1, help_text="Only chunks of this document id")
     type = serializers.ChoiceField(required=False, choices=ChunkType.choices)
     enabled = serializers.BooleanField(required=False)
-    q = serializers.CharField(required=False, max_length=500)
-    include = serializers.ChoiceField(required=False, choices=[("tokens", "tokens")])
+    q = Text(required=False, max_length=500, trim_whitespace=False, help_text="Substring of the content (case-insensitive)")
+    include = serializers.ChoiceField(required=False, choices=[("tokens", "tokens")], help_text="Add the keyword tokens")
 
 
 class ChunkCreateInput(StrictInput):
     document = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A ready document of this KB")
-    content = serializers.CharField(trim_whitespace=False, allow_blank=True, max_length=100000,
-                                    help_text="The text; blank is 400 `empty_chunk`")
-    section_path = serializers.ListField(child=serializers.CharField(max_length=500), max_length=20, required=False,
+    content = Text(trim_whitespace=False, allow_blank=True, blank_refused_later=True, max_length=100000,
+                   help_text="The text; blank is 400 `empty_chunk`")
+    section_path = ItemList(child=Text(max_length=500), max_length=20, required=False,
                                          help_text="Headings the chunk sits under (embedded and indexed with it)")
 
 
 class ChunkUpdateInput(StrictInput):
-    content = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=100000)
+    content = Text(required=False, allow_blank=True, blank_refused_later=True, trim_whitespace=False, max_length=100000,
+                   help_text="The new text (re-embedded); blank is 400 `empty_chunk` (disable the chunk instead)")
     enabled = serializers.BooleanField(required=False)
 
 

@@ -24,7 +24,7 @@ from knowledge.api import serializers as s
 from knowledge.api.parsers import SafeJSONParser
 from knowledge.api.schema import errors
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
-from knowledge.models import Chunk, ChunkType, Document, DocumentStatus, KnowledgeBase, Membership, Role
+from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Membership, Role
 from knowledge.services.documents import (
     Chunking,
     UploadedItem,
@@ -45,8 +45,31 @@ logger = logging.getLogger(__name__)
 
 
 class Pagination(PageNumberPagination):
+    """Pages of ``page_size`` (default 20): a whole number from 1 to 100, else 400 ``invalid_page_size``.
+
+    DRF's own falls back to the default for anything it cannot read (``page_size=null``, ``0``,
+    ``abc``) and cuts a larger one to the maximum; here the schema's limits are the server's.
+    """
+
     page_size_query_param = "page_size"
     max_page_size = 100
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
+            message = gettext("page_size must be a whole number from 1 to %(limit)s.") % {"limit": self.max_page_size}
+            raise ValidationFailed(message, code="invalid_page_size", extra={"fields": {"page_size": [message]}})
+        return int(raw)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"]["minimum"] = 1
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"]["maximum"] = self.max_page_size
+        return parameters
 
 
 # --- helpers shared with the admin -------------------------------------------
@@ -83,12 +106,41 @@ def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedIt
 def _form_int(data, name: str) -> int | None:
     """An optional whole number from a form field ("" or absent: None); anything else is 400 ``invalid_chunking``."""
     raw = data.get(name)
-    if raw is None or str(raw).strip() == "":
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
         return None
-    text = str(raw).strip()
+    if not isinstance(raw, str):  # a file part under the field's name
+        raise ValidationFailed(gettext("%(field)s must be a whole number of characters.") % {"field": name}, code="invalid_chunking")
+    text = raw.strip()
     if not text.isascii() or not text.isdigit() or len(text) > 9:
         raise ValidationFailed(gettext("%(field)s must be a whole number of characters.") % {"field": name}, code="invalid_chunking")
     return int(text)
+
+
+def _form_text(data, name: str, *, max_length: int) -> str:
+    """An optional text field of a multipart form ("" when absent); a file part or a longer value is 400 ``invalid``."""
+    raw = data.get(name, "")
+    if not isinstance(raw, str) or len(raw) > max_length:
+        message = gettext("%(field)s must be text of at most %(limit)s characters.") % {"field": name, "limit": max_length}
+        raise ValidationFailed(message, code="invalid", extra={"fields": {name: [message]}})
+    return raw
+
+
+def _form_group_names(data) -> list[str]:
+    """The comma-separated ``restricted_to_groups`` of an upload form, at most ``MAX_GROUP_NAMES`` of them."""
+    names = [n for n in _form_text(data, "restricted_to_groups", max_length=s.MAX_GROUP_NAMES * 151).split(",") if n.strip()]
+    if len(names) > s.MAX_GROUP_NAMES:
+        message = gettext("At most %(limit)s group names.") % {"limit": s.MAX_GROUP_NAMES}
+        raise ValidationFailed(message, code="invalid", extra={"fields": {"restricted_to_groups": [message]}})
+    return names
+
+
+def _form_files(request, name: str) -> list:
+    """The file parts under ``name``; more than ZHIKU_MAX_FILES_PER_UPLOAD is 400 ``too_many_files`` before any is read."""
+    files = request.FILES.getlist(name)
+    limit = settings.ZHIKU_MAX_FILES_PER_UPLOAD
+    if len(files) > limit:
+        raise ValidationFailed(gettext("At most %(limit)s files per upload.") % {"limit": limit}, code="too_many_files")
+    return files
 
 
 def chunking_from_form(data) -> Chunking | None:
@@ -345,9 +397,9 @@ class DocumentListView(PaginatedView):
         unknown = sorted(set(request.data.keys()) - _UPLOAD_FIELDS)
         if unknown:
             raise s.unknown_fields(unknown)
-        groups = groups_by_names(request.data.get("restricted_to_groups", "").split(","))
+        groups = groups_by_names(_form_group_names(request.data))
         chunking = chunking_from_form(request.data)
-        items = uploaded_files_to_items(request.FILES.getlist("files"))
+        items = uploaded_files_to_items(_form_files(request, "files"))
         outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups, chunking=chunking)
         body = {"documents": [
             {"id": o.document.pk, "source_name": o.document.source_name, "status": o.document.status,
@@ -376,7 +428,7 @@ class DocumentPreviewView(APIView):
         if unknown:
             raise s.unknown_fields(unknown)
         chunking = chunking_from_form(request.data) or Chunking()
-        files = request.FILES.getlist("file")
+        files = _form_files(request, "file")
         if len(files) != 1:
             raise ValidationFailed(gettext("Send exactly one file in the multipart field 'file'."), code="no_files")
         preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking)
@@ -448,17 +500,7 @@ class ChunkListView(PaginatedView):
         chunk = chunk_create(document=document, content=data["content"], section_path=data.get("section_path", []))
         return Response(s.ChunkOutput(chunk).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(
-        responses=s.ChunkWithTokensOutput(many=True),
-        parameters=[
-            OpenApiParameter("document", int, required=False, description="Only chunks of this document id"),
-            OpenApiParameter("type", str, enum=ChunkType.values, required=False),
-            OpenApiParameter("enabled", bool, required=False),
-            OpenApiParameter("q", str, required=False, description="Substring of the content (case-insensitive)"),
-            OpenApiParameter("include", str, enum=["tokens"], required=False, description="Add the keyword tokens"),
-            OpenApiParameter("page_size", int, required=False),
-        ],
-    )
+    @extend_schema(responses=s.ChunkWithTokensOutput(many=True), parameters=[s.ChunkFilterInput])
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         # A plain dict: with a QueryDict DRF would read an absent boolean as False.

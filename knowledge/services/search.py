@@ -33,6 +33,14 @@ MAX_QUERY_CHARS = 1000
 MAX_KBS = 20
 MAX_TOP_K = 50
 
+# Budgets of a search's filters (docs/api.md, "Input budgets"). Each bounds work done per candidate
+# row or per KB, far above what a person or an agent narrows a search by.
+MAX_FILTER_DOCUMENTS = 1000      # document ids
+MAX_FILTER_SOURCES = 100         # source names, each at most as long as a stored one (500)
+MAX_METADATA_KEYS = 32           # metadata equalities, all of which must hold
+MAX_METADATA_KEY_CHARS = 200
+MAX_METADATA_VALUE_CHARS = 500
+
 
 def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
     return KBSearchConfig(
@@ -149,32 +157,14 @@ def get_retriever() -> HybridRetriever:
         return _retriever
 
 
-def parse_filters(raw: dict | None) -> SearchFilters:
-    if not raw:
-        return SearchFilters()
-    if not isinstance(raw, dict):
-        raise ValidationFailed(gettext("filters must be an object."), code="invalid_filters")
-    unknown = set(raw) - {"document_ids", "source_names", "chunk_types", "metadata"}
-    if unknown:
-        raise ValidationFailed(gettext("Unknown filters: %(names)s.") % {"names": ", ".join(sorted(unknown))}, code="invalid_filters")
-
-    def str_list(name: str) -> tuple[str, ...]:
-        value = raw.get(name) or []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValidationFailed(gettext("filters.%(name)s must be a list of strings.") % {"name": name}, code="invalid_filters")
-        return tuple(value)
-
-    ids = raw.get("document_ids") or []
-    if not isinstance(ids, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
-        raise ValidationFailed(gettext("filters.document_ids must be a list of integers."), code="invalid_filters")
-    meta = raw.get("metadata") or {}
-    if not isinstance(meta, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in meta.items()):
-        raise ValidationFailed(gettext("filters.metadata must map keys to scalar values."), code="invalid_filters")
-    if any(not k.replace("_", "").isalnum() for k in meta):
-        raise ValidationFailed(gettext("filters.metadata keys may hold letters, digits and underscores only."), code="invalid_filters")
+def search_filters(values: dict | None) -> SearchFilters:
+    """``SearchFilters`` from the API's checked ``filters`` (``knowledge.api.search.SearchFiltersInput``); none: no filter."""
+    values = values or {}
     return SearchFilters(
-        document_ids=tuple(ids), source_names=str_list("source_names"), chunk_types=str_list("chunk_types"),
-        metadata=tuple(sorted((k, json.dumps(v) if isinstance(v, bool) else str(v)) for k, v in meta.items())),
+        document_ids=tuple(dict.fromkeys(values.get("document_ids") or ())),
+        source_names=tuple(dict.fromkeys(values.get("source_names") or ())),
+        chunk_types=tuple(dict.fromkeys(values.get("chunk_types") or ())),
+        metadata=tuple(values.get("metadata") or ()),
     )
 
 
