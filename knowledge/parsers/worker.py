@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import multiprocessing.process as mp_process
+import os
 import resource
 import signal
 import threading
@@ -87,10 +89,9 @@ def parse_bounded(filename: str, path: str, limits: Limits, *, on_page: Callable
     """
     context = _context()
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_child_main, args=(filename, path, asdict(limits), writer), daemon=True,
-                            name="zhiku-parse")
+    child = None
     try:
-        child.start()
+        child = _start_child(context, (filename, path, asdict(limits), writer))
         writer.close()
         deadline = time.monotonic() + limits.wall_seconds
         while True:
@@ -123,11 +124,49 @@ def parse_bounded(filename: str, path: str, limits: Limits, *, on_page: Callable
     finally:
         writer.close()
         reader.close()
-        if child.pid is not None:  # started: it ends here, whatever happened above
+        if child is not None:  # started: it ends here, whatever happened above
             if child.is_alive():
                 child.kill()
             child.join()
             child.close()
+
+
+def _start_child(context, args: tuple):
+    """A started child process running ``_child_main(*args)``, also from a Celery prefork pool child.
+
+    There the current process is billiard's and daemonic: multiprocessing refuses children of a
+    daemon (it is killed at its parent's exit without cleaning up) and cannot pickle billiard's
+    authentication key. Neither matters here: this child is the forkserver's, not this process's,
+    ``parse_bounded`` kills and joins it whatever happens, and it ends at its processor-time budget
+    anyway. So it is made and started as from a plain main process.
+    """
+    current = mp_process.current_process()
+    if isinstance(current, mp_process.BaseProcess) and not current.daemon:
+        return _started(context, args)
+    with _context_lock:
+        mp_process._current_process = _PlainMainProcess()
+        try:
+            return _started(context, args)
+        finally:
+            mp_process._current_process = current
+
+
+def _started(context, args: tuple):
+    child = context.Process(target=_child_main, args=args, daemon=True, name="zhiku-parse")
+    child.start()
+    return child
+
+
+class _PlainMainProcess(mp_process.BaseProcess):
+    """What multiprocessing's own main process is (its class is private): no daemon flag, a fresh key."""
+
+    def __init__(self) -> None:
+        self._identity = ()
+        self._name = "MainProcess"
+        self._parent_pid = None
+        self._popen = None
+        self._closed = False
+        self._config = {"authkey": mp_process.AuthenticationString(os.urandom(32)), "semprefix": "/mp"}
 
 
 def _death(exitcode: int | None, limits: Limits) -> ParseError:
