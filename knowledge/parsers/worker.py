@@ -44,6 +44,8 @@ _PRELOAD = [
 # A preview stops starting pages once this share of its time budget is spent, so that it can still
 # answer with what it read before the parent's hard limit; the rest is for chunking and the answer.
 _PREVIEW_SOFT_SHARE = 0.75
+_GRACE_SECONDS = 10  # the child ends itself this long after its wall time, should the parent not have
+_ORPHANED = 70  # the child's exit status when it ended itself so
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def parse_bounded(filename: str, path: str, limits: Limits, *, on_page: Callable
     reader, writer = context.Pipe(duplex=False)
     child = None
     try:
-        child = _start_child(context, (filename, path, asdict(limits), writer))
+        child = _start_child(context, (filename, path, asdict(limits), writer, os.getpid()))
         writer.close()
         deadline = time.monotonic() + limits.wall_seconds
         while True:
@@ -173,6 +175,8 @@ def _death(exitcode: int | None, limits: Limits) -> ParseError:
     """The error for a child that ended without an answer."""
     if exitcode == -signal.SIGXCPU:
         return ResourceLimit("cpu", limits.cpu_seconds, f"reading the file used over {limits.cpu_seconds} s of processor time")
+    if exitcode == _ORPHANED:
+        return ResourceLimit("time", limits.wall_seconds, f"reading the file took over {limits.wall_seconds} s")
     if exitcode == -signal.SIGKILL:  # not ours (we had not killed it yet): the kernel's out-of-memory killer
         return ResourceLimit("memory", limits.memory_mb, "the parsing process was killed for its memory use")
     return ParseError("corrupt_file", f"the file could not be read: the parsing process stopped (exit code {exitcode})")
@@ -181,11 +185,13 @@ def _death(exitcode: int | None, limits: Limits) -> ParseError:
 # --- the child --------------------------------------------------------------------------------------
 
 
-def _child_main(filename: str, path: str, limits: dict, conn) -> None:
+def _child_main(filename: str, path: str, limits: dict, conn, requester: int) -> None:
     """Entry point of the child: limit itself, parse, send one JSON message, exit."""
     limit = Limits(**limits)
     started = time.monotonic()
     usage = Usage()
+    threading.Thread(target=_watchdog, args=(requester, started + limit.wall_seconds + _GRACE_SECONDS),
+                     daemon=True).start()
     try:
         _limit_resources(limit)
         with open(path, "rb") as handle:
@@ -219,6 +225,22 @@ def _child_main(filename: str, path: str, limits: dict, conn) -> None:
         conn.send_bytes(payload)
     finally:
         conn.close()
+
+
+def _watchdog(requester: int, give_up: float) -> None:
+    """End the child when the process that asked for the parse is gone, or its time is long past: nobody
+    would read the answer, and that process's wall-time kill cannot come any more. (The child's parent
+    is the forkserver, which outlives the requester while children hold it open.)"""
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(requester, 0)
+        except ProcessLookupError:
+            os._exit(_ORPHANED)
+        except PermissionError:  # the pid was taken by another user's process: the requester is gone
+            os._exit(_ORPHANED)
+        if time.monotonic() > give_up:
+            os._exit(_ORPHANED)
 
 
 def _over(cut: dict, limit: Limits) -> ResourceLimit:
