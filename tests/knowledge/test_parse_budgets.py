@@ -67,9 +67,12 @@ def preview(client, kb, name: str, data: bytes):
                        HTTP_ACCEPT_LANGUAGE="zh-hans")
 
 
-def _jpeg(lines: list[str]) -> bytes:
+def _scanned_page(lines: list[str]) -> bytes:
+    """A JPEG shaped like an A4 page at 75 DPI with ``lines`` at its top, as a scanner makes a page."""
+    page = Image.new("RGB", (620, 877), "white")
+    page.paste(Image.open(io.BytesIO(text_image(lines, size=20, width=620))), (0, 0))
     buffer = io.BytesIO()
-    Image.open(io.BytesIO(text_image(lines, size=26, width=900))).save(buffer, format="JPEG")
+    page.save(buffer, format="JPEG")
     return buffer.getvalue()
 
 
@@ -182,7 +185,7 @@ def test_a_preview_reads_only_its_first_pages_and_says_so(client_for, alice, kb,
 def test_a_preview_stops_before_scanned_pages_over_its_ocr_budget(client_for, alice, kb, settings):
     settings.ZHIKU_PREVIEW_MAX_OCR_PAGES = 0
     mixed = raw_pdf([text_page("Page one holds text.\n" * 5), b"", text_page("Page three holds text too.")],
-                    images={2: _jpeg(["第二页是扫描件"])})
+                    images={2: _scanned_page(["第二页是扫描件，说明退货流程。"])})
     response = preview(client_for(alice), kb, "mixed.pdf", mixed)
     assert response.status_code == 200, response.data
     assert (response.data["cut_short"]["budget"], response.data["cut_short"]["pages_read"]) == ("ocr_pages", 1)
