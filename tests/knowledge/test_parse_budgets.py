@@ -193,11 +193,11 @@ def test_a_preview_stops_before_scanned_pages_over_its_ocr_budget(client_for, al
 
 
 def test_a_preview_out_of_time_shows_the_pages_read_by_then(client_for, alice, kb, settings):
-    settings.ZHIKU_PREVIEW_SECONDS = 3
+    settings.ZHIKU_PREVIEW_SECONDS = 4  # stops starting pages at 3 s
     settings.ZHIKU_PREVIEW_MAX_PAGES = 1000
     started = time.monotonic()
     response = preview(client_for(alice), kb, "long.pdf", many_pages_pdf(400))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 15
     assert response.status_code == 200, response.data
     cut = response.data["cut_short"]
     assert cut["budget"] == "time" and 1 <= cut["pages_read"] < 400, cut
