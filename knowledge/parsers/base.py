@@ -154,7 +154,7 @@ class ParseOptions:
     on_page: Callable[[int, int], None] | None = None
     max_chars: int = 5_000_000  # characters of text in the parsed blocks
     max_pages: int = 2000  # PDF pages, PowerPoint slides
-    max_ocr_pages: int = 50  # scanned pages and pictures read by OCR
+    max_ocr_pages: int = 100  # scanned pages and pictures read by OCR
     max_inflated_bytes: int = 256 * 1024 * 1024  # bytes inflated from a PDF's compressed streams, all together
     preview: bool = False  # read only what the budgets allow and say where it stopped, instead of failing
     deadline: float | None = None  # time.monotonic() after which a preview starts no further page
