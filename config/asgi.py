@@ -5,10 +5,13 @@ from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
+from config.disconnect import DisconnectWatch
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Static files (admin CSS/JS, page scripts) are served by the app itself so the
 # one-command local run needs no collectstatic or front proxy.
-django_asgi_app = ASGIStaticFilesHandler(get_asgi_application())
+# DisconnectWatch: a synchronous view can tell that its client left (config/disconnect.py).
+django_asgi_app = DisconnectWatch(ASGIStaticFilesHandler(get_asgi_application()))
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

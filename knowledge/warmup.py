@@ -1,4 +1,5 @@
-"""Load the tokenizer, the default embedding model and the judge's tables in the background when a server process starts."""
+"""Start the parse forkserver and load the tokenizer, the default embedding model and the judge's tables in the
+background when a server process starts."""
 from __future__ import annotations
 
 import logging
@@ -15,6 +16,13 @@ def warm_up() -> None:
     from knowledge.retrieval.analysis import get_analyzer
     from knowledge.retrieval.judge import Judge
 
+    try:
+        # The forkserver every file is parsed from (knowledge/parsers/worker.py): it imports the parsers once.
+        from knowledge.parsers.worker import warm_up as start_parse_forkserver
+
+        start_parse_forkserver()
+    except Exception:  # noqa: BLE001 - the first parse starts it instead
+        logger.warning("starting the parse forkserver failed", exc_info=True)
     try:
         get_analyzer().tokenize("预热 warm-up")
         embedder = get_embedder(settings.ZHIKU_EMBEDDING_MODEL)

@@ -256,3 +256,107 @@ def slides_pptx() -> bytes:
     buffer = io.BytesIO()
     deck.save(buffer)
     return buffer.getvalue()
+
+
+# --- hostile files: they cost little to make and much to read -----------------------------------
+
+
+def raw_pdf(page_contents: list[bytes], *, images: dict[int, bytes] | None = None) -> bytes:
+    """A PDF written object by object: one page per content stream (raw bytes, already encoded, with their
+    ``/Filter`` in the first line when compressed), Helvetica as font. A page number in ``images`` gets
+    that JPEG, drawn over the whole page, as its only content (a scanned page)."""
+    objects: list[bytes] = [b"", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    streams: dict[bytes, int] = {}
+    for number, content in enumerate(page_contents, start=1):
+        if images and number in images:
+            jpeg = images[number]
+            from PIL import Image
+
+            width, height = Image.open(io.BytesIO(jpeg)).size
+            objects.append(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB"
+                           b" /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n" % (width, height, len(jpeg))
+                           + jpeg + b"\nendstream")
+            image_ref = len(objects)
+            content = b"q 595 0 0 842 0 0 cm /Im0 Do Q"
+            resources = b"<< /XObject << /Im0 %d 0 R >> >>" % image_ref
+        else:
+            resources = b"<< /Font << /F1 3 0 R >> >>"
+        if content not in streams:  # pages with the same content share one stream
+            head, _, body = content.partition(b"\n") if content.startswith(b"/Filter") else (b"", b"", content)
+            objects.append(b"<< /Length %d %s >>\nstream\n" % (len(body), head) + body + b"\nendstream")
+            streams[content] = len(objects)
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources %s /Contents %d 0 R >>"
+                       % (resources, streams[content]))
+        kids.append(len(objects))
+    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def text_page(text: str) -> bytes:
+    """A content stream printing ``text`` (ASCII) in lines down the page."""
+    lines = [b"BT /F1 11 Tf 60 780 Td 14 TL"] + [b"(%s) '" % line.encode() for line in text.split("\n")] + [b"ET"]
+    return b"\n".join(lines)
+
+
+def many_pages_pdf(pages: int) -> bytes:
+    """``pages`` pages of the same paragraph: a few kilobytes that take pdfplumber a while to read."""
+    body = "\n".join(f"Line {i}: the travel policy applies to every employee on a business trip." for i in range(40))
+    return raw_pdf([text_page(body)] * pages)
+
+
+def flate_bomb_pdf(inflated_mib: int = 1024) -> bytes:
+    """A one-page PDF whose content stream is ``inflated_mib`` MiB of zeros, compressed to about a thousandth.
+
+    Deflate with a full flush after each MiB makes every MiB after the first compress to the same bytes,
+    so the stream is those bytes repeated, closed with the zlib checksum of that many zeros (Adler-32 of
+    n zero bytes: 1, plus n mod 65521 in the high half); nothing of the inflated size is ever built here.
+    """
+    import struct
+    import zlib
+
+    mib = bytes(1024 * 1024)
+    deflate = zlib.compressobj(9)
+    first = deflate.compress(mib) + deflate.flush(zlib.Z_FULL_FLUSH)
+    repeated = deflate.compress(mib) + deflate.flush(zlib.Z_FULL_FLUSH)
+    final_block = deflate.flush()[:-4]
+    size = inflated_mib * 1024 * 1024
+    stream = first + repeated * (inflated_mib - 1) + final_block + struct.pack(">I", ((size % 65521) << 16) | 1)
+    return raw_pdf([b"/Filter /FlateDecode\n" + stream])
+
+
+def faq_xlsx(rows: list[tuple[str, str]], *, declared: str | None = None) -> bytes:
+    """An FAQ sheet (header 问题/答案, then ``rows``); ``declared`` rewrites its ``<dimension ref>``, as a
+    hostile or broken writer may, e.g. ``"A1:XFD1048576"`` for three filled rows."""
+    import re
+    import zipfile
+
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["问题", "答案"])
+    for row in rows:
+        sheet.append(list(row))
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    if declared is None:
+        return buffer.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                data = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="%s"/>' % declared.encode(), data)
+            target.writestr(info, data)
+    return out.getvalue()

@@ -260,6 +260,14 @@ class PreviewChunkOutput(serializers.Serializer):
     page_end = serializers.IntegerField(allow_null=True)
 
 
+class PreviewCutShortOutput(serializers.Serializer):
+    budget = serializers.ChoiceField(choices=["pages", "ocr_pages", "time", "characters"],
+                                     help_text="The preview budget that stopped the reading")
+    limit = serializers.IntegerField(help_text="That budget: pages, scanned pages, seconds or characters")
+    pages_read = serializers.IntegerField(allow_null=True, help_text="The pages read, where the file has pages")
+    message = serializers.CharField(help_text="The same in words, in the reader's language")
+
+
 class ChunkPreviewOutput(serializers.Serializer):
     source_name = serializers.CharField()
     title = serializers.CharField(allow_blank=True)
@@ -269,6 +277,8 @@ class ChunkPreviewOutput(serializers.Serializer):
     total_chars = serializers.IntegerField()
     longest = serializers.IntegerField(help_text="Characters of the longest chunk")
     truncated = serializers.BooleanField(help_text="True when only the first chunks are listed")
+    cut_short = PreviewCutShortOutput(allow_null=True, help_text="Set when the preview read only the start of the "
+                                      "file (its budgets, ZHIKU_PREVIEW_*); null when it read all of it")
     chunks = PreviewChunkOutput(many=True)
 
 

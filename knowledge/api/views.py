@@ -18,12 +18,14 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from accounts.tokens import token_issue
+from config.disconnect import client_gone
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
 from knowledge import access, selectors
 from knowledge.api import serializers as s
 from knowledge.api.parsers import SafeJSONParser
 from knowledge.api.schema import errors
 from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
+from knowledge.ingest_errors import cut_short_message
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Membership, Role
 from knowledge.services.documents import (
     Chunking,
@@ -419,7 +421,9 @@ class DocumentPreviewView(APIView):
         description="The file is parsed and chunked exactly as an upload with the same `chunk_size` and "
         "`chunk_overlap` would be. The checks are the upload's (413 `file_too_large`, 415 `unsupported_type`, "
         "400 `empty_file`); a file that cannot be parsed is 400 with the parse error's code (`corrupt_file`, "
-        "`undecodable_text`, `archive_bomb`, `type_mismatch`); chunking out of range is 400 `invalid_chunking`. "
+        "`undecodable_text`, `archive_bomb`, `type_mismatch`, `resource_limit`); chunking out of range is 400 "
+        "`invalid_chunking`. The file is parsed within the preview's budgets (ZHIKU_PREVIEW_*: the first pages, "
+        "a few scanned pages, a short time): `cut_short` then says which budget stopped it and how far it read. "
         f"At most {PREVIEW_MAX_CHUNKS} chunks are listed; `count` is the total.",
     )
     def post(self, request, kb_id: int):
@@ -431,12 +435,16 @@ class DocumentPreviewView(APIView):
         files = _form_files(request, "file")
         if len(files) != 1:
             raise ValidationFailed(gettext("Send exactly one file in the multipart field 'file'."), code="no_files")
-        preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking)
+        preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking,
+                                   cancelled=client_gone(request))
         drafts = preview.drafts
+        cut = preview.cut_short
         body = {
             "source_name": preview.source_name, "title": preview.title, "chunk_size": preview.chunk_size,
             "chunk_overlap": preview.chunk_overlap, "count": len(drafts), "total_chars": preview.total_chars,
             "longest": preview.longest, "truncated": len(drafts) > PREVIEW_MAX_CHUNKS,
+            "cut_short": None if cut is None else {"budget": cut["budget"], "limit": cut["limit"],
+                                                   "pages_read": cut.get("pages_read"), "message": cut_short_message(cut)},
             "chunks": [{"ordinal": d.ordinal, "chunk_type": d.chunk_type, "content": d.content, "chars": len(d.content),
                         "section_path": list(d.section_path), "page_start": d.page_start, "page_end": d.page_end}
                        for d in drafts[:PREVIEW_MAX_CHUNKS]],

@@ -13,7 +13,7 @@ import charset_normalizer
 
 ERROR_CODES = frozenset(
     {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch",
-     "ocr_failed", "image_too_large"}
+     "ocr_failed", "image_too_large", "resource_limit"}
 )
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
@@ -130,15 +130,35 @@ class ParseError(Exception):
         return f"ParseError({self.code!r}, {self.message!r})"
 
 
+@dataclass
+class Usage:
+    """What one parse has used so far, shared by its nested (attachment) parses."""
+
+    ocr_pages: int = 0
+    # A preview that stopped at a budget: {"budget": name, "limit": n, ...what was read}; None when read whole.
+    cut_short: dict | None = None
+
+
 @dataclass(frozen=True)
 class ParseOptions:
-    """Limits handed down to every parser, including nested (attachment) parses."""
+    """Limits handed down to every parser, including nested (attachment) parses.
+
+    The ``max_*`` budgets are checked where the parsers read (``knowledge.parsers.budget``); an
+    ingestion over one fails with ``resource_limit``, a ``preview`` stops reading there instead.
+    """
 
     max_unzipped_bytes: int = 200 * 1024 * 1024
     max_zip_ratio: int = 100
     depth: int = 0
     # Called as ``on_page(done, total)`` while pages are recognised by OCR (the slow part of a scan).
     on_page: Callable[[int, int], None] | None = None
+    max_chars: int = 5_000_000  # characters of text in the parsed blocks
+    max_pages: int = 2000  # PDF pages, PowerPoint slides
+    max_ocr_pages: int = 100  # scanned pages and pictures read by OCR
+    max_inflated_bytes: int = 256 * 1024 * 1024  # bytes inflated from a PDF's compressed streams, all together
+    preview: bool = False  # read only what the budgets allow and say where it stopped, instead of failing
+    deadline: float | None = None  # time.monotonic() after which a preview starts no further page
+    usage: Usage = field(default_factory=Usage, compare=False)
 
 
 def parse_file(
@@ -148,13 +168,17 @@ def parse_file(
     max_unzipped_bytes: int = 200 * 1024 * 1024,
     max_zip_ratio: int = 100,
     on_page: Callable[[int, int], None] | None = None,
+    options: ParseOptions | None = None,
 ) -> ParsedDocument:
-    """Parse ``data`` as the type its ``filename`` extension claims.
+    """Parse ``data`` as the type its ``filename`` extension claims, in this process.
 
     Raises ``ParseError`` (never a library exception) with one of ``ERROR_CODES``. ``on_page(done,
-    total)`` reports progress through pages read by OCR.
+    total)`` reports progress through pages read by OCR; ``options``, when given, replaces the other
+    keywords. Uploaded files are parsed in a child process with memory and time budgets
+    (``knowledge.parsers.worker.parse_bounded``), which calls this.
     """
-    options = ParseOptions(max_unzipped_bytes=max_unzipped_bytes, max_zip_ratio=max_zip_ratio, on_page=on_page)
+    if options is None:
+        options = ParseOptions(max_unzipped_bytes=max_unzipped_bytes, max_zip_ratio=max_zip_ratio, on_page=on_page)
     return parse_nested(filename, data, options)
 
 
@@ -178,7 +202,7 @@ def parse_nested(filename: str, data: bytes, options: ParseOptions) -> ParsedDoc
     )
     try:
         doc = parser(data, stem=stem or name, options=options)
-    except ParseError:
+    except (ParseError, MemoryError):  # MemoryError: over the memory budget (knowledge.parsers.worker)
         raise
     except RecursionError as exc:
         raise ParseError("corrupt_file", f"the {label} file {name!r} is nested too deeply to read") from exc

@@ -16,6 +16,7 @@ from knowledge.parsers.base import (
     parse_nested,
     split_extension,
 )
+from knowledge.parsers.budget import ResourceLimit
 from knowledge.parsers.html import blocks_from_fragment
 from knowledge.parsers.text import paragraph_blocks
 
@@ -115,6 +116,8 @@ def _add_attachment(
         return
     try:
         parsed = parse_nested(name, payload, dataclasses.replace(options, depth=options.depth + 1))
+    except ResourceLimit:
+        raise  # the budgets are the whole file's: an attachment over one is the e-mail over it
     except ParseError as exc:
         failed.append({"name": name, "code": exc.code, "message": exc.message})
         return

@@ -6,6 +6,7 @@ import io
 import statistics
 
 from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions
+from knowledge.parsers.budget import ResourceLimit
 from knowledge.parsers.layout import BlockBuilder, Line, TableItem, body_size
 
 _FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # doc type -> Pillow format
@@ -29,6 +30,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions, doc_type: str = "png
     if size[0] * size[1] > ocr.MAX_PIXELS:
         raise ParseError("image_too_large", f"the image has {size[0]}×{size[1]} pixels, over the limit of"
                                             f" {ocr.MAX_PIXELS}; scale it down and upload it again")
+    if options.usage.ocr_pages + 1 > options.max_ocr_pages:  # an e-mail's pictures share the file's OCR budget
+        raise ResourceLimit("ocr_pages", options.max_ocr_pages, "one more picture to read by OCR")
+    options.usage.ocr_pages += 1
     with Image.open(io.BytesIO(data)) as opened:
         image = ImageOps.exif_transpose(opened).convert("RGB")  # photos are stored sideways with a rotation tag
     if options.on_page:

@@ -71,8 +71,12 @@ def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
     try:
         boxes = recognise_boxes(image)
         tables = find_tables(image, boxes) if boxes else []
-    except (ImportError, OSError, RuntimeError) as exc:  # onnxruntime and OpenCV report failures so
-        raise ParseError("ocr_failed", f"OCR could not run here ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:
+        if "bad_alloc" in str(exc):  # onnxruntime out of memory: over the parse's memory budget (knowledge.parsers.worker)
+            raise MemoryError(str(exc)) from exc
+        if isinstance(exc, (ImportError, OSError, RuntimeError)):  # onnxruntime and OpenCV report failures so
+            raise ParseError("ocr_failed", f"OCR could not run here ({type(exc).__name__}: {exc})") from exc
+        raise
     inside = {id(box) for table, members in tables for box in members}
     return merge_segments([box for box in boxes if id(box) not in inside]), [table for table, _ in tables]
 

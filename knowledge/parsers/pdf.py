@@ -12,11 +12,14 @@ from __future__ import annotations
 import io
 import re
 import statistics
+import time
 
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
+from knowledge.parsers import inflate
 from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions, is_cjk
+from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
 from knowledge.parsers.headings import candidate
 from knowledge.parsers.layout import (
     SENTENCE_END,
@@ -36,30 +39,27 @@ _SCAN_COVER = 0.5  # ... where the images cover at least this share of the page
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
-    import pdfplumber
-
     reader = PdfReader(io.BytesIO(data))
     encrypted = reader.is_encrypted
     if encrypted:
         _open_encrypted(reader)
     outline = _outline(reader)
-    pages: dict[int, tuple[list[Line], list[TableItem]]] = {}
-    scans: list[int] = []
-    unreadable: list[int] = []
-    with pdfplumber.open(io.BytesIO(data), password="") as pdf:
-        page_count = len(pdf.pages)
-        for number, page in enumerate(pdf.pages, start=1):
-            try:
-                read = _read_page(page, number)
-            except Exception:  # one damaged page (bad font, broken stream) should not lose the rest
-                unreadable.append(number)
-                continue
-            finally:
-                page.close()  # drop the page's parsed objects: a long PDF is read in constant memory
-            if read is None:
-                scans.append(number)
-            else:
-                pages[number] = read
+    # Pages beyond the budget are not read: an ingestion fails at once, a preview reads the first ones.
+    readable = None
+    try:
+        declared = len(reader.pages)
+    except Exception:  # a damaged page tree: pdfminer below may still find the pages
+        declared = 0
+    if over_count(options, "pages", options.max_pages, declared, "pages in the PDF"):
+        readable = options.max_pages
+        cut_short(options, "pages", options.max_pages, pages_read=readable)
+    with inflate.capped(options.max_inflated_bytes):
+        try:
+            page_count, pages, scans, unreadable, last = _read_text_layer(data, readable, declared, options)
+        except Exception as exc:
+            if (over := _over_budget(exc)) is not None:
+                raise over from None
+            raise
     if not page_count:
         raise ParseError("corrupt_file", "the PDF has no pages")
     if unreadable and not pages and not scans:
@@ -67,7 +67,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     metadata: dict = {"pages": page_count, "encrypted": encrypted}
     ocr_meta: dict[int, dict] = {}
     if scans:
-        blank = _recognise_scans(data, scans, pages, ocr_meta, options)
+        scans, stop = _ocr_budget(scans, options)
+        blank, last = _recognise_scans(data, scans, pages, ocr_meta, options, last if stop is None else stop - 1)
+        pages = {number: read for number, read in pages.items() if number <= last}
         if blank:
             metadata["blank_pages"] = blank
         metadata["ocr_pages"] = sorted(ocr_meta)
@@ -118,6 +120,66 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
     title = info_title or title_line or first_heading or stem
     return ParsedDocument(title=title, doc_type="pdf", blocks=blocks, metadata=metadata)
+
+
+def _read_text_layer(data: bytes, readable: int | None, declared: int, options: ParseOptions):
+    """``(page count, pages read, scanned pages, unreadable pages, last page read)`` from the text layer."""
+    import pdfplumber
+
+    inflate.install()
+    pages: dict[int, tuple[list[Line], list[TableItem]]] = {}
+    scans: list[int] = []
+    unreadable: list[int] = []
+    subset = list(range(1, readable + 1)) if readable is not None else None
+    with pdfplumber.open(io.BytesIO(data), password="", pages=subset) as pdf:
+        page_count = len(pdf.pages) if subset is None else declared
+        last = len(pdf.pages)
+        for number, page in enumerate(pdf.pages, start=1):
+            if options.preview and out_of_time(options):
+                cut_short(options, "time", 0, pages_read=number - 1)
+                last = number - 1
+                break
+            try:
+                read = _read_page(page, number)
+            except Exception as exc:  # one damaged page (bad font, broken stream) should not lose the rest
+                if (over := _over_budget(exc)) is not None:
+                    raise over from None
+                unreadable.append(number)
+                continue
+            finally:
+                page.close()  # drop the page's parsed objects: a long PDF is read in constant memory
+            if read is None:
+                scans.append(number)
+            else:
+                pages[number] = read
+    return page_count, pages, scans, unreadable, last
+
+
+def _over_budget(exc: BaseException) -> BaseException | None:
+    """The budget error (``ResourceLimit``, ``MemoryError``) inside ``exc``: pdfplumber wraps pdfminer's errors
+    in ``PdfminerException``, which must not turn a file over its budget into a damaged page."""
+    for _ in range(8):
+        if isinstance(exc, (ResourceLimit, MemoryError)):
+            return exc
+        inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc.__cause__ or exc.__context__
+        if inner is None:
+            return None
+        exc = inner
+    return None
+
+
+def _ocr_budget(scans: list[int], options: ParseOptions) -> tuple[list[int], int | None]:
+    """The scanned pages OCR may read, and the page where a preview stops for the budget (None: no stop).
+
+    Within the budget: every one. Over it an ingestion fails before any page is read; a preview reads
+    the first ones and stops at the first page over the budget.
+    """
+    allowed = max(0, options.max_ocr_pages - options.usage.ocr_pages)
+    if not over_count(options, "ocr_pages", options.max_ocr_pages, options.usage.ocr_pages + len(scans),
+                      "scanned pages to read by OCR"):
+        return scans, None
+    cut_short(options, "ocr_pages", options.max_ocr_pages, pages_read=scans[allowed] - 1)
+    return scans[:allowed], scans[allowed]
 
 
 def _open_encrypted(reader: PdfReader) -> None:
@@ -290,29 +352,39 @@ def _merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Li
 
 
 def _recognise_scans(data: bytes, scans: list[int], pages: dict, ocr_meta: dict[int, dict],
-                     options: ParseOptions) -> list[int]:
-    """OCR the scanned pages into ``pages`` (lines in points) and ``ocr_meta``; returns the blank ones.
+                     options: ParseOptions, last: int) -> tuple[list[int], int]:
+    """OCR the scanned pages up to page ``last`` into ``pages`` (lines in points) and ``ocr_meta``.
 
-    A scanned page that is not blank but yields no text fails the document (``ocr_failed``).
+    Returns the blank pages and the last page read: ``last``, or the page before the one a preview
+    had no time left for (a page takes about as long as the one before it). A scanned page that is
+    not blank but yields no text fails the document (``ocr_failed``).
     """
     import pypdfium2
     from PIL import ImageStat
 
     from knowledge.parsers import ocr
 
+    scans = [number for number in scans if number <= last]
     blank: list[int] = []
     document = pypdfium2.PdfDocument(data, password="")
+    took = 0.0
     try:
         for done, number in enumerate(scans):
+            if options.preview and out_of_time(options, took):
+                cut_short(options, "time", 0, pages_read=number - 1)
+                return blank, number - 1
             if options.on_page:
                 options.on_page(done, len(scans))
+            started = time.monotonic()
             page = document[number - 1]
             width, height = page.get_size()
             scale = ocr.RENDER_DPI / 72
             if width * height * scale * scale > ocr.MAX_PIXELS:
                 scale = (ocr.MAX_PIXELS / max(width * height, 1.0)) ** 0.5
             image = page.render(scale=scale).to_pil().convert("RGB")
+            options.usage.ocr_pages += 1
             recognised, found_tables = ocr.read(image)
+            took = time.monotonic() - started
             if not recognised and not found_tables:
                 if max(ImageStat.Stat(image.convert("L")).stddev) < 4:
                     blank.append(number)
@@ -331,7 +403,7 @@ def _recognise_scans(data: bytes, scans: list[int], pages: dict, ocr_meta: dict[
             options.on_page(len(scans), len(scans))
     finally:
         document.close()
-    return blank
+    return blank, last
 
 
 def ocr_line(item, page: int, page_height: float, to_points: float) -> Line:

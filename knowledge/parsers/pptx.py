@@ -5,6 +5,7 @@ import io
 from collections.abc import Iterator
 
 from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+from knowledge.parsers.budget import cut_short, over_count
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
@@ -14,7 +15,11 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     deck = Presentation(io.BytesIO(data))
     blocks: list[Block] = []
     notes_count = 0
-    for number, slide in enumerate(deck.slides, start=1):
+    slides = list(deck.slides)
+    if over_count(options, "pages", options.max_pages, len(slides), "slides in the presentation"):
+        slides = slides[:options.max_pages]
+        cut_short(options, "pages", options.max_pages, pages_read=len(slides))
+    for number, slide in enumerate(slides, start=1):
         title_shape = slide.shapes.title
         title = " ".join((title_shape.text_frame.text if title_shape is not None and title_shape.has_text_frame
                           else "").split())

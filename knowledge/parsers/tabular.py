@@ -16,9 +16,16 @@ ANSWER_HEADERS = frozenset({"answer", "answers", "答案", "答", "a", "回答",
 _HEADER_TRIM = " \t:：*#"
 
 
+# Columns read from a sheet: a FAQ needs a few; a cell far to the right (column XFD) must not make every
+# row 16,384 cells wide.
+MAX_COLUMNS = 100
+
+
 def parse_csv(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     text, encoding = decode_text(data)
     text = text.lstrip("\ufeff")
+    # The csv module refuses fields over 131,072 characters; a long answer is fine up to the file's text budget.
+    csv.field_size_limit(max(csv.field_size_limit(), options.max_chars))
     rows = list(csv.reader(io.StringIO(text), dialect=_sniff_dialect(text)))
     blocks, columns = faq_blocks(rows)
     metadata: dict = {"encoding": encoding, "faq_count": len(blocks), "columns": columns}
@@ -29,18 +36,15 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
     # The container was already checked for ZIP bombs by base._sniff; read_only streams the sheets.
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
-        sheets = [
-            (sheet.title, [[_cell_text(value) for value in row] for row in sheet.iter_rows(values_only=True)])
-            for sheet in workbook.worksheets
-        ]
+        sheets = [(sheet.title, _sheet_rows(sheet)) for sheet in workbook.worksheets]
         title = (workbook.properties.title or "").strip()
     finally:
         workbook.close()
-    sheets = [(name, rows) for name, rows in sheets if any(any(cell.strip() for cell in row) for row in rows)]
+    sheets = [(name, rows) for name, rows in sheets if rows]
     blocks: list[Block] = []
     columns: dict[str, list[str]] = {}
     for name, rows in sheets:
-        sheet_blocks, sheet_columns = faq_blocks(rows, meta={"sheet": name})
+        sheet_blocks, sheet_columns = faq_blocks_numbered(rows, meta={"sheet": name})
         if not sheet_blocks:
             continue
         if len(sheets) > 1:
@@ -55,13 +59,39 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
     return ParsedDocument(title=title or stem, doc_type="xlsx", blocks=blocks, metadata=metadata)
 
 
+def _sheet_rows(sheet) -> list[tuple[int, list[str]]]:
+    """The sheet's non-empty rows with their row numbers, at most ``MAX_COLUMNS`` cells each.
+
+    The sheet's declared size (``<dimension ref="A1:XFD1048576"/>``) is ignored: openpyxl's read-only
+    mode would pad every row to the declared width and add the declared rows, so a 5 KB file could
+    ask for 100 GB. Without it, rows are as long as their cells and missing rows cost nothing.
+    """
+    sheet.reset_dimensions()
+    rows = []
+    for number, row in enumerate(sheet.iter_rows(values_only=True, max_col=MAX_COLUMNS), start=1):
+        if row.count(None) == len(row):  # a missing row (openpyxl fills the gaps between rows)
+            continue
+        cells = [_cell_text(value) for value in row]
+        while cells and not cells[-1].strip():
+            cells.pop()
+        if cells:
+            rows.append((number, cells))
+    return rows
+
+
 def faq_blocks(rows: Iterable[list[str]], *, meta: dict | None = None) -> tuple[list[Block], list[str]]:
     """FAQ blocks from rows, plus the header used (``[]`` when the first row is data).
 
     Columns come from a header row naming a question and/or an answer column (English or Chinese,
     any case); without one, the first column is the question and the second the answer.
     """
-    numbered = [(number, [cell.strip() for cell in row]) for number, row in enumerate(rows, start=1)]
+    return faq_blocks_numbered(enumerate(rows, start=1), meta=meta)
+
+
+def faq_blocks_numbered(rows: Iterable[tuple[int, list[str]]], *, meta: dict | None = None,
+                        ) -> tuple[list[Block], list[str]]:
+    """``faq_blocks`` of ``(row number, cells)`` pairs (a sheet's rows, with the gaps between them)."""
+    numbered = [(number, [cell.strip() for cell in row]) for number, row in rows]
     numbered = [(number, row) for number, row in numbered if any(row)]
     if not numbered:
         return [], []

@@ -23,9 +23,11 @@ from knowledge.embeddings import get_embedder
 from knowledge.errors import Conflict, FileTooLarge, NotFound, UnsupportedFileType, ValidationFailed
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, StagedEmbedding
 from knowledge.ingest_errors import ingest_error_message
-from knowledge.parsers import SUPPORTED_EXTENSIONS, ParsedDocument, ParseError, parse_file
+from knowledge.parsers import SUPPORTED_EXTENSIONS, ParsedDocument, ParseError
+from knowledge.parsers.worker import ParseCancelled
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
 from knowledge.services import recovery
+from knowledge.services.parsing import parse_bytes, parse_stored
 from knowledge.services.kbs import embedding_model_check, kb_bump_version
 from knowledge.titles import text_title
 
@@ -347,14 +349,13 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
             raise _ClaimLost()
 
     t0 = time.perf_counter()
-    with document.file.open("rb") as fh:
-        data = fh.read()
+
     def on_page(done: int, total: int) -> None:
         # OCR is the slow part of a scan: progress counts its pages (unit "pages") until chunks are embedded.
         holding(chunks_done=done, chunks_total=total, metadata={**document.metadata, "ingest_stage": "ocr"})
 
-    parsed = parse_file(document.source_name, data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES,
-                        on_page=on_page)
+    # In a child process within the parse budgets (knowledge.services.parsing): over one, ResourceLimit fails it.
+    parsed = parse_stored(document.file, document.source_name, on_page=on_page).document
     t1 = time.perf_counter()
     title, drafts = _chunk_parsed(parsed, document.source_name, Chunking(size=document.chunk_size, overlap=document.chunk_overlap))
     t2 = time.perf_counter()
@@ -409,6 +410,7 @@ class ChunkPreview:
     chunk_size: int
     chunk_overlap: int
     drafts: list[ChunkDraft]
+    cut_short: dict | None = None  # where the preview stopped reading (knowledge.parsers.budget), None: all of it
 
     @property
     def total_chars(self) -> int:
@@ -419,22 +421,27 @@ class ChunkPreview:
         return max((len(d.content) for d in self.drafts), default=0)
 
 
-def document_preview(*, item: UploadedItem, chunking: Chunking) -> ChunkPreview:
+def document_preview(*, item: UploadedItem, chunking: Chunking, cancelled=None) -> ChunkPreview:
     """Parse and chunk a file as ingestion would, storing nothing.
 
     The file passes the upload's checks (name, type, size, emptiness); a file
     that cannot be parsed is a 400 with the parse error's code (``corrupt_file``,
-    ``undecodable_text``, ...) and its message in the reader's language.
+    ``undecodable_text``, ...) and its message in the reader's language. The parse
+    runs in a child process within the preview budgets (ZHIKU_PREVIEW_*): it reads
+    the first pages only and says where it stopped (``cut_short``); ``cancelled()``
+    true (the client left) kills it.
     """
     _check_upload(item)
     try:
-        parsed = parse_file(item.name, item.data, max_unzipped_bytes=settings.ZHIKU_MAX_UNZIPPED_BYTES)
-        title, drafts = _chunk_parsed(parsed, item.name, chunking)
+        bounded = parse_bytes(item.name, item.data, cancelled=cancelled)
+        title, drafts = _chunk_parsed(bounded.document, item.name, chunking)
     except ParseError as exc:
         raise ValidationFailed(ingest_error_message(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
+    except ParseCancelled:
+        raise ValidationFailed(gettext("The preview was stopped."), code="cancelled") from None
     config = chunking.config
     return ChunkPreview(source_name=item.name, title=title, chunk_size=config.max_chars,
-                        chunk_overlap=config.overlap_chars, drafts=drafts)
+                        chunk_overlap=config.overlap_chars, drafts=drafts, cut_short=bounded.cut_short)
 
 
 def _jsonable(meta: dict) -> dict:

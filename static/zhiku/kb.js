@@ -312,7 +312,9 @@
       return;
     }
     box.dataset.count = String(data.count);
-    summary.textContent = T.previewSummary(data) + (data.truncated ? T.previewTruncated(data.chunks.length) : "");
+    // cut_short: the preview read only the start of the file (its budgets); the server words why.
+    summary.textContent = T.previewSummary(data) + (data.truncated ? T.previewTruncated(data.chunks.length) : "")
+      + (data.cut_short ? " " + data.cut_short.message : "");
     out.replaceChildren(...data.chunks.map(previewChunk));
     box.scrollIntoView({ block: "nearest" });
   }

@@ -1,0 +1,96 @@
+"""What parsing in a bounded child costs, and what the hostile files cost now (docs/production.md, "Budgets for uploaded files").
+
+    .venv/bin/python scripts/bench_parse_budgets.py [--runs 30]
+
+Prints: the forkserver's first start; the median time of a small Markdown parse in this process and in
+a bounded child (the difference is the per-parse overhead); for the generated hostile files (a PDF
+whose 1 MiB stream inflates to 1 GiB, an XLSX declaring A1:XFD1048576, a 400-page PDF under a 2 s
+budget), how long until the parse is refused or done and how far this process's peak resident
+memory rose meanwhile.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from knowledge.parsers import ParseError, parse_file  # noqa: E402
+from knowledge.parsers.worker import Limits, parse_bounded, warm_up  # noqa: E402
+from tests.docgen import faq_xlsx, flate_bomb_pdf, many_pages_pdf  # noqa: E402
+
+SMALL = "# 售后手册\n\n## 退货\n\n商品签收后七天内可以申请无理由退货，运费由买家承担。\n".encode()
+
+
+def _status_mib(key: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    raise KeyError(key)
+
+
+def _measured(run) -> tuple[str, float, float]:
+    """(outcome, seconds, peak resident growth of this process in MiB)."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    before = _status_mib("VmRSS")
+    started = time.perf_counter()
+    try:
+        outcome = run()
+    except ParseError as exc:
+        outcome = f"{exc.code}: {exc.message[:70]}"
+    return outcome, time.perf_counter() - started, _status_mib("VmHWM") - before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="zhiku-bench-"))
+
+    def write(name: str, data: bytes) -> str:
+        (folder / name).write_bytes(data)
+        return str(folder / name)
+
+    small = write("small.md", SMALL)
+    started = time.perf_counter()
+    warm_up()
+    parse_bounded("small.md", small, Limits())  # the first child waits for the forkserver's imports
+    print(f"first parse of the process (the forkserver starts and imports the parsers): {time.perf_counter() - started:.2f} s")
+    inline, bounded = [], []
+    for _ in range(args.runs):
+        t = time.perf_counter()
+        parse_file("small.md", SMALL)
+        inline.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        parse_bounded("small.md", small, Limits())
+        bounded.append(time.perf_counter() - t)
+    print(f"small Markdown, median of {args.runs}: in this process {statistics.median(inline) * 1000:.1f} ms, "
+          f"in a bounded child {statistics.median(bounded) * 1000:.1f} ms "
+          f"(overhead {(statistics.median(bounded) - statistics.median(inline)) * 1000:.1f} ms)")
+
+    bomb = write("bomb.pdf", flate_bomb_pdf(1024))
+    sheet = write("faq.xlsx", faq_xlsx([("营业时间？", "九点到六点。")] * 3, declared="A1:XFD1048576"))
+    long_pdf = write("long.pdf", many_pages_pdf(400))
+    cases = [
+        ("PDF flate bomb (1 MiB → 1 GiB), default budgets", lambda: parse_bounded("bomb.pdf", bomb, Limits()).document.title),
+        ("same, inflate cap off, memory budget 400 MiB",
+         lambda: parse_bounded("bomb.pdf", bomb, Limits(max_inflated_mb=4096, memory_mb=400)).document.title),
+        ("XLSX declaring A1:XFD1048576, three rows", lambda: f"ready, {len(parse_bounded('faq.xlsx', sheet, Limits()).document.blocks)} FAQ blocks"),
+        ("400-page PDF, wall budget 2 s", lambda: parse_bounded("long.pdf", long_pdf, Limits(wall_seconds=2)).document.title),
+        ("400-page PDF, processor budget 1 s", lambda: parse_bounded("long.pdf", long_pdf, Limits(cpu_seconds=1)).document.title),
+        ("400-page PDF preview, 3 s", lambda: str(parse_bounded("long.pdf", long_pdf, Limits(wall_seconds=3, max_pages=1000, preview=True)).cut_short)),
+    ]
+    for name, run in cases:
+        outcome, seconds, grown = _measured(run)
+        print(f"{name}: {seconds:.2f} s, this process's peak RSS +{grown:.0f} MiB -> {outcome}")
+
+
+if __name__ == "__main__":
+    main()
