@@ -126,6 +126,7 @@ def client_for(db):
     return make
 
 
+
 # With `make test` the suite runs on every core (pytest-xdist, `--dist loadgroup`). Each worker has its own
 # test database (pytest-django's `_gw<N>` suffix), its own tmp_path and media, and the servers it starts take
 # free ports. The files below share fixed Redis databases (11-14) and flush them, so they run one after the
@@ -141,8 +142,18 @@ SHARED_REDIS_FILES = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
-    root = Path(__file__).resolve().parent.parent
-    for item in items:
-        if Path(item.fspath).resolve().relative_to(root).as_posix() in SHARED_REDIS_FILES:
-            item.add_marker(pytest.mark.xdist_group("shared-redis"))
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` as a scheduler of test ids: the shared-Redis files are one unit, every other test its own.
+
+    (xdist's own loadgroup renames each marked test's id, which pytest 9.2 no longer lets a plugin do.)
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedRedisScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "shared-redis" if nodeid.split("::", 1)[0] in SHARED_REDIS_FILES else nodeid
+
+    return SharedRedisScheduling(config, log)

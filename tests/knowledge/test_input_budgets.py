@@ -187,10 +187,10 @@ MALFORMED = [b"--zhiku--\r\n", b"x", b"\r\n"]  # no parts, no boundary line, a b
 @pytest.mark.django_db(transaction=True)
 def test_malformed_multipart_bodies_are_answered_in_the_api_shape_by_daphne(server, alice, make_kb):
     """Twisted parsed POST forms before daphne and answered a bare 400 for one it could not parse."""
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
 
     kb = make_kb(alice, "forms")
-    token = Token.objects.create(user=alice).key
+    token = api_token(alice)
     address = urlparse(server)
     answers = {}
     for path in MULTIPART_POSTS + JSON_POSTS:

@@ -229,11 +229,11 @@ def _parse_children(server_pid: int) -> list[psutil.Process]:
 def test_a_preview_whose_client_disconnects_stops_its_parse(tmp_path, alice, kb):
     """A real daphne: the client sends a long PDF to preview and hangs up; the parsing child must go at once."""
     import urllib3
-    from rest_framework.authtoken.models import Token
+    from tests.helpers import api_token
 
     from tests.browser import daphne
 
-    token = Token.objects.create(user=alice).key
+    token = api_token(alice)
     body, content_type = urllib3.encode_multipart_formdata({"file": ("long.pdf", many_pages_pdf(2000), "application/pdf")})
     with daphne(tmp_path / "daphne.log", ZHIKU_PREVIEW_SECONDS="300", ZHIKU_PREVIEW_MAX_PAGES="100000") as url:
         parts = urlsplit(url)
