@@ -1,4 +1,4 @@
-"""Prompts, the context budget and citation mapping (seed 002: answer only from the sources, cite them)."""
+"""Prompts, the context budget and citation mapping (answer only from the sources, cite them)."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from typing import Any
 
 from knowledge.retrieval.types import Candidate
 
-# Seed 002: a per-chunk cap keeps one long chunk from crowding out the rest;
+# A per-chunk cap keeps one long chunk from crowding out the rest;
 # the total budget bounds the prompt whatever top_k a KB is set to.
 MAX_CHUNK_CHARS = 800
 MAX_CONTEXT_CHARS = 6000

@@ -1,4 +1,4 @@
-"""Retrieval as a tool for agents: results numbered with source, section and page (seed 000's format_for_tool_output)."""
+"""Retrieval as a tool for agents: results numbered with source, section and page."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,4 @@
-"""Chunking: parsed blocks to retrieval-sized chunks with section paths and enriched text (seed 001 §2.3–2.6)."""
+"""Chunking: parsed blocks to retrieval-sized chunks with section paths and enriched text."""
 from __future__ import annotations
 
 import re
@@ -144,7 +144,7 @@ class _Chunker:
     def path(self) -> list[str]:
         return [title for _, title in self.stack]
 
-    # --- headings and sections (seed 001 §2.3) ---
+    # --- headings and sections ---
 
     def _heading(self, block: Block) -> None:
         self._flush_text()

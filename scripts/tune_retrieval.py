@@ -18,8 +18,8 @@ Usage:
              --threshold T (judge: the threshold the held-out table uses)
 
 The engine under test is the real ``HybridRetriever`` over ``memory.MemoryStore``:
-one chunk per passage, embedded as title + "\n" + text (as bench/BASELINES.md
-did), BM25 over the default analyzer's tokens of title + text, exact cosine,
+one chunk per passage, embedded as title + "\n" + text (as the
+benchmark data's baselines were), BM25 over the default analyzer's tokens of title + text, exact cosine,
 no cross-encoder. Query vectors come from the cache, so a run costs ~1.5 ms a
 question once ``embed`` has run. Embeddings are cached per split and file
 digest under var/ (git-ignored); nothing from the bench is written anywhere

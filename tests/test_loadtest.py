@@ -21,7 +21,7 @@ def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(a
     with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media"), ZHIKU_AUTO_CALIBRATE="0") as base:
         run = subprocess.run(
             [sys.executable, "scripts/loadtest/run.py", "--host", base, "--token", token, "--users", "2",
-             "--spawn-rate", "2", "--duration", "10", "--docs", "1", "--no-kills", "--ready-timeout", "20",
+             "--spawn-rate", "2", "--duration", "15", "--docs", "1", "--no-kills", "--ready-timeout", "20",
              "--out", str(out)],
             check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
