@@ -111,41 +111,43 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     for item in items:
         _check_upload(item)
 
-    outcomes: list[UploadOutcome] = []
     with transaction.atomic():
-        for item in items:
-            digest = hashlib.sha256(item.data).hexdigest()
-            serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
-            if serving is not None and serving.sha256 == digest and _same_chunking(serving, chunking):
-                outcomes.append(UploadOutcome(serving, unchanged=True))
-                continue
-            in_flight = next((d for d in Document.objects.filter(
-                kb=kb, source_name=item.name, sha256=digest,
-                status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING],
-            ) if _same_chunking(d, chunking)), None)
-            if in_flight is not None:
-                outcomes.append(UploadOutcome(in_flight, unchanged=True))
-                continue
-            last = Document.objects.filter(kb=kb, source_name=item.name).order_by("-version").first()
-            chosen = chunking if chunking is not None else Chunking(
-                size=serving.chunk_size, overlap=serving.chunk_overlap) if serving is not None else Chunking()
-            document = Document(
-                kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
-                external_id=item.external_id, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
-                size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
-                version=(last.version + 1) if last else 1, replaces=serving,
-                metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
-                chunk_size=chosen.size, chunk_overlap=chosen.overlap,
-            )
-            document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
-            document.save()
-            if restricted_to_groups is not None:
-                document.restricted_to_groups.set(restricted_to_groups)
-            elif serving is not None:
-                document.restricted_to_groups.set(serving.restricted_to_groups.all())
-            run.enqueue_ingest(document.pk)
-            outcomes.append(UploadOutcome(document, unchanged=False))
-    return outcomes
+        return [_store_version(kb, item, user=user, restricted_to_groups=restricted_to_groups, chunking=chunking)
+                for item in items]
+
+
+def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to_groups: Sequence | None,
+                   chunking: Chunking | None) -> UploadOutcome:
+    """One file of ``document_upload``: the serving or in-flight version when it is the same, else a new pending one."""
+    digest = hashlib.sha256(item.data).hexdigest()
+    serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
+    if serving is not None and serving.sha256 == digest and _same_chunking(serving, chunking):
+        return UploadOutcome(serving, unchanged=True)
+    in_flight = next((d for d in Document.objects.filter(
+        kb=kb, source_name=item.name, sha256=digest,
+        status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING],
+    ) if _same_chunking(d, chunking)), None)
+    if in_flight is not None:
+        return UploadOutcome(in_flight, unchanged=True)
+    last = Document.objects.filter(kb=kb, source_name=item.name).order_by("-version").first()
+    chosen = chunking if chunking is not None else Chunking(
+        size=serving.chunk_size, overlap=serving.chunk_overlap) if serving is not None else Chunking()
+    document = Document(
+        kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
+        external_id=item.external_id, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
+        size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
+        version=(last.version + 1) if last else 1, replaces=serving,
+        metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
+        chunk_size=chosen.size, chunk_overlap=chosen.overlap,
+    )
+    document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
+    document.save()
+    if restricted_to_groups is not None:
+        document.restricted_to_groups.set(restricted_to_groups)
+    elif serving is not None:
+        document.restricted_to_groups.set(serving.restricted_to_groups.all())
+    run.enqueue_ingest(document.pk)
+    return UploadOutcome(document, unchanged=False)
 
 
 def _same_chunking(document: Document, chunking: Chunking | None) -> bool:
