@@ -68,11 +68,15 @@ def after_commit(task: str, fn: Callable[..., None], *args, what: str, countdown
     ``once``: in thread mode, a job already waiting under this key is not queued twice. ``countdown``:
     the Celery task waits that many seconds first. ``honour_queue_only`` false: ``queue_only`` does not apply.
     """
+    # A job that may run here (an ingestion) fails its caller: an unknown mode now, before the transaction
+    # commits, and its own failure at the commit. Any other (a recalibration) never fails the caller: Django
+    # logs the error and the caller's work stands.
+    robust = not run_here_if_broker_down
+    if not robust:
+        mode()
     held = honour_queue_only and _queue_only.get()
-    # A job that may run here (an ingestion) lets a failure reach the committer; any other (a recalibration)
-    # never fails it: Django logs the error and the caller's work stands.
     transaction.on_commit(lambda: _dispatch(task, fn, args, what=what, countdown=countdown, queue_only=held,
-                                            run_here=run_here_if_broker_down, once=once), robust=not run_here_if_broker_down)
+                                            run_here=run_here_if_broker_down, once=once), robust=robust)
 
 
 def _dispatch(task: str, fn: Callable[..., None], args: tuple, *, what: str, countdown: float | None,
