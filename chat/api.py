@@ -12,7 +12,7 @@ from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
 from knowledge.api.schema import errors
 from knowledge.api.serializers import ItemList, StrictInput, Text
-from knowledge.api.views import PaginatedView
+from knowledge.api.pagination import PaginatedView
 from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, search_run
 
 

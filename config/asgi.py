@@ -48,6 +48,6 @@ warm_up_in_background()
 # sweeper: knowledge.tasks).
 if settings.ZHIKU_INGEST_MODE == "thread":
     from config.listening import once_listening  # noqa: E402
-    from knowledge.services.recovery import start_sweeper  # noqa: E402
+    from knowledge.ingestion.recovery import start_sweeper  # noqa: E402
 
     start_sweeper(listening=once_listening())

@@ -9,7 +9,6 @@ from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.auth.admin import GroupAdmin
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -22,12 +21,13 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from knowledge.access import documents_readable_q, has_role, kbs_for_user
-from knowledge.api.views import documents_upload_restricted, uploaded_files_to_items
 from knowledge.errors import ApplicationError
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import BM25Index, Chunk, Document, EvalQuestion, KnowledgeBase, Membership, Role
 from knowledge.selectors import kb_get_for_user
-from knowledge.services.documents import chunk_update, document_delete, document_reindex, document_retry
+from knowledge.ingestion.upload import documents_upload_restricted, uploaded_files_to_items
+from knowledge.services.chunks import chunk_update, chunks_set_enabled
+from knowledge.services.documents import document_delete, document_reindex, document_retry
 from knowledge.services.kbs import (
     SETTING_FIELDS,
     _validate_settings,
@@ -433,17 +433,6 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
 
 
 # --- chunks ---------------------------------------------------------------------
-
-def chunks_set_enabled(*, chunks, enabled: bool) -> int:
-    """Switch chunks on or off through ``chunk_update`` (one version bump each); returns how many changed."""
-    changed = 0
-    with transaction.atomic():
-        for chunk in chunks:
-            if chunk.enabled != enabled:
-                chunk_update(chunk=chunk, enabled=enabled)
-                changed += 1
-    return changed
-
 
 @admin.register(Chunk)
 class ChunkAdmin(RoleAccessMixin, admin.ModelAdmin):

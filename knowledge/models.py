@@ -160,7 +160,7 @@ class Document(models.Model):
     chunks_total = models.PositiveIntegerField(verbose_name=_("chunks total"), default=0)
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
     error_message = models.TextField(verbose_name=_("error message"), blank=True, default="")
-    # Crash recovery (knowledge.services.documents): the ingestion run holding a processing document
+    # Crash recovery (knowledge.ingestion.claims): the ingestion run holding a processing document
     # writes its claim token here and touches heartbeat_at while it works; the sweeper re-queues a
     # document whose heartbeat stopped, and fails it after ZHIKU_INGEST_MAX_ATTEMPTS claims.
     claim = models.CharField(verbose_name=_("claim"), max_length=32, blank=True, default="")

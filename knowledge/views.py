@@ -25,7 +25,7 @@ from knowledge.errors import PermissionDenied as AppPermissionDenied
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
-from knowledge.services.documents import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
+from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.services.kbs import kb_create, llm_models
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).

@@ -87,7 +87,7 @@ def kb(make_kb, alice):
 @pytest.fixture
 def ingest(django_capture_on_commit_callbacks):
     """Upload files through the service and run their ingestion now (on commit, as in production)."""
-    from knowledge.services.documents import UploadedItem, document_upload
+    from knowledge.ingestion.upload import UploadedItem, document_upload
 
     def run(kb, files: dict[str, bytes | str], user=None):
         items = [UploadedItem(name=n, data=d.encode() if isinstance(d, str) else d) for n, d in files.items()]

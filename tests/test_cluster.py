@@ -26,7 +26,9 @@ import requests
 from websockets.sync.client import connect as ws_connect
 
 from knowledge.models import Chunk, Document, DocumentStatus
-from knowledge.services.documents import UploadedItem, chunk_update, document_delete, document_upload
+from knowledge.ingestion.upload import UploadedItem, document_upload
+from knowledge.services.chunks import chunk_update
+from knowledge.services.documents import document_delete
 from tests.browser import ROOT, free_port, server_env
 from tests.helpers import celery_broker, redis_available, start_celery_worker, wait_for
 
@@ -147,7 +149,7 @@ def test_two_workers_given_every_task_twice_ingest_each_document_once(alice, mak
                  for i in range(1, 5)}
         # Queue the tasks by hand instead of on commit, each twice in a row, so both workers get the same
         # document at the same moment (as a broker redelivery or a double click would).
-        monkeypatch.setattr("knowledge.tasks.enqueue_ingest", lambda document_id: None)
+        monkeypatch.setattr("knowledge.ingestion.run.enqueue_ingest", lambda document_id: None)
         docs = [o.document for o in document_upload(kb=kb, items=[UploadedItem(n, t.encode()) for n, t in texts.items()])]
         from knowledge.tasks import ingest_document_task
 

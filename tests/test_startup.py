@@ -18,9 +18,9 @@ from django.db import transaction
 
 from knowledge.management.commands.bootstrap import DEMO_KB_NAME
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, StagedEmbedding
-from knowledge.services.documents import UploadedItem, document_upload
+from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.services.sync import collect_files
-from knowledge.tasks import queue_only
+from knowledge.later import queue_only
 from tests.browser import ROOT, free_port, server_env
 from tests.helpers import api_token, celery_broker, redis_available, wait_for
 
@@ -151,11 +151,11 @@ def test_a_server_killed_mid_ingestion_answers_at_once_when_started_again_and_th
 def test_queued_only_a_document_is_sent_to_the_workers_and_never_ingested_in_this_process(kb, settings):
     """bootstrap in Celery mode: with the broker unreachable the document waits for a worker's sweeper
     (an upload would be ingested in the web process instead)."""
-    import knowledge.tasks
+    import knowledge.later
 
     settings.ZHIKU_INGEST_MODE = "celery"
     with celery_broker("redis://127.0.0.1:1/0"), queue_only():
         (outcome,) = document_upload(kb=kb, items=[UploadedItem("a.md", "# 退货\n\n七天内可退货。\n".encode())])
-    assert not knowledge.tasks._pending  # nothing handed to this process's ingestion thread
+    assert not knowledge.later._pending  # nothing handed to this process's ingestion thread
     outcome.document.refresh_from_db()
     assert outcome.document.status == DocumentStatus.PENDING and not outcome.document.chunks.exists()

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from accounts.models import ApiToken
 from accounts.tokens import token_revoke, tokens_live, tokens_revoke_all
 from knowledge.api import serializers as s
-from knowledge.api.views import PaginatedView
+from knowledge.api.pagination import PaginatedView
 from knowledge.errors import NotFound
 
 

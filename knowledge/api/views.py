@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
@@ -10,7 +10,6 @@ from django.contrib.auth.models import Group
 from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -22,69 +21,26 @@ from config.disconnect import client_gone
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
 from knowledge import access, selectors
 from knowledge.api import serializers as s
+from knowledge.api.pagination import PaginatedView
 from knowledge.api.parsers import SafeJSONParser
 from knowledge.api.schema import errors
-from knowledge.errors import FileTooLarge, NotFound, ValidationFailed
+from knowledge.errors import NotFound, ValidationFailed
 from knowledge.ingest_errors import cut_short_message
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, Membership, Role
-from knowledge.services.documents import (
-    Chunking,
-    UploadedItem,
-    UploadOutcome,
-    chunk_create,
-    chunk_update,
-    chunking_check,
-    document_delete,
+from knowledge.ingestion.text import Chunking, chunking_check
+from knowledge.ingestion.upload import (
     document_preview,
-    document_reindex,
-    document_restrict,
-    document_retry,
-    document_upload,
+    documents_upload_restricted,
+    uploaded_files_to_items,
 )
+from knowledge.services.chunks import chunk_create, chunk_update
+from knowledge.services.documents import document_delete, document_reindex, document_restrict, document_retry
 from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
 
 logger = logging.getLogger(__name__)
 
 
-class Pagination(PageNumberPagination):
-    """Pages of ``page_size`` (default 20): a whole number from 1 to 100, else 400 ``invalid_page_size``.
-
-    DRF's own falls back to the default for anything it cannot read (``page_size=null``, ``0``,
-    ``abc``) and cuts a larger one to the maximum; here the schema's limits are the server's.
-    """
-
-    page_size_query_param = "page_size"
-    max_page_size = 100
-
-    def get_page_size(self, request):
-        raw = request.query_params.get(self.page_size_query_param)
-        if raw is None:
-            return self.page_size
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
-            message = gettext("page_size must be a whole number from 1 to %(limit)s.") % {"limit": self.max_page_size}
-            raise ValidationFailed(message, code="invalid_page_size", extra={"fields": {"page_size": [message]}})
-        return int(raw)
-
-    def get_schema_operation_parameters(self, view):
-        parameters = super().get_schema_operation_parameters(view)
-        for parameter in parameters:
-            parameter["schema"]["minimum"] = 1
-            if parameter["name"] == self.page_size_query_param:
-                parameter["schema"]["maximum"] = self.max_page_size
-        return parameters
-
-
 # --- helpers shared with the admin -------------------------------------------
-
-def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
-    """Read Django ``UploadedFile``s into ``UploadedItem``s, refusing an oversized file before reading it."""
-    limit = settings.ZHIKU_MAX_UPLOAD_BYTES
-    for f in files:
-        if f.size is not None and f.size > limit:
-            raise FileTooLarge(gettext("%(name)s: %(size)s bytes is over the %(limit)s-byte limit.")
-                               % {"name": f.name, "size": f.size, "limit": limit}, code="file_too_large")
-    return [UploadedItem(name=f.name or "", data=f.read()) for f in files]
-
 
 def groups_by_names(names: Iterable[str]) -> list[Group]:
     """The groups with these names; an unknown name is a 400 ``unknown_group``."""
@@ -97,12 +53,6 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
         raise ValidationFailed(gettext("Unknown groups: %(groups)s.") % {"groups": ", ".join(missing)}, code="unknown_group",
                                extra={"groups": missing})
     return groups
-
-
-def documents_upload_restricted(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user, groups: Sequence[Group] = (),
-                                chunking: Chunking | None = None) -> list[UploadOutcome]:
-    """``document_upload`` with the groups chosen in a form (none given: new versions keep the old restriction)."""
-    return document_upload(kb=kb, items=items, user=user, restricted_to_groups=list(groups) if groups else None, chunking=chunking)
 
 
 def _form_int(data, name: str) -> int | None:
@@ -179,17 +129,6 @@ def _parse(serializer_class, data, **kwargs) -> dict:
     serializer = serializer_class(data=data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
-
-
-class PaginatedView(APIView):
-    pagination_class = Pagination
-
-    def paginated(self, qs, serializer_class, *, prepare=None) -> Response:
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, self.request, view=self)
-        if prepare is not None:
-            prepare(page)
-        return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
 # --- auth -------------------------------------------------------------------

@@ -29,7 +29,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import threading
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -37,10 +36,12 @@ import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
+from knowledge import later
+from knowledge.ingestion.text import analyzer_for, faq_question
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
 from knowledge.retrieval.judge import Judge, verdict_shares
-from knowledge.services.documents import analyzer_for, faq_question
+from knowledge.services.search import search_run
 
 logger = logging.getLogger(__name__)
 
@@ -264,7 +265,6 @@ def trade_off_curve(answerable: Sequence[float], unanswerable: Sequence[float],
 
 def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> np.ndarray:
     """The judge's logit for each question's search over ``kb`` as its owner, with the calibration neutral."""
-    from knowledge.services.search import search_run
 
     out = []
     for q in questions:
@@ -340,25 +340,22 @@ def _save(row: JudgeCalibration, **values) -> None:
 
 # --- scheduling ---------------------------------------------------------------------------------
 
-_queued: set[int] = set()
-_queued_lock = threading.Lock()
+RECALIBRATE_TASK = "knowledge.recalibrate_kb"  # the Celery task (knowledge.tasks) that runs ``_recalibrate_later``
 
 
-def _run_queued(kb_id: int) -> None:
-    with _queued_lock:
-        _queued.discard(kb_id)
+def _recalibrate_later(kb_id: int) -> None:
     recalibrate_kb(kb_id, if_changed=True)
 
 
 def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
-    """Recalibrate the KB once the current transaction commits, off the request.
+    """Recalibrate the KB once the current transaction commits, off the request (``knowledge.later``).
 
     ``auto`` (content or labelled questions changed) is skipped unless
     ``ZHIKU_AUTO_CALIBRATE``; an explicit request (``auto=False``) always runs.
-    Celery mode: a task; thread mode: the in-process background worker (a KB
-    already waiting there is not queued twice); sync mode: inline. Scheduling
-    never fails the caller: an ingestion whose recalibration cannot be queued
-    (broker down, say) is still ready, and the KB keeps its current calibration.
+    Celery mode: a task, delayed by ``ZHIKU_CALIBRATE_DELAY`` so a burst of uploads is fitted once (later
+    tasks find the inputs unchanged); thread mode: the in-process background worker (a KB already waiting
+    there is not queued twice); sync mode: inline. Scheduling never fails the caller: an ingestion whose
+    recalibration cannot be queued (broker down, say) is still ready, and the KB keeps its current calibration.
     """
     if auto and not settings.ZHIKU_AUTO_CALIBRATE:
         return
@@ -367,27 +364,8 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
             JudgeCalibration.objects.update_or_create(kb_id=kb_id, defaults={"status": CalibrationStatus.PENDING})
     except DatabaseError:
         logger.warning("could not mark the recalibration of KB %s", kb_id, exc_info=True)
-    transaction.on_commit(lambda: _schedule_now(kb_id), robust=True)
-
-
-def _schedule_now(kb_id: int) -> None:
-    from knowledge import tasks
-
-    try:
-        mode = settings.ZHIKU_INGEST_MODE
-        if mode == "celery":
-            # Delayed, so a burst of uploads is fitted once (later tasks find the inputs unchanged).
-            tasks.recalibrate_kb_task.apply_async((kb_id,), countdown=settings.ZHIKU_CALIBRATE_DELAY)
-        elif mode == "thread":
-            with _queued_lock:
-                if kb_id in _queued:
-                    return
-                _queued.add(kb_id)
-            tasks.submit_in_thread(_run_queued, kb_id, what=f"recalibration of KB {kb_id}")
-        else:
-            recalibrate_kb(kb_id, if_changed=True)
-    except Exception:  # noqa: BLE001 - a missed recalibration leaves the previous calibration serving
-        logger.warning("could not schedule the recalibration of KB %s", kb_id, exc_info=True)
+    later.after_commit(RECALIBRATE_TASK, _recalibrate_later, kb_id, what=f"recalibration of KB {kb_id}",
+                       countdown=settings.ZHIKU_CALIBRATE_DELAY, once=(RECALIBRATE_TASK, kb_id), honour_queue_only=False)
 
 
 def outcomes_at(relevances: dict, *, gate: float, line: float) -> dict:

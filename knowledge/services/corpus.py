@@ -9,7 +9,8 @@ import io
 from typing import Callable, Sequence
 
 from knowledge.models import KnowledgeBase
-from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.ingestion.run import document_ingest
+from knowledge.ingestion.upload import UploadedItem, document_upload
 
 
 def passage_item(passage: dict) -> UploadedItem:

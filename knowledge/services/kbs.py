@@ -1,15 +1,19 @@
-"""Create, change and delete knowledge bases and their memberships."""
+"""Create, change and delete knowledge bases and their memberships; KB-wide re-tokenizing and re-embedding."""
 from __future__ import annotations
 
 from django.utils.translation import gettext
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from knowledge.embeddings import get_embedder
 from knowledge.errors import Conflict, EmbeddingError, ValidationFailed
-from knowledge.models import KnowledgeBase, Membership, Role
+from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
+from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions
+from knowledge.models import Chunk, KnowledgeBase, Membership, Role
 from knowledge.retrieval import defaults
+from knowledge.titles import text_title
 
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
@@ -152,8 +156,6 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
     # Retrieval settings change results too: bump so caches keyed on the version expire.
     kb_bump_version(kb_id=kb.pk)
     if analysis_changed:
-        from knowledge.services.documents import kb_retokenize
-
         kb_retokenize(kb=kb)
     kb.refresh_from_db()
     return kb
@@ -180,3 +182,45 @@ def membership_set(*, kb: KnowledgeBase, role: str, user=None, group=None) -> Me
 
 def membership_remove(*, membership: Membership) -> None:
     membership.delete()
+
+
+def kb_retokenize(*, kb: KnowledgeBase) -> int:
+    """Re-tokenize every chunk of ``kb`` after its dictionary or synonyms changed; returns the count."""
+    analyzer = analyzer_for(kb)
+    changed = 0
+    now = timezone.now()
+    with transaction.atomic():
+        chunks = list(Chunk.objects.filter(kb=kb).select_related("document").only(
+            "id", "content", "section_path", "metadata", "document__title", "document__source_name"))
+        for c in chunks:
+            title = text_title(c.document.title, c.document.source_name)
+            c.tokens = analyzer.tokenize(keyword_text(title=title, section_path=c.section_path, content=c.content,
+                                                      metadata=c.metadata))
+            c.tokens_fingerprint = analyzer.fingerprint
+            c.updated_at = now  # bulk_update skips auto_now; the BM25 store diffs on it
+            changed += 1
+        Chunk.objects.bulk_update(chunks, ["tokens", "tokens_fingerprint", "updated_at"], batch_size=500)
+        kb_bump_version(kb_id=kb.pk)
+    return changed
+
+
+def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
+    """Re-embed every chunk of ``kb`` with ``model_id`` and switch the KB to it in one transaction.
+
+    Vectors are computed before anything is written, so searches keep using the
+    old vectors (and model) until the switch commits; a failure changes nothing.
+    """
+    dim = embedding_model_check(model_id=model_id)
+    rows = list(Chunk.objects.filter(kb=kb).values_list("id", "enriched", "chunk_type", "metadata__question"))
+    vectors = embed_in_batches([text for _, text, _, _ in rows], model_id=model_id, on_progress=progress)
+    # FAQ chunks' question vectors follow the model too (null for every other chunk).
+    question_vectors = embed_questions([faq_question(t, {"question": q}) for _, _, t, q in rows], model_id=model_id)
+    with transaction.atomic():
+        KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
+        chunks = [Chunk(id=cid, embedding=vec, question_embedding=qvec, content_hash=content_hash(text, model_id))
+                  for (cid, text, _, _), vec, qvec in zip(rows, vectors, question_vectors)]
+        Chunk.objects.bulk_update(chunks, ["embedding", "question_embedding", "content_hash"], batch_size=500)
+        KnowledgeBase.objects.filter(pk=kb.pk).update(embedding_model=model_id, embedding_dim=dim)
+        kb_bump_version(kb_id=kb.pk)
+    kb.refresh_from_db()
+    return len(rows)

@@ -24,7 +24,7 @@ from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFil
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
-from knowledge.services.documents import analyzer_config
+from knowledge.ingestion.text import analyzer_config
 from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
 logger = logging.getLogger(__name__)

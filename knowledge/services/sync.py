@@ -11,7 +11,8 @@ from django.utils.translation import gettext
 from knowledge.errors import ApplicationError, ValidationFailed
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS
-from knowledge.services.documents import UploadedItem, document_delete, document_upload
+from knowledge.ingestion.upload import UploadedItem, document_upload
+from knowledge.services.documents import document_delete
 
 
 @dataclass

@@ -7,7 +7,7 @@ import pytest
 import redis
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.documents import UploadedItem, document_upload
+from knowledge.ingestion.upload import UploadedItem, document_upload
 from tests.helpers import celery_broker, redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
@@ -27,7 +27,7 @@ def wait_ready(doc_id: int, timeout: float = 60) -> Document:
 @pytest.mark.django_db(transaction=True)
 def test_thread_mode_returns_before_ingestion_and_finishes_in_background(settings, alice, make_kb, monkeypatch):
     from knowledge.embeddings import get_embedder
-    from knowledge.tasks import wait_for_background_ingestion
+    from knowledge.later import wait_for_background_ingestion
 
     settings.ZHIKU_INGEST_MODE = "thread"
     kb = make_kb(alice, "bg")
@@ -83,12 +83,12 @@ def test_a_worker_never_consumes_another_installations_task(settings, alice, mak
     """Issue 8: installation A's worker took installation B's ingest task (one `celery` queue for all)."""
     from celery.contrib.testing.worker import start_worker
 
-    import knowledge.tasks
+    import knowledge.ingestion.run
 
     client = redis.Redis.from_url(REDIS_URL)
     client.flushdb()
     kb = make_kb(alice, "two installations")
-    monkeypatch.setattr(knowledge.tasks, "enqueue_ingest", lambda document_id: None)  # queued by hand below
+    monkeypatch.setattr(knowledge.ingestion.run, "enqueue_ingest", lambda document_id: None)  # queued by hand below
     theirs, ours = document_upload(kb=kb, items=[UploadedItem("b.md", TEXT.encode()), UploadedItem("a.md", TEXT.encode())])
     other = "zhiku:0ther1nstall"
     try:

@@ -27,7 +27,8 @@ def test_an_editor_previews_the_chunking_then_uploads_each_file_with_its_progres
     from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document
-    from knowledge.services.documents import Chunking, UploadedItem, document_preview
+    from knowledge.ingestion.text import Chunking
+    from knowledge.ingestion.upload import UploadedItem, document_preview
     from knowledge.services.kbs import membership_set
 
     membership_set(kb=kb, user=bob, role="editor")

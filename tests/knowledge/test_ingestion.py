@@ -9,7 +9,9 @@ from django.core.management import call_command
 
 from knowledge.errors import EmbeddingError, FileTooLarge, UnsupportedFileType, ValidationFailed
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
-from knowledge.services.documents import UploadedItem, chunk_update, document_retry, document_upload
+from knowledge.ingestion.upload import UploadedItem, document_upload
+from knowledge.services.chunks import chunk_update
+from knowledge.services.documents import document_retry
 
 MANUAL_V1 = """# 产品手册
 
@@ -324,7 +326,8 @@ class TestTitlesInText:
 
     @pytest.mark.parametrize("name", ["atec-7-b.md", "scan_0001.txt", "2024-03-01.txt", "d41d8cd98f00.md"])
     def test_keyword_tokens_hold_nothing_of_an_id_like_name(self, kb, ingest, name):
-        from knowledge.services.documents import analyzer_for, kb_retokenize
+        from knowledge.ingestion.text import analyzer_for
+        from knowledge.services.kbs import kb_retokenize
 
         (doc,) = ingest(kb, {name: "花呗分期怎么查询\n"})
         stem_tokens = set(analyzer_for(kb).tokenize(name.rsplit(".", 1)[0]))
@@ -388,7 +391,7 @@ class TestFaqQuestionVectors:
 
     def test_reembedding_the_kb_recomputes_question_vectors(self, kb, ingest):
         from knowledge.embeddings import get_embedder
-        from knowledge.services.documents import kb_reembed
+        from knowledge.services.kbs import kb_reembed
 
         (doc,) = ingest(kb, {"faq.csv": FAQ_CSV})
         Chunk.objects.filter(kb=kb).update(question_embedding=None)
@@ -445,3 +448,18 @@ def test_a_docx_table_is_indexed_with_the_caption_line_before_it(kb, ingest):
     chunk = doc.chunks.get(chunk_type="table")
     assert chunk.metadata["caption"] == "表 2 各部件三包期限"
     assert {"三包", "期限", "车架", "保修期"} <= set(chunk.tokens)
+
+
+@pytest.mark.django_db
+def test_the_keyword_index_is_ingestions_last_stage_not_the_first_searchs(kb, ingest, settings):
+    """The KB's stored BM25 index follows each committed version before anything searches (no recalibration here)."""
+    from knowledge.models import BM25Index
+
+    settings.ZHIKU_AUTO_CALIBRATE = False
+    (doc,) = ingest(kb, {"manual.md": MANUAL_V1})
+    assert doc.status == DocumentStatus.READY
+    index = BM25Index.objects.get(kb=kb)
+    assert (index.kb_version, index.chunk_count) == (kb_version(kb), 2)
+    ingest(kb, {"other.md": "# 保修\n\n整机保修两年，电池保修一年。\n"})
+    index.refresh_from_db()
+    assert (index.kb_version, index.chunk_count) == (kb_version(kb), 3)

@@ -85,7 +85,7 @@ def test_blank_scanned_page_is_skipped_but_a_picture_without_text_fails() -> Non
 @pytest.mark.django_db
 def test_scanned_pdf_uploaded_through_the_api_becomes_searchable_chunks(kb, alice, client_for, monkeypatch,
                                                                        django_capture_on_commit_callbacks) -> None:
-    from knowledge.services import recovery
+    from knowledge.ingestion import claims as recovery
 
     seen: list[dict] = []
     holds = recovery.still_holds

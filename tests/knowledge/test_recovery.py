@@ -15,8 +15,9 @@ import redis
 from django.utils import timezone
 
 from knowledge.models import Document, DocumentStatus, StagedEmbedding
-from knowledge.services import recovery
-from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.ingestion import claims, recovery
+from knowledge.ingestion.run import document_ingest
+from knowledge.ingestion.upload import UploadedItem, document_upload
 from tests.browser import server_env
 from tests.helpers import celery_broker, redis_available, start_celery_worker, wait_for
 
@@ -33,9 +34,9 @@ def long_manual(sections: int) -> str:
 
 def upload_queued(kb, name: str, text: str, monkeypatch) -> Document:
     """A pending document whose task was not sent (as after a crash between commit and send)."""
-    import knowledge.tasks
+    import knowledge.ingestion.run
 
-    monkeypatch.setattr(knowledge.tasks, "enqueue_ingest", lambda document_id: None)
+    monkeypatch.setattr(knowledge.ingestion.run, "enqueue_ingest", lambda document_id: None)
     (outcome,) = document_upload(kb=kb, items=[UploadedItem(name, text.encode())])
     monkeypatch.undo()
     return outcome.document
@@ -72,14 +73,14 @@ def crash_after_batches(monkeypatch, batches: int) -> None:
 
 def test_a_live_ingestion_is_not_taken_by_a_second_run_but_a_silent_one_is(kb, monkeypatch):
     doc = upload_queued(kb, "a.md", TEXT, monkeypatch)
-    first = recovery.claim_document(doc.pk)
-    assert first and recovery.claim_document(doc.pk) is None  # a duplicated or redelivered task
+    first = claims.claim_document(doc.pk)
+    assert first and claims.claim_document(doc.pk) is None  # a duplicated or redelivered task
     silence(doc)
-    second = recovery.claim_document(doc.pk)
+    second = claims.claim_document(doc.pk)
     assert second and second != first
     doc.refresh_from_db()
     assert doc.ingest_attempts == 2 and doc.claim == second
-    assert not recovery.still_holds(doc.pk, first)  # the presumed-dead run learns it lost the document
+    assert not claims.still_holds(doc.pk, first)  # the presumed-dead run learns it lost the document
 
 
 def test_a_failed_document_is_not_taken_again_by_a_late_task_only_by_retry(kb, monkeypatch, alice, client_for,
@@ -88,7 +89,7 @@ def test_a_failed_document_is_not_taken_again_by_a_late_task_only_by_retry(kb, m
     after the first process's run failed: a no-op, not a second ingestion."""
     doc = upload_queued(kb, "a.md", TEXT, monkeypatch)
     Document.objects.filter(pk=doc.pk).update(status=DocumentStatus.FAILED, error_code="corrupt_file")
-    assert recovery.claim_document(doc.pk) is None
+    assert claims.claim_document(doc.pk) is None
     doc.refresh_from_db()
     assert doc.status == DocumentStatus.FAILED and doc.error_code == "corrupt_file" and doc.ingest_attempts == 0
     with django_capture_on_commit_callbacks(execute=True):
@@ -133,7 +134,7 @@ def test_a_document_that_keeps_killing_its_worker_fails_instead_of_looping(kb, m
     settings.ZHIKU_INGEST_MAX_ATTEMPTS = 2
     doc = upload_queued(kb, "manual.md", long_manual(4), monkeypatch)
     for _ in range(2):
-        assert recovery.claim_document(doc.pk)
+        assert claims.claim_document(doc.pk)
         silence(doc)
     report = recovery.sweep()
     doc.refresh_from_db()
@@ -143,7 +144,7 @@ def test_a_document_that_keeps_killing_its_worker_fails_instead_of_looping(kb, m
 def test_the_sweeper_leaves_live_and_recently_queued_documents_alone(kb, monkeypatch):
     live = upload_queued(kb, "live.md", TEXT, monkeypatch)
     queued = upload_queued(kb, "queued.md", TEXT, monkeypatch)
-    assert recovery.claim_document(live.pk)
+    assert claims.claim_document(live.pk)
     assert recovery.sweep().requeued == []
     silence(queued)
     assert recovery.sweep().requeued == [queued.pk]
@@ -156,7 +157,7 @@ def test_the_sweeper_leaves_live_and_recently_queued_documents_alone(kb, monkeyp
 def test_retry_and_reindex_recover_a_stalled_document(action, kb, alice, client_for, monkeypatch,
                                                       django_capture_on_commit_callbacks):
     doc = upload_queued(kb, "a.md", TEXT, monkeypatch)
-    assert recovery.claim_document(doc.pk)
+    assert claims.claim_document(doc.pk)
     client = client_for(alice)
     url = f"/api/kbs/{kb.pk}/documents/{doc.pk}/{action}/"
     busy = client.post(url)
@@ -175,7 +176,7 @@ def test_reindex_resumes_a_stalled_new_version_instead_of_answering_busy(kb, ali
     client = client_for(alice)
     url = f"/api/kbs/{kb.pk}/documents/{doc.pk}/reindex/"
     newer = Document.objects.get(pk=client.post(url).json()["id"])  # queued (captured, never run): then "crashed"
-    assert recovery.claim_document(newer.pk)
+    assert claims.claim_document(newer.pk)
     assert client.post(url).status_code == 409
     silence(newer)
     with django_capture_on_commit_callbacks(execute=True):

@@ -130,7 +130,7 @@ def test_a_bm25_index_written_under_one_prefix_is_not_read_under_another(loaded,
 def test_every_key_the_app_writes_starts_with_the_prefix(kb, alice, ingest, client_for, settings, shared_redis,
                                                          django_capture_on_commit_callbacks):
     from config.celery import app
-    from knowledge.services.documents import UploadedItem, document_upload
+    from knowledge.ingestion.upload import UploadedItem, document_upload
 
     prefix = settings.ZHIKU_REDIS_PREFIX  # this process's own (derived from its database)
     installation(settings, prefix)

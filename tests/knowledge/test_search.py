@@ -13,7 +13,7 @@ from django.core.management import call_command
 from knowledge.models import BM25Index as BM25IndexRow
 from knowledge.models import Chunk, Document, KnowledgeBase
 from knowledge.retrieval.protocols import AccessScope, KeywordUnavailable
-from knowledge.services.documents import chunk_update
+from knowledge.services.chunks import chunk_update
 from knowledge.services.kbs import membership_set
 from knowledge.services.search import kb_search_config
 from knowledge.stores import BM25IndexStore, keyword_store

@@ -19,7 +19,8 @@ from django.core.management.base import CommandError
 from knowledge.errors import ApplicationError
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.corpus import corpus_ingest
-from knowledge.services.documents import UploadedItem, document_ingest, document_upload
+from knowledge.ingestion.run import document_ingest
+from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.services.kbs import kb_create
 
 from ._util import named_user

@@ -1,9 +1,9 @@
 """Local set-up after migrate: an admin account (local mode only) and the demo KB, queued, never ingested here.
 
 Start-up must not wait for ingestion: the demo KB's files are stored as pending
-documents and handed to the background ingestion (``knowledge.tasks.queue_only``),
+documents and handed to the background ingestion (``knowledge.later.queue_only``),
 which runs after the server listens: the web process in thread mode queues
-every pending document once it listens (``knowledge.services.recovery.start_sweeper``),
+every pending document once it listens (``knowledge.ingestion.recovery.start_sweeper``),
 Celery workers take the tasks sent to the broker. Documents a killed process
 left unfinished are resumed the same way, not here (in Celery mode their tasks
 are sent again).
@@ -21,9 +21,9 @@ from django.utils import timezone
 from accounts.tokens import token_issue
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.kbs import kb_create
-from knowledge.services.recovery import queue_pending
+from knowledge.ingestion.recovery import queue_pending
+from knowledge.later import queue_only
 from knowledge.services.sync import collect_files, kb_sync_files
-from knowledge.tasks import queue_only
 
 DEMO_KB_NAME = "知库文档 zhiku docs"
 BOOTSTRAP_TOKEN_NAME = "bootstrap"
