@@ -244,7 +244,7 @@ class Analyzer:
 
 
 def single_char_filtered(tokens: Sequence[str]) -> list[str]:
-    """Tokens longer than one character: the low-score retry of seed 004."""
+    """Tokens longer than one character: what the keyword path's low-score retry searches with (pipeline.py)."""
     return [t for t in tokens if len(t) > 1]
 
 

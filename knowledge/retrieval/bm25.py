@@ -221,7 +221,7 @@ class BM25Index:
         """Σ idf over the query tokens (with repetition); absent tokens count ``max_idf()``.
 
         Dividing a document's score by this gives a "how much of the query did it
-        match" signal for the not-found judgement (bench/BASELINES.md).
+        match" signal for the not-found judgement (judge.py).
         """
         missing = self.max_idf()
         total = 0.0

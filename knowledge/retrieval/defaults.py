@@ -51,7 +51,7 @@ dozens of them and word counts rank noise. MRR@10 (tune_retrieval quality; vecto
 devdata/shortq-zh (median 9 characters) 0.803 → 0.869 (0.868); every other set has passages of 70+
 characters and is unchanged."""
 EXACT_LOOKUP_WEIGHTS = False
-"""Seed 001's DYNAMIC_RRF (vector/keyword 0.2/0.8 for a question naming a code, model or quoted phrase,
+"""Query-dependent weights (vector/keyword 0.2/0.8 for a question naming a code, model or quoted phrase,
 ``fusion.dynamic_weights``) is off: where it fired on our sets it named product models and settings that
 many passages share (「A6 能除甲醛吗」, 「dLegerSelfId 填什么」), and lost MRR@10 on every one of them:
 devdata/faq-zh 0.915 → 0.932 without it, manual-zh 0.938 → 0.944, docs-zh/faq 0.817 → 0.817, others

@@ -36,8 +36,8 @@ def rrf(
     Beware unequal weights with a large ``rrf_k``: they act as a hard priority,
     not a preference. With 0.6/0.4 and k 60, a candidate only the first list
     found, even at rank 30 (0.6/90 = 0.00667), beats the second list's rank-1
-    candidate when the first missed it (0.4/61 = 0.00656); see
-    bench/BASELINES.md.
+    candidate when the first missed it (0.4/61 = 0.00656);
+    tests/retrieval/test_fusion.py pins it.
     """
     ws = _weights(len(ranked_lists), weights)
     scores: dict[K, float] = {}
@@ -68,7 +68,7 @@ def minmax_fusion(
     path's own candidates, so a cosine and a BM25 score never meet on their raw
     scales; a path whose candidates all score the same maps them to 1.0; a
     candidate a path did not return gets ``missing`` for that path. Beat
-    weighted RRF on the dev splits (bench/BASELINES.md: MRR@10 0.947 on DRCD
+    weighted RRF on the CMRC 2018 and DRCD dev splits (MRR@10 0.947 on DRCD
     against 0.934 for BM25 alone and 0.898 for 0.6/0.4 RRF).
     """
     ws = _weights(len(score_maps), weights)
@@ -100,7 +100,7 @@ def ranked(scores: Mapping[K, float], top_k: int | None = None) -> list[tuple[K,
     return items if top_k is None else items[:top_k]
 
 
-# --- query-dependent weights (seed 001, DYNAMIC_RRF) -----------------------------------
+# --- query-dependent weights -----------------------------------
 
 _A = r"A-Za-z0-9"
 _EXACT_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -138,7 +138,7 @@ def dynamic_weights(
     Embeddings blur identifiers (``ERR_1042`` and ``ERR_1043`` embed almost
     alike) while BM25 matches them exactly, so a query that names an error
     code, version, model number, path or quoted phrase leans on the keyword
-    path. The idea is seed 001's DYNAMIC_RRF; the patterns are
+    path (off by default: ``defaults.EXACT_LOOKUP_WEIGHTS``); the patterns are
     ``_EXACT_PATTERNS``.
     """
     return keyword_heavy if is_exact_lookup(query) else base

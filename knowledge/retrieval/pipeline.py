@@ -11,12 +11,12 @@ paths run concurrently):
 ``vector`` / ``keyword``
              per KB, in a thread pool: the top ``kb.candidates`` of each path;
              filters and scope apply before the cut (``allowed_ids``).
-             Low-score retry (seed 004, made relative): when BM25's top score
+             Low-score retry (relative to the query): when BM25's top score
              is below ``LOW_SCORE_RATIO`` (0.1) × Σ idf of the query tokens, or
              nothing matched, and the query mixes one- and multi-character
              tokens, BM25 runs again without the one-character ones and that
-             result is kept if it found anything. (Seed 004's absolute "≤ 0.5"
-             means nothing across corpora of different sizes.)
+             result is kept if it found anything. (An absolute score line
+             would mean nothing across corpora of different sizes.)
              ``KeywordUnavailable`` → that KB runs vector-only, the result says
              so (``keyword_available``, a note).
 ``load``     every candidate of both paths is fetched with its vector through
@@ -46,7 +46,7 @@ paths run concurrently):
              each KB's own order kept (``_merge``); near-duplicates skipped
              (``fusion.mmr`` with a similarity that only counts chunk-vector
              cosine > ``DUPLICATE_COSINE`` or equal text), the list cut to
-             ``top_k`` and BM25's top 3 rescued into it (seed 001 §8.1: they
+             ``top_k`` and BM25's top 3 rescued into it (they
              replace the lowest others, never the first result;
              ``metadata["rescued"] = True``). The verdict (answered /
              uncertain / not found, ``_verdict``) is the best over all KBs,
@@ -112,8 +112,8 @@ logger = logging.getLogger(__name__)
 
 MODES = ("hybrid", "vector", "keyword")
 
-# Seed 004's retry fired at an absolute BM25 score ≤ 0.5, which means nothing
-# across corpora of different sizes; relative to the query's own Σ idf it
+# An absolute BM25 score line (say ≤ 0.5) would mean nothing across corpora
+# of different sizes; relative to the query's own Σ idf it
 # reads "the best passage matched under a tenth of the query".
 LOW_SCORE_RATIO = 0.1
 

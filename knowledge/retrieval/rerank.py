@@ -1,9 +1,9 @@
-"""Rerankers behind one protocol: a sentence-transformers CrossEncoder, and the embedding-cosine fallback (seed 002).
+"""Rerankers behind one protocol: a sentence-transformers CrossEncoder, and the embedding-cosine fallback.
 
 Both return one score per record, higher is better. ``name`` says which one
 actually scored: ``"cross-encoder:<model>"`` or ``"cosine-fallback"``. A
 ``CrossEncoderReranker`` loads its model lazily on first use; if that fails
-it falls back to cosine for good (no retry per query, as in seed 002), sets
+it falls back to cosine for good (no retry per query), sets
 ``name`` to ``"cosine-fallback"`` and keeps the reason in ``load_error``.
 
 How the pipeline uses the scores (it blends them with the fused score rather

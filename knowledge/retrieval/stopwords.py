@@ -1,4 +1,4 @@
-"""Stop words dropped from documents and queries before BM25 (seed 004's list, extended)."""
+"""Stop words dropped from documents and queries before BM25."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hashlib
 # Function words, pronouns, particles and question words. Question words
 # (什么, 哪些, 如何...) never occur in the passage that answers the question,
 # so keeping them only adds noise to BM25 and to the "not found" signals
-# (seed 004 drops 什么/可以 for the same reason). Negations (不, 没有) are kept:
+# (什么/可以 go for the same reason). Negations (不, 没有) are kept:
 # they change meaning and are rare enough to carry some weight.
 _ZH = """
 的 地 得 之 了 着 过 是 为 在 和 与 及 以及 或 或者 而 而且 并 并且 且 也 都 就 还 又 再 才 只

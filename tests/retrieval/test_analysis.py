@@ -55,7 +55,7 @@ def test_to_simplified_matches_opencc_on_real_traditional_passages():
 
 
 def test_tokenize_drops_stop_words_and_punctuation(analyzer):
-    # Seed 004's examples: question words and particles go, content words stay.
+    # Question words and particles go, content words stay.
     assert analyzer.tokenize("这个项目可以做什么") == ["项目", "做"]
     assert analyzer.tokenize("后端用了什么框架？") == ["后端", "用", "框架"]
     assert analyzer.tokenize("  ，。！？…… ---  ") == []

@@ -28,7 +28,7 @@ def test_rrf_rejects_a_weight_per_list_mismatch():
 
 
 def test_unequal_rrf_weights_are_a_hard_priority():
-    """bench/BASELINES.md: with 0.6/0.4 and k 60, every vector-only candidate beats every BM25-only one.
+    """With 0.6/0.4 and k 60, every vector-only candidate beats every BM25-only one.
 
     A vector-only hit at rank 30 scores 0.6/90 = 0.00667; BM25's own rank-1
     hit, missed by the vector path, scores 0.4/61 = 0.00656. That is why the

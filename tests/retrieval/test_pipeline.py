@@ -255,7 +255,7 @@ def test_identifier_query_finds_its_passage_without_the_exact_lookup_weights(sto
                                              vector=embedder.embed_passages(["错误码 ERR_1042 表示支付超时"])[0])])
     shipped = retriever_for(store, {"chars": embedder}).search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
     assert shipped.candidates[0].chunk_id == 50
-    # Seed 001's DYNAMIC_RRF weights are measured off by default (defaults.EXACT_LOOKUP_WEIGHTS) and can be asked for.
+    # The query-dependent (exact lookup) weights are measured off by default (defaults.EXACT_LOOKUP_WEIGHTS) and can be asked for.
     assert shipped.debug["kbs"][1]["weights"]["vector"] == kb.vector_weight
     leaning = retriever_for(store, {"chars": embedder}, exact_lookup=True, short_text=None, keyword_trust=None)
     result = leaning.search("ERR_1042 是什么错误", [kb], scope=SCOPE, debug=True)
@@ -284,7 +284,7 @@ def test_one_line_texts_rank_by_meaning_and_passages_by_both_paths(embedder, kb)
     assert off.search("易花咋分期", [kb], scope=SCOPE, debug=True).debug["kbs"][1]["weights"]["keyword"] == kb.keyword_weight
 
 
-# --- keyword low-score retry (seed 004) -----------------------------------------------------------------
+# --- keyword low-score retry -----------------------------------------------------------------
 
 
 def test_low_score_retry_drops_single_character_tokens(store, embedder, kb):
