@@ -30,17 +30,17 @@ from .protocols import (
     KBSearchConfig,
     KeywordStore,
     Reranker,
-    SearchFilters,
     VectorStore,
 )
 from .recall import KBRun, Recall, analyze, validated
+from .request import SearchRequest
 from .rerank import FALLBACK, rerank_pool
 from .selection import cut, merge
 from .trace import Trace, signals_of, snapshot
 from .tuning import DEFAULT_RERANK_WEIGHTS, MODES, Tuning
 from .types import Candidate, RetrievalResult
 
-__all__ = ["DEFAULT_RERANK_WEIGHTS", "MODES", "HybridRetriever", "Tuning"]
+__all__ = ["DEFAULT_RERANK_WEIGHTS", "MODES", "HybridRetriever", "SearchRequest", "Tuning"]
 
 
 class HybridRetriever:
@@ -87,34 +87,23 @@ class HybridRetriever:
 
     # --- the one entry point -------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        kbs: Sequence[KBSearchConfig],
-        *,
-        scope: AccessScope,
-        mode: str = "hybrid",
-        top_k: int | None = None,
-        filters: SearchFilters = SearchFilters(),
-        rerank: bool | None = None,
-        debug: bool = False,
-        expand_neighbours: int = 0,
-        merge_adjacent: bool = False,
-        continue_announced: bool = False,
-    ) -> RetrievalResult:
-        """Search ``kbs`` for ``query`` as ``scope`` may see it.
+    def search(self, request: SearchRequest | str, kbs: Sequence[KBSearchConfig], *, scope: AccessScope,
+               **options: Any) -> RetrievalResult:
+        """Search ``kbs`` for ``request`` as ``scope`` may see it.
 
-        ``top_k`` defaults to the largest ``kb.top_k``; ``rerank`` None follows
-        each KB's ``rerank`` setting. ``expand_neighbours`` adds that many
-        chunks before and after each result to its content (same document);
-        ``merge_adjacent`` merges results that are adjacent chunks of one
-        document into the higher-ranked one; ``continue_announced`` appends
-        the next chunk of its document to a result that ends announcing it
-        (「标准如下：」 before a table split off into a chunk of its own). Raises ``ValueError`` for an
-        empty query, no KBs or an unknown mode.
+        ``request`` is a ``SearchRequest``, or its query with the request's other fields by keyword
+        (``search("保修多久", kbs, scope=s, top_k=3)``). Raises ``ValueError`` for an empty query, no KBs or an
+        unknown mode.
         """
-        query, top_k = validated(query, kbs, mode, top_k)
-        trace = Trace(query, mode, debug)
+        if isinstance(request, SearchRequest):
+            if options:
+                raise TypeError("pass the options in the SearchRequest or by keyword, not both")
+            req = request
+        else:
+            req = SearchRequest(query=request, **options)
+        query, top_k = validated(req.query, kbs, req.mode, req.top_k)
+        mode, filters = req.mode, req.filters
+        trace = Trace(query, mode, req.debug)
         with trace.stage("analyze"):
             runs = analyze(query, kbs)
         with trace.stage("embed"):
@@ -129,7 +118,7 @@ class HybridRetriever:
         trace.paths(runs)
         with trace.stage("rerank"):
             for run in runs:
-                enabled = run.kb.rerank if rerank is None else rerank
+                enabled = run.kb.rerank if req.rerank is None else req.rerank
                 rerank_pool(run, query, records, reranker=(self.reranker_for(run.kb) or FALLBACK) if enabled
                              and run.fused_order else None, tuning=self.tuning, trace=trace)
         with trace.stage("judge"):
@@ -139,10 +128,10 @@ class HybridRetriever:
             merged = merge(runs, self.tuning.judge_depth)
             selected = cut(merged, records, runs, top_k, tuning=self.tuning, judge_one=self.judging.judge_one,
                            trace=trace)
-        if expand_neighbours > 0 or merge_adjacent or continue_announced:
+        if req.assembles_context:
             with trace.stage("load"):
-                selected = expand(selected, records, chunks=self.chunks, scope=scope, neighbours=expand_neighbours,
-                                  merge_adjacent=merge_adjacent, continue_announced=continue_announced)
+                selected = expand(selected, records, chunks=self.chunks, scope=scope, neighbours=req.expand_neighbours,
+                                  merge_adjacent=req.merge_adjacent, continue_announced=req.continue_announced)
         return self._result(selected, runs, kbs, records, trace)
 
     def _result(self, selected: list[Candidate], runs: list[KBRun], kbs: Sequence[KBSearchConfig],
