@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from chat.prompts import Source
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.evidence import token_weight
-from knowledge.retrieval.pipeline import ANNOUNCING
+from knowledge.retrieval.text import ANNOUNCING
 
 MAX_EXTRACT_CHARS = 160
 """The answer's length at most, in whole sentences (the best sentence and a list are kept whole whatever their

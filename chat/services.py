@@ -50,6 +50,7 @@ from chat.prompts import (
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
 from knowledge.errors import ApplicationError, ValidationFailed
 from knowledge.models import AnswerMode, KnowledgeBase
+from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.types import Candidate
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.kbs import llm_models
@@ -324,8 +325,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
             listing = is_list_question(rewrite.query)
             result = await in_thread(search_run)(
-                user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids, merge_adjacent=listing,
-                continue_announced=True,
+                user=turn.user, kb_ids=turn.kb_ids,
+                request=SearchRequest(query=rewrite.query, merge_adjacent=listing, continue_announced=True),
             )
         except ApplicationError as exc:
             yield await fail(exc.code, exc.message)

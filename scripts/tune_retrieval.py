@@ -24,7 +24,7 @@ no cross-encoder. Query vectors come from the cache, so a run costs ~1.5 ms a
 question once ``embed`` has run. Embeddings are cached per split and file
 digest under var/ (git-ignored); nothing from the bench is written anywhere
 else. Nothing is asserted: the script prints tables. The figures it printed
-for the chosen defaults are quoted in ``pipeline`` and ``judge``.
+for the chosen defaults are in docs/relevance.md.
 """
 
 from __future__ import annotations
@@ -628,7 +628,7 @@ def _chitchat(rows: list[dict]) -> np.ndarray:
 
 def _shares(p: np.ndarray, gate: float, line: float, match: np.ndarray | None = None,
             talk: np.ndarray | None = None) -> str:
-    """answered / uncertain / not found shares, as ``HybridRetriever._verdict`` grades: a FAQ match lifts a
+    """answered / uncertain / not found shares, as ``judging.Judging.verdict`` grades: a FAQ match lifts a
     not-found to uncertain; otherwise talk is not found."""
     if not len(p):
         return "— / — / —"

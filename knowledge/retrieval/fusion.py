@@ -1,10 +1,22 @@
-"""Fusion of ranked lists and scores, query-dependent path weights, and MMR: pure functions."""
+"""Fusion of ranked lists and scores, per-question path weights, and MMR: pure functions, and the fuse stage.
+
+``fuse`` (per KB): ``minmax_fusion`` (``kb.fusion == "score"``) or weighted ``rrf``; the KB's weights
+(``path_weights``), the keyword one scaled by how much of the question BM25's first passage holds
+(``keyword_trust``) and by how long the passages are (``lexical_weight``: one-line texts rank by meaning).
+A path that did not run is left out. The rerank pool is the fused top ``kb.candidates`` plus BM25's top 3.
+"""
 
 from __future__ import annotations
 
 import re
+import statistics
 import unicodedata
-from typing import Callable, Hashable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from .protocols import ChunkRecord
+    from .recall import KBRun
+    from .tuning import Tuning
 
 K = TypeVar("K", bound=Hashable)
 
@@ -72,19 +84,7 @@ def minmax_fusion(
     against 0.934 for BM25 alone and 0.898 for 0.6/0.4 RRF).
     """
     ws = _weights(len(score_maps), weights)
-    normalised: list[dict[K, float]] = []
-    for i, scores in enumerate(score_maps):
-        if not scores:
-            normalised.append({})
-            continue
-        lo, hi = min(scores.values()), max(scores.values())
-        if max_only and max_only[i]:
-            lo = 0.0
-        span = hi - lo
-        if span > 0:
-            normalised.append({k: (v - lo) / span for k, v in scores.items()})
-        else:
-            normalised.append({k: 1.0 for k in scores})
+    normalised = [minmax(scores, from_zero=bool(max_only and max_only[i])) for i, scores in enumerate(score_maps)]
     keys: dict[K, None] = {}
     for scores in score_maps:
         keys.update(dict.fromkeys(scores))
@@ -92,6 +92,22 @@ def minmax_fusion(
         key: sum(w * norm.get(key, missing) for w, norm in zip(ws, normalised))
         for key in keys
     }
+
+
+def minmax(values: Mapping[K, float], *, from_zero: bool = False) -> dict[K, float]:
+    """``values`` mapped onto [0, 1] by their min and max (from 0 with ``from_zero``); all equal (span 0) → 1.0."""
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    if from_zero:
+        lo = 0.0
+    span = hi - lo
+    return {k: ((v - lo) / span if span > 0 else 1.0) for k, v in values.items()}
+
+
+def ramp(x: float, none: float, full: float) -> float:
+    """0 at or below ``none``, 1 at or above ``full``, linear between."""
+    return min(1.0, max(0.0, (x - none) / (full - none)))
 
 
 def ranked(scores: Mapping[K, float], top_k: int | None = None) -> list[tuple[K, float]]:
@@ -144,6 +160,33 @@ def dynamic_weights(
     return keyword_heavy if is_exact_lookup(query) else base
 
 
+def keyword_trust_factor(coverage: float, trust: tuple[float, float]) -> float:
+    """How far the keyword path counts: ``floor`` … 1 as BM25's first passage covers 0 … ``full`` of the query."""
+    full, floor = trust
+    return max(floor, ramp(coverage, 0.0, full))
+
+
+def lexical_weight(lengths: Sequence[int], short_text: tuple[int, int] | None) -> float:
+    """1 where passages are long enough for their words to count, down to 0 for one-line texts.
+
+    Read off the median length of each path's first passages (``short_text`` = (none, full)): over
+    one-line texts (a list of customer questions, titles) a paraphrased question shares one or two words
+    with many of them, and BM25's and the judge's word counts rank noise.
+    """
+    if short_text is None or not lengths:
+        return 1.0
+    return ramp(statistics.median(lengths), *short_text)
+
+
+def path_weights(query: str, base: tuple[float, float], *, exact_lookup: bool, trust: float | None,
+                 lexical: float) -> tuple[float, float]:
+    """(vector_w, keyword_w) for this question: the KB's, keyword one scaled by ``trust`` (if any) and ``lexical``."""
+    weights = dynamic_weights(query, base) if exact_lookup else base
+    if trust is not None:
+        weights = (weights[0], weights[1] * trust)
+    return (weights[0], weights[1] * lexical)
+
+
 # --- diversification ------------------------------------------------------------------
 
 
@@ -183,3 +226,45 @@ def mmr(
             if s > max_sim[c]:
                 max_sim[c] = s
     return selected
+
+
+# --- the fuse stage ----------------------------------------------------------------------
+
+def fuse(run: "KBRun", query: str, records: Mapping[int, "ChunkRecord"], tuning: "Tuning") -> None:
+    """One KB's paths fused: ``fused_score``/``fused_rank`` on its candidates, its fused list and rerank pool."""
+    kb, cands = run.kb, run.candidates
+    trust = None
+    if tuning.keyword_trust is not None and run.keyword_hits and run.keyword_hits[0][0] in records:
+        coverage = run.lexical_evidence(run.keyword_hits[0][0], records).coverage
+        trust = keyword_trust_factor(coverage, tuning.keyword_trust) if coverage is not None else None
+    first = {c for c, _ in run.keyword_hits[:5]} | {c for c, _ in run.vector_hits[:5]}
+    run.lexical_weight = lexical_weight([len(records[c].content) for c in first if c in records], tuning.short_text)
+    run.weights = path_weights(query, (kb.vector_weight, kb.keyword_weight), exact_lookup=tuning.exact_lookup,
+                               trust=trust, lexical=run.lexical_weight)
+    paths: list[tuple[dict[int, float], list[int], float]] = []
+    max_only: list[bool] = []
+    if run.vector_ran:
+        scores = {c: x.vector_similarity for c, x in cands.items() if x.vector_similarity is not None}
+        paths.append((scores, [c for c, _ in run.vector_hits if c in cands], run.weights[0]))
+        max_only.append(False)
+    if run.keyword_ran:
+        scores = {c: x.bm25_score for c, x in cands.items() if x.bm25_score is not None}
+        paths.append((scores, [c for c, _ in run.keyword_hits if c in cands], run.weights[1]))
+        max_only.append(tuning.keyword_max_norm)
+    if len(paths) == 1:
+        paths = [(paths[0][0], paths[0][1], 1.0)]
+    if kb.fusion == "rrf":
+        fused = rrf([ids for _, ids, _ in paths], [w for _, _, w in paths], rrf_k=kb.rrf_k)
+    else:
+        fused = minmax_fusion([sc for sc, _, _ in paths], [w for _, _, w in paths], max_only=max_only)
+
+    def best_rank(c: int) -> int:
+        return min((r for r in (cands[c].vector_rank, cands[c].bm25_rank) if r is not None), default=1 << 30)
+
+    order = sorted(fused, key=lambda c: (-fused[c], best_rank(c), c))
+    for rank, cid in enumerate(order, start=1):
+        cands[cid].fused_score = float(fused[cid])
+        cands[cid].fused_rank = rank
+    keep = set(order[: kb.candidates]) | {c for c, _ in run.keyword_hits[:tuning.pool_extra_bm25] if c in cands}
+    run.fused_all = order
+    run.fused_order = [c for c in order if c in keep]

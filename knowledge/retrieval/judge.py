@@ -15,7 +15,7 @@ The verdict (``Judge.verdict``)
     questions, the line keeps unanswerable ones from being stated as answered; how both were chosen, leaving one
     data set out (``scripts/tune_retrieval.py verdict``), and what they give on sets never used to choose
     anything, is in docs/relevance.md. The pipeline lets two kinds of evidence outrank the lines (a FAQ entry
-    matching the question by meaning, and a query that is talk: ``pipeline.HybridRetriever._verdict``).
+    matching the question by meaning, and a query that is talk: ``judging.Judging.verdict``).
 
 Signals (``evidence.py`` explains them; each means the same in every KB, big or
 small, because none is read off the KB's own statistics), ``None`` when its
@@ -38,83 +38,10 @@ logit z to ``slope · z + offset`` before the sigmoid; (1, 0) is the shipped
 judge. ``knowledge.services.calibration`` fits it from the KB's labelled
 questions, or from questions made from its own chunks.
 
-Fitting (reproduce with ``python scripts/tune_retrieval.py embed``, ``evidence``, ``judge``): seven
-data sets of three kinds — Wikipedia reading comprehension (cmrc2018/dev, drcd/dev, 300 questions
-each made unanswerable by removing their passages), product documentation (docs-zh/faq and the
-project's own devdata/manual-zh) and company documents people ask short questions of
-(devdata/policy-zh, devdata/faq-zh, devdata/shortq-zh; each with on-topic unanswerable questions).
-The signals are the top candidate's, computed by the pipeline itself with its shipped
-defaults (keyword trust, and the judge's own reordering of the head: the constants were refitted
-once on evidence collected that way). ``fit_logistic`` with
-balanced classes and the same total weight for every set, so no kind of data dominates.
-``hybrid-z`` reads ``cosine_z`` instead of the raw cosine: it is the model for embeddings the
-judge was not fitted on (their raw cosines are ignored), not validated on another model here.
-
-Leave one data set out (fitted on the six others, measured on the one left out: the search-level
-relevance, best of the first three candidates, threshold 0.5; "kept @90%" = answerable kept at the
-threshold that rejects 90% of the unanswerable; "previous" = the judge this one replaced, fitted
-in-sample on the two Wikipedia splits, top candidate only):
-
-| model | held-out set | questions | unanswerable rejected | answerable rejected | kept @90% rejected | AUC |
-|---|---|---|---|---|---|---|
-| previous (in-sample on cmrc2018+drcd) | cmrc2018 | 1266 | 0.950 | 0.040 | 0.989 | 0.992 |
-| previous (in-sample on cmrc2018+drcd) | drcd | 2126 | 0.863 | 0.181 | 0.790 | 0.928 |
-| previous (in-sample on cmrc2018+drcd) | docs-zh-faq | 75 | 0.920 | 0.540 | 0.520 | 0.740 |
-| previous (in-sample on cmrc2018+drcd) | devdata-manual-zh | 90 | 1.000 | 0.483 | 0.667 | 0.864 |
-| previous (in-sample on cmrc2018+drcd) | devdata-policy-zh | 90 | 0.900 | 0.567 | 0.583 | 0.786 |
-| previous (in-sample on cmrc2018+drcd) | devdata-faq-zh | 90 | 0.833 | 0.600 | 0.200 | 0.693 |
-| previous (in-sample on cmrc2018+drcd) | devdata-shortq-zh | 120 | 0.925 | 0.713 | 0.300 | 0.626 |
-| hybrid | cmrc2018 | 1266 | 0.954 | 0.047 | 0.993 | 0.993 |
-| hybrid | drcd | 2126 | 0.910 | 0.298 | 0.720 | 0.915 |
-| hybrid | docs-zh-faq | 75 | 0.800 | 0.260 | 0.540 | 0.818 |
-| hybrid | devdata-manual-zh | 90 | 0.700 | 0.200 | 0.633 | 0.839 |
-| hybrid | devdata-policy-zh | 90 | 0.733 | 0.217 | 0.517 | 0.867 |
-| hybrid | devdata-faq-zh | 90 | 0.733 | 0.400 | 0.367 | 0.728 |
-| hybrid | devdata-shortq-zh | 120 | 0.625 | 0.312 | 0.350 | 0.717 |
-| hybrid-z | cmrc2018 | 1266 | 0.940 | 0.029 | 0.987 | 0.993 |
-| hybrid-z | drcd | 2126 | 0.827 | 0.118 | 0.788 | 0.928 |
-| hybrid-z | docs-zh-faq | 75 | 0.760 | 0.280 | 0.460 | 0.773 |
-| hybrid-z | devdata-manual-zh | 90 | 0.633 | 0.150 | 0.717 | 0.843 |
-| hybrid-z | devdata-policy-zh | 90 | 0.700 | 0.283 | 0.500 | 0.824 |
-| hybrid-z | devdata-faq-zh | 90 | 0.833 | 0.483 | 0.400 | 0.703 |
-| hybrid-z | devdata-shortq-zh | 120 | 0.700 | 0.487 | 0.312 | 0.652 |
-| keyword | cmrc2018 | 1266 | 0.921 | 0.031 | 0.977 | 0.987 |
-| keyword | drcd | 2126 | 0.863 | 0.151 | 0.791 | 0.930 |
-| keyword | docs-zh-faq | 75 | 0.760 | 0.360 | 0.440 | 0.782 |
-| keyword | devdata-manual-zh | 90 | 0.700 | 0.150 | 0.633 | 0.860 |
-| keyword | devdata-policy-zh | 90 | 0.667 | 0.183 | 0.467 | 0.809 |
-| keyword | devdata-faq-zh | 90 | 0.700 | 0.400 | 0.333 | 0.689 |
-| keyword | devdata-shortq-zh | 120 | 0.800 | 0.525 | 0.350 | 0.650 |
-| vector | cmrc2018 | 1266 | 0.970 | 0.273 | 0.887 | 0.949 |
-| vector | drcd | 2126 | 0.873 | 0.575 | 0.362 | 0.741 |
-| vector | docs-zh-faq | 75 | 0.800 | 0.340 | 0.640 | 0.807 |
-| vector | devdata-manual-zh | 90 | 0.500 | 0.300 | 0.200 | 0.614 |
-| vector | devdata-policy-zh | 90 | 0.900 | 0.350 | 0.650 | 0.867 |
-| vector | devdata-faq-zh | 90 | 0.567 | 0.217 | 0.450 | 0.736 |
-| vector | devdata-shortq-zh | 120 | 0.100 | 0.013 | 0.512 | 0.768 |
-
-What this says: the previous judge (fitted on the two Wikipedia splits) told 52–71% of the
-answerable questions on documentation and FAQ data "not found"; this one, never fitted on the set
-it is measured on, 20–40%, and its ranking of answerable above unanswerable (AUC) is better on
-four of the five non-Wikipedia sets (0.72–0.87 against 0.63–0.79) and lower on the manual (0.839
-against 0.864). The goal of ≤ 5% answerable lost with ≥ 90% unanswerable rejected is met
-on CMRC-like data only: on-topic unanswerable questions over documentation (a plausible feature
-the manual doesn't cover, a paraphrased FAQ that isn't there) share their words and their
-subject with real passages, and neither lexical nor cosine evidence of a small embedding model
-tells them apart (AUC 0.72–0.87). That needs a reader: the LLM, when configured, is a second judge
-(chat), and a KB's own calibration (``knowledge.services.calibration``) moves its operating point.
-
-In-sample sweep of the shipped hybrid model (unanswerable rejected / answerable rejected):
-
-| set | t=0.3 rej un / rej ans | t=0.4 rej un / rej ans | t=0.5 rej un / rej ans | t=0.6 rej un / rej ans | t=0.7 rej un / rej ans |
-|---|---|---|---|---|---|
-| cmrc2018 | 0.90 / 0.01 | 0.93 / 0.02 | 0.95 / 0.05 | 0.98 / 0.09 | 0.99 / 0.17 |
-| drcd | 0.73 / 0.08 | 0.84 / 0.14 | 0.90 / 0.23 | 0.95 / 0.35 | 0.98 / 0.49 |
-| docs-zh-faq | 0.40 / 0.06 | 0.68 / 0.22 | 0.84 / 0.28 | 0.88 / 0.46 | 0.96 / 0.60 |
-| devdata-manual-zh | 0.33 / 0.05 | 0.57 / 0.10 | 0.70 / 0.18 | 0.83 / 0.33 | 0.90 / 0.37 |
-| devdata-policy-zh | 0.67 / 0.07 | 0.70 / 0.10 | 0.77 / 0.22 | 0.83 / 0.35 | 0.90 / 0.48 |
-| devdata-faq-zh | 0.50 / 0.22 | 0.63 / 0.30 | 0.73 / 0.40 | 0.80 / 0.43 | 0.87 / 0.57 |
-| devdata-shortq-zh | 0.25 / 0.12 | 0.50 / 0.20 | 0.68 / 0.35 | 0.75 / 0.46 | 0.82 / 0.49 |
+Fitting: ``fit_logistic`` with balanced classes and the same total weight for every data set, on
+the signals the pipeline itself computes with its shipped defaults (reproduce with
+``python scripts/tune_retrieval.py embed``, ``evidence``, ``judge``). The data sets, the
+leave-one-out figures and the threshold sweep are in docs/relevance.md ("How the judge was fitted").
 """
 
 from __future__ import annotations

@@ -6,20 +6,31 @@ actually scored: ``"cross-encoder:<model>"`` or ``"cosine-fallback"``. A
 it falls back to cosine for good (no retry per query), sets
 ``name`` to ``"cosine-fallback"`` and keeps the reason in ``load_error``.
 
-How the pipeline uses the scores (it blends them with the fused score rather
-than sorting by them alone) is decided and measured in ``pipeline``.
+The rerank stage (``rerank``, per KB, with that KB's reranker or the cosine
+fallback when it gives none) blends the scores with the fused score rather
+than sorting by them alone: ``final_score = (1 − w)·fused + w·rerank``, each
+min-max normalised over the KB's pool (the fused top ``kb.candidates`` plus
+BM25's top 3), with ``w`` from ``Tuning.rerank_weights`` by reranker kind
+(figures in docs/relevance.md).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .evidence import record_cosine
-from .protocols import ChunkRecord
+from .fusion import minmax
+from .protocols import ChunkRecord, Reranker
+
+if TYPE_CHECKING:
+    from .recall import KBRun
+    from .trace import Trace
+    from .tuning import Tuning
 
 logger = logging.getLogger(__name__)
 
@@ -127,3 +138,48 @@ class CrossEncoderReranker:
         if arr.ndim > 1:  # multi-label heads: take the last ("relevant") column
             arr = arr[:, -1]
         return [float(x) for x in arr]
+
+
+# The reranker of a KB whose ``reranker_for`` gives none (stateless, shared).
+FALLBACK = CosineFallbackReranker()
+
+
+def rerank_pool(run: "KBRun", query: str, records: Mapping[int, ChunkRecord], *, reranker: Reranker | None,
+           tuning: "Tuning", trace: "Trace") -> None:
+    """One KB's pool rescored: ``rerank_score`` where the reranker scored, ``final_score`` blended, ``final_order``.
+
+    ``reranker`` None: the stage is off for this KB, the fused order stands (``final_score`` is the
+    normalised fused score).
+    """
+    order = run.fused_order
+    fused_norm = minmax({c: run.candidates[c].fused_score or 0.0 for c in order})
+    weight = 0.0
+    rerank_norm: dict[int, float] = {}
+    if reranker is not None and order:
+        scores: list[float] | None = None
+        if reranker is FALLBACK and run.query_vector is None:
+            pass  # keyword-only search: nothing for the cosine fallback to compare
+        else:
+            try:
+                scores = reranker.scores(query, run.query_vector, [records[c] for c in order])
+            except Exception as exc:  # noqa: BLE001 - a failed rerank keeps the fused order
+                logger.warning("rerank failed for KB %s: %s", run.kb.kb_id, exc)
+                trace.note(f"rerank skipped for knowledge base {run.kb.name or run.kb.kb_id} ({exc})")
+        if scores is not None:
+            run.reranker = reranker.name
+            error = getattr(reranker, "load_error", None)
+            if error:
+                trace.note(f"cross-encoder {getattr(reranker, 'model_name', '')} unavailable ({error}); "
+                           f"used the cosine fallback")
+            raw = {}
+            for cid, s in zip(order, scores):
+                if s is not None and not math.isnan(s):
+                    run.candidates[cid].rerank_score = float(s)
+                    raw[cid] = float(s)
+            rerank_norm = minmax(raw)
+            weight = tuning.rerank_weight(reranker.name)
+    for cid in order:
+        cand = run.candidates[cid]
+        cand.final_score = (1.0 - weight) * fused_norm[cid] + weight * rerank_norm.get(cid, 0.0)
+    run.final_order = sorted(order, key=lambda c: (-(run.candidates[c].final_score or 0.0),
+                                                   run.candidates[c].fused_rank or 0))

@@ -33,7 +33,11 @@ class Candidate:
     rerank_score: float | None = None
     """Cross-encoder (or fallback) score from the rerank stage."""
     final_score: float | None = None
-    """The score the final order was sorted by: fused score blended with the rerank score (see ``pipeline``)."""
+    """The rerank stage's score, which ordered each KB's list before the judge: the fused score blended with the
+    rerank score, each min-max normalised over the KB's pool (see ``rerank.rerank_pool``)."""
+    judge_score: float | None = None
+    """The key the judge reordered a KB's judged head by (``judging.judge_candidates``); None where the judge kept
+    the rerank order (a single-path search, ``judge_rerank`` 0, or beyond the judged head)."""
     relevance: float | None = None
     """The calibrated [0, 1] score compared with the KB's threshold (see ``judge``)."""
 

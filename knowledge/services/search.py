@@ -21,6 +21,7 @@ from knowledge.errors import ValidationFailed
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
+from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
@@ -168,26 +169,31 @@ def search_filters(values: dict | None) -> SearchFilters:
     )
 
 
-def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
-               filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
-               min_role: Role = Role.VIEWER, expand_neighbours: int = 0, merge_adjacent: bool = False,
-               calibration_override: tuple[float, float] | None = None,
-               continue_announced: bool = False) -> RetrievalResult:
+def search_run(*, user, kb_ids: Sequence, request: SearchRequest | None = None, min_role: Role = Role.VIEWER,
+               calibration_override: tuple[float, float] | None = None, **options: Any) -> RetrievalResult:
     """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped.
 
+    ``request`` is a ``SearchRequest``, or its fields come by keyword (``query=…, top_k=…``).
     ``calibration_override`` replaces every KB's (slope, offset): recalibration
     passes (1, 0) to read the judge's raw logit.
     """
-    query = _checked(query, kb_ids, mode, top_k)
+    request = _checked(_request(request, options), kb_ids)
     kbs = _readable(user, kb_ids, min_role)
-    return _search(query, kbs, scope=scope_for(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
-                   rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent,
-                   calibration_override=calibration_override, continue_announced=continue_announced)
+    return _search(request, kbs, scope=scope_for(user=user, kbs=kbs), calibration_override=calibration_override)
 
 
-def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
-    """The stripped query, or a 400 for bad input (checked before any KB is looked up)."""
-    query = (query or "").strip()
+def _request(request: SearchRequest | None, options: dict[str, Any]) -> SearchRequest:
+    """The one request object, from a ``SearchRequest`` or from its fields given by keyword."""
+    if request is None:
+        return SearchRequest(**options)
+    if options:
+        raise TypeError("pass the options in the SearchRequest or by keyword, not both")
+    return request
+
+
+def _checked(request: SearchRequest, kb_ids: Sequence) -> SearchRequest:
+    """The request with its query stripped, or a 400 for bad input (checked before any KB is looked up)."""
+    query, mode, top_k = (request.query or "").strip(), request.mode, request.top_k
     if not query:
         raise ValidationFailed(gettext("The query is empty."), code="empty_query")
     if len(query) > MAX_QUERY_CHARS:
@@ -200,7 +206,7 @@ def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
         raise ValidationFailed(gettext("At most %(limit)s knowledge bases per search.") % {"limit": MAX_KBS}, code="too_many_kbs")
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
         raise ValidationFailed(gettext("top_k must be between 1 and %(limit)s.") % {"limit": MAX_TOP_K}, code="invalid_top_k")
-    return query
+    return replace(request, query=query)
 
 
 def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[KnowledgeBase]:
@@ -208,16 +214,13 @@ def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[Know
     return [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in dict.fromkeys(kb_ids)]
 
 
-def _search(query: str, kbs: Sequence[KnowledgeBase], *, scope: AccessScope, top_k: int | None, mode: str,
-            filters: SearchFilters, rerank: bool | None, debug: bool, expand_neighbours: int, merge_adjacent: bool,
-            calibration_override: tuple[float, float] | None = None, continue_announced: bool = False) -> RetrievalResult:
+def _search(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
+            calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
     configs = [kb_search_config(kb) for kb in kbs]
     if calibration_override is not None:
         configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
     try:
-        return get_retriever().search(query, configs, scope=scope, mode=mode, top_k=top_k, filters=filters,
-                                      rerank=rerank, debug=debug, expand_neighbours=expand_neighbours,
-                                      merge_adjacent=merge_adjacent, continue_announced=continue_announced)
+        return get_retriever().search(request, configs, scope=scope)
     except ValueError as exc:
         raise ValidationFailed(str(exc), code="invalid_search") from exc
 
@@ -266,20 +269,21 @@ def _jsonable(value):
     return value
 
 
-def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",
-                          filters: SearchFilters = SearchFilters(), rerank: bool | None = None, debug: bool = False,
-                          expand_neighbours: int = 0, merge_adjacent: bool = False) -> dict:
+def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | None = None, **options: Any) -> dict:
     """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached).
+
+    ``request`` is a ``SearchRequest``, or its fields come by keyword, as for ``search_run``; every field
+    that changes the result is part of the cache key (``SearchRequest.cache_key_parts``).
 
     Input and access are checked before the cache is read (as ``search_run``
     checks them), and what the caller may read is part of the key: a member
     removed or demoted since a result was cached gets a 404 or a result computed
     for the access they hold now, never the old one.
     """
-    query = _checked(query, kb_ids, mode, top_k)
+    request = _checked(_request(request, options), kb_ids)
     kbs = _readable(user, kb_ids)  # 404 before any cache is read
     scope = scope_for(user=user, kbs=kbs)
-    client = None if debug else redis_client()
+    client = None if request.debug else redis_client()
     key = None
     if client is not None:
         # Versions change with content; the two lines and the calibration change the verdict; the groups and
@@ -287,8 +291,8 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
         versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.answer_threshold, kb.calibration_slope,
                            kb.calibration_offset) for kb in kbs)
         raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
-                          list(kb_ids), query, top_k, mode, asdict(filters), rerank, settings.ZHIKU_RERANK_MODEL,
-                          expand_neighbours, merge_adjacent], default=str, ensure_ascii=False)
+                          list(kb_ids), request.cache_key_parts(), settings.ZHIKU_RERANK_MODEL],
+                         default=str, ensure_ascii=False)
         key = settings.ZHIKU_REDIS_PREFIX + ":search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:
             blob = client.get(key)
@@ -298,9 +302,8 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
                 return payload
         except Exception:  # noqa: BLE001
             pass
-    result = _search(query, kbs, scope=scope, top_k=top_k, mode=mode, filters=filters, rerank=rerank, debug=debug,
-                     expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent)
-    payload = result_payload(result, debug=debug)
+    result = _search(request, kbs, scope=scope)
+    payload = result_payload(result, debug=request.debug)
     payload["cached"] = False
     if client is not None and key is not None:
         try:

@@ -473,3 +473,27 @@ class TestFaqQuestionMatching:
         chunk_update(chunk=refund, enabled=False)
         assert refund.pk not in [cid for cid, _ in store.search(kb_id=faq_kb.pk, query_vector=q, top_k=20,
                                                                 filters=SearchFilters(), scope=scope)]
+
+
+@needs_redis
+@pytest.mark.django_db
+def test_the_search_cache_keeps_apart_requests_that_differ_in_continue_announced(kb, ingest, alice, settings):
+    """Every option of the one request object is in the cache key: a continued result is never served plain."""
+    from knowledge.retrieval.request import SearchRequest
+    from knowledge.services.search import search_cached_payload
+
+    settings.REDIS_URL = REDIS_URL
+    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
+    settings.ZHIKU_CHUNK_MIN_CHARS = 10
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    text = ("# 差旅制度\n\n## 第十条\n\n员工出差住宿费实行限额报销，每人每晚住宿标准如下：\n\n"
+            "## 附表\n\n| 职级 | 一类城市 |\n| --- | --- |\n| 经理 | 550 |\n")
+    ingest(kb, {"travel.md": text})
+    keyword_store().invalidate_local()
+    plain = search_cached_payload(user=alice, kb_ids=[kb.pk], request=SearchRequest(query="出差住宿标准", top_k=1))
+    continued = search_cached_payload(user=alice, kb_ids=[kb.pk],
+                                      request=SearchRequest(query="出差住宿标准", top_k=1, continue_announced=True))
+    assert plain["cached"] is False and continued["cached"] is False
+    assert "550" not in plain["results"][0]["content"] and "550" in continued["results"][0]["content"]
+    again = search_cached_payload(user=alice, kb_ids=[kb.pk], query="出差住宿标准", top_k=1, continue_announced=True)
+    assert again["cached"] is True and again["results"] == continued["results"]
