@@ -53,7 +53,8 @@ from knowledge.models import AnswerMode, KnowledgeBase
 from knowledge.retrieval.types import Candidate
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.kbs import llm_models
-from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, search_run
+from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
+from knowledge.services.search import search_kbs
 
 logger = logging.getLogger(__name__)
 
@@ -149,25 +150,17 @@ class Turn:
     message_id: int
     """The assistant message the answer is written to."""
     kb_ids: list[int]
+    kbs: list[KnowledgeBase]
+    """The KBs, each resolved and checked for ``user`` once, by ``turn_start``; the search reads them as they are."""
     question: str
     not_found_text: str = ""
-    """The first KB's not-found text (the answer when the LLM finds nothing in the sources)."""
+    """The first KB's not-found text: the answer whenever the turn ends not found, by retrieval or by the LLM
+    (docs/chat.md, "Per-KB answer settings")."""
     history: list[tuple[str, str]] = field(default_factory=list)
     """Earlier (role, content) pairs, oldest first."""
     previous_queries: list[str] = field(default_factory=list)
     """Earlier standalone queries (each question as retrieval saw it), oldest first."""
     answer: AnswerSettings = field(default_factory=AnswerSettings)
-
-
-def _clean_kb_ids(kb_ids: Any) -> list[int]:
-    if kb_ids is None:
-        return []
-    if not isinstance(kb_ids, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
-        raise ValidationFailed(gettext("kb_ids must be a list of knowledge base ids."), code="invalid_kb_ids")
-    ids = list(dict.fromkeys(kb_ids))
-    if len(ids) > MAX_KBS:
-        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per question.") % {"limit": MAX_KBS}, code="too_many_kbs")
-    return ids
 
 
 def _history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
@@ -185,23 +178,17 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     read) before anything is written or searched. Without ``kb_ids`` the
     conversation's KBs are used.
     """
-    if not isinstance(question, str) or not question.strip():
-        raise ValidationFailed(gettext("The question is empty."), code="empty_question")
-    question = question.strip()
-    if len(question) > MAX_QUERY_CHARS:
-        raise ValidationFailed(gettext("The question is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS},
-                               code="question_too_long")
+    question = query_clean(question)
     if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
         raise ValidationFailed(gettext("conversation must be an id or null."), code="invalid_conversation")
-    ids = _clean_kb_ids(kb_ids)
+    ids = kb_ids_clean(kb_ids, required=False)
     with transaction.atomic():
         conversation = None
         if conversation_id is not None:
             conversation = selectors.conversation_get(user=user, conversation_id=conversation_id)
             conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
             ids = ids or list(conversation.kb_ids or [])
-        if not ids:
-            raise ValidationFailed(gettext("Choose at least one knowledge base."), code="no_kbs")
+        kb_ids_required(ids)
         kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in ids]
         history: list[Message] = []
         if conversation is None:
@@ -214,7 +201,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
-        message_id=answer.pk, kb_ids=ids, question=question, not_found_text=kbs[0].not_found_text,
+        message_id=answer.pk, kb_ids=ids, kbs=kbs, question=question, not_found_text=kbs[0].not_found_text,
         history=_history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
@@ -323,9 +310,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             # A list question's list may run on into the next chunk: adjacent results of one document are merged;
             # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
             listing = is_list_question(rewrite.query)
-            result = await in_thread(search_run)(
-                user=turn.user, query=rewrite.query, kb_ids=turn.kb_ids, merge_adjacent=listing,
-                continue_announced=True,
+            result = await in_thread(search_kbs)(
+                user=turn.user, query=rewrite.query, kbs=turn.kbs, merge_adjacent=listing, continue_announced=True,
             )
         except ApplicationError as exc:
             yield await fail(exc.code, exc.message)
@@ -354,7 +340,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         guard = MarkerGuard()
         uncertain = verdict == Verdict.UNCERTAIN
         if not hit:
-            mode, generator = "not_found", text_stream(result.not_found_text)
+            mode, generator = "not_found", text_stream(turn.not_found_text)
         elif faq is not None:
             # The FAQ's answer verbatim (MaxKB's "directly return"): no LLM, no extraction.
             mode, generator = "faq", text_stream(str(faq.metadata["answer"]).strip())

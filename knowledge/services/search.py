@@ -25,13 +25,10 @@ from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.documents import analyzer_config
+from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
 from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
 logger = logging.getLogger(__name__)
-
-MAX_QUERY_CHARS = 1000
-MAX_KBS = 20
-MAX_TOP_K = 50
 
 # Budgets of a search's filters (docs/api.md, "Input budgets"). Each bounds work done per candidate
 # row or per KB, far above what a person or an agent narrows a search by.
@@ -178,29 +175,32 @@ def search_run(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, 
     ``calibration_override`` replaces every KB's (slope, offset): recalibration
     passes (1, 0) to read the judge's raw logit.
     """
-    query = _checked(query, kb_ids, mode, top_k)
+    query, kb_ids = _checked(query, kb_ids, mode, top_k)
     kbs = _readable(user, kb_ids, min_role)
     return _search(query, kbs, scope=scope_for(user=user, kbs=kbs), top_k=top_k, mode=mode, filters=filters,
                    rerank=rerank, debug=debug, expand_neighbours=expand_neighbours, merge_adjacent=merge_adjacent,
                    calibration_override=calibration_override, continue_announced=continue_announced)
 
 
-def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> str:
-    """The stripped query, or a 400 for bad input (checked before any KB is looked up)."""
-    query = (query or "").strip()
-    if not query:
-        raise ValidationFailed(gettext("The query is empty."), code="empty_query")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValidationFailed(gettext("The query is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS}, code="query_too_long")
+def _checked(query: str, kb_ids: Sequence, mode: str, top_k: int | None) -> tuple[str, list[int]]:
+    """The stripped query and the KB ids, or a 400 for bad input (checked before any KB is looked up)."""
+    query = query_clean(query)
+    ids = kb_ids_clean(list(kb_ids) if isinstance(kb_ids, (list, tuple)) else kb_ids)
     if mode not in MODES:
         raise ValidationFailed(gettext("mode must be one of %(modes)s.") % {"modes": ", ".join(MODES)}, code="invalid_mode")
-    if not kb_ids:
-        raise ValidationFailed(gettext("Give at least one knowledge base in kb_ids."), code="no_kbs")
-    if len(kb_ids) > MAX_KBS:
-        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per search.") % {"limit": MAX_KBS}, code="too_many_kbs")
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
         raise ValidationFailed(gettext("top_k must be between 1 and %(limit)s.") % {"limit": MAX_TOP_K}, code="invalid_top_k")
-    return query
+    return query, ids
+
+
+def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], merge_adjacent: bool = False,
+               continue_announced: bool = False) -> RetrievalResult:
+    """A hybrid search of KBs already resolved and checked for ``user`` in this request (a chat turn's, by
+    ``chat.services.turn_start``): their access is not looked up a second time; what ``user`` may read in them
+    (``scope_for``) is read now, from the database."""
+    return _search(query_clean(query), kbs, scope=scope_for(user=user, kbs=list(kbs)), top_k=None, mode="hybrid",
+                   filters=SearchFilters(), rerank=None, debug=False, expand_neighbours=0,
+                   merge_adjacent=merge_adjacent, continue_announced=continue_announced)
 
 
 def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[KnowledgeBase]:
@@ -276,7 +276,7 @@ def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | No
     removed or demoted since a result was cached gets a 404 or a result computed
     for the access they hold now, never the old one.
     """
-    query = _checked(query, kb_ids, mode, top_k)
+    query, kb_ids = _checked(query, kb_ids, mode, top_k)
     kbs = _readable(user, kb_ids)  # 404 before any cache is read
     scope = scope_for(user=user, kbs=kbs)
     client = None if debug else redis_client()
