@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
 from knowledge.errors import ValidationFailed
+from knowledge.jsonable import candidate_json, jsonable
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
@@ -226,19 +227,10 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
     """The API/websocket shape of a result; every score under its own name."""
     results = []
     for c in result.candidates:
-        results.append({
-            "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-            "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name,
-                         "external_id": c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""},
-            "content": c.content, "section_path": list(c.section_path), "chunk_type": c.chunk_type,
-            "pages": {"start": c.page_start, "end": c.page_end}, "ordinal": c.ordinal,
-            "scores": {
-                "relevance": c.relevance, "vector_similarity": c.vector_similarity, "vector_rank": c.vector_rank,
-                "bm25_score": c.bm25_score, "bm25_rank": c.bm25_rank, "fused_score": c.fused_score,
-                "fused_rank": c.fused_rank, "rerank_score": c.rerank_score, "final_score": c.final_score,
-            },
-            "metadata": c.metadata,
-        })
+        item = candidate_json(c)
+        item["document"]["external_id"] = c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""
+        item.update(ordinal=c.ordinal, metadata=c.metadata)
+        results.append(item)
     out: dict[str, Any] = {
         "verdict": result.verdict, "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
         "answer_threshold": result.answer_threshold,
@@ -248,22 +240,8 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
         "timings": {t.name: round(t.ms, 2) for t in result.timings},
     }
     if debug and getattr(result, "debug", None) is not None:
-        out["debug"] = _jsonable(result.debug)
+        out["debug"] = jsonable(result.debug)
     return out
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if hasattr(value, "__dataclass_fields__"):
-        return _jsonable(asdict(value))
-    return value
 
 
 def search_cached_payload(*, user, query: str, kb_ids: Sequence, top_k: int | None = None, mode: str = "hybrid",

@@ -59,3 +59,16 @@ async def test_not_found_shows_the_first_kbs_text_whichever_kb_decided(make_kb, 
     events = await ask([first.pk, decided.pk], alice_token, question="员工的年假有几天？")
     finish = events[-1]
     assert (finish["hit"], finish["not_found_by"], finish["answer"]) == (False, "retrieval", "甲库没有答案。")
+
+
+def test_a_chat_source_and_a_search_result_are_one_shape(chat_kb, alice):
+    from chat.prompts import context_build
+    from knowledge.services.search import result_payload
+
+    result = search_service.search_run(user=alice, query="知库专业版的价格是多少？", kb_ids=[chat_kb.pk])
+    searched = result_payload(result)["results"][0]
+    source = context_build(result.candidates[:1]).sources[0].payload()
+    assert set(source["scores"]) == set(searched["scores"]) and source["scores"] == searched["scores"]
+    assert {k: source[k] for k in ("chunk_id", "kb_id", "section_path", "pages", "chunk_type")} == \
+        {k: searched[k] for k in ("chunk_id", "kb_id", "section_path", "pages", "chunk_type")}
+    assert source["document"].items() <= searched["document"].items()
