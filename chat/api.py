@@ -13,7 +13,8 @@ from chat.tools import TOOL_SCHEMA, format_for_tool_output
 from knowledge.api.schema import errors
 from knowledge.api.serializers import ItemList, StrictInput, Text
 from knowledge.api.pagination import PaginatedView
-from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K, search_run
+from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
+from knowledge.services.search import search_run
 
 
 class ConversationOutput(serializers.ModelSerializer):

@@ -20,7 +20,8 @@ from django.utils import translation
 
 from chat.llm import LLMConfig
 from chat.prompts import without_citations
-from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream, uncertain_preface
+from chat.answering import uncertain_preface
+from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
 from knowledge.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer

@@ -7,7 +7,7 @@ the DRF views' errors use (``knowledge.api.schema``).
 from __future__ import annotations
 
 from knowledge.api.schema import ERROR_DESCRIPTIONS, NON_SPACE
-from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS
+from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS
 
 PATH = "/api/chat/stream/"
 

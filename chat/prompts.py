@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from knowledge.jsonable import candidate_json
 from knowledge.retrieval.types import Candidate
 
 # A per-chunk cap keeps one long chunk from crowding out the rest;
@@ -70,22 +71,7 @@ class Source:
 
     def payload(self) -> dict[str, Any]:
         """The JSON shape of a source in events and in ``Message.sources``."""
-        c = self.candidate
-        return {
-            "n": self.n,
-            "chunk_id": c.chunk_id,
-            "kb_id": c.kb_id,
-            "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name},
-            "section_path": list(c.section_path),
-            "pages": {"start": c.page_start, "end": c.page_end},
-            "chunk_type": c.chunk_type,
-            "content": self.text,
-            "scores": {
-                "relevance": number(c.relevance), "vector_similarity": number(c.vector_similarity),
-                "bm25_score": number(c.bm25_score), "fused_score": number(c.fused_score),
-                "rerank_score": number(c.rerank_score),
-            },
-        }
+        return {"n": self.n, **candidate_json(self.candidate, content=self.text)}
 
 
 # A citation is its source's payload without the text and scores.
@@ -100,11 +86,6 @@ class Context:
     text: str = ""
     dropped: int = 0
     """Candidates left out because the budget was spent."""
-
-
-def number(value: Any) -> float | None:
-    """A score as a plain float for JSON (numpy scalars are not serialisable), or None."""
-    return None if value is None else float(value)
 
 
 def page_label(start: int | None, end: int | None) -> str:

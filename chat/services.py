@@ -22,39 +22,21 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from chat import selectors
+from chat.answering import AnswerPlan, answer_outcome, answer_plan
 from chat.extractive import is_list_question
 from chat.history import readable_view
-from chat.llm import (
-    LLMConfig,
-    LLMError,
-    MarkerGuard,
-    extractive_answer,
-    judged_stream,
-    llm_complete,
-    llm_config,
-    llm_stream,
-    text_stream,
-)
-from chat.models import Conversation, Feedback, Message, MessageStatus, NotFoundBy, Rating, Role, Verdict
-from chat.prompts import (
-    MAX_CHUNK_CHARS,
-    Context,
-    answer_candidates,
-    answer_messages,
-    citations_map,
-    confidence_of,
-    context_build,
-    number,
-    rewrite_messages,
-)
+from chat.llm import LLMConfig, LLMError, llm_complete, llm_config
+from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
+from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
 from knowledge.errors import ApplicationError, ValidationFailed
+from knowledge.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
-from knowledge.retrieval.request import SearchRequest
-from knowledge.retrieval.types import Candidate
+from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.kbs import llm_models
-from knowledge.services.search import MAX_KBS, MAX_QUERY_CHARS, search_run
+from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
+from knowledge.services.search import search_kbs
 
 logger = logging.getLogger(__name__)
 
@@ -122,23 +104,6 @@ def answer_config(config: LLMConfig | None, answer: AnswerSettings) -> LLMConfig
     return config
 
 
-def faq_direct(candidates: list[Candidate], thresholds: dict[int, float]) -> Candidate | None:
-    """The FAQ chunk whose answer is the turn's answer, verbatim: ranked first, with its KB's threshold reached.
-
-    The relevance is the judge's calibrated chance that the chunk answers the
-    question; for a FAQ chunk its vector evidence already blends the stored
-    question's cosine (``evidence.faq_cosine``).
-    """
-    if not candidates or not thresholds:
-        return None
-    top = candidates[0]
-    threshold = thresholds.get(top.kb_id)
-    if threshold is None or top.chunk_type != "faq" or top.relevance is None or float(top.relevance) < threshold:
-        return None
-    answer = str((top.metadata or {}).get("answer") or "").strip()
-    return top if answer else None
-
-
 @dataclass
 class Turn:
     """One question in a conversation, checked and recorded, ready to be answered."""
@@ -150,25 +115,17 @@ class Turn:
     message_id: int
     """The assistant message the answer is written to."""
     kb_ids: list[int]
+    kbs: list[KnowledgeBase]
+    """The KBs, each resolved and checked for ``user`` once, by ``turn_start``; the search reads them as they are."""
     question: str
     not_found_text: str = ""
-    """The first KB's not-found text (the answer when the LLM finds nothing in the sources)."""
+    """The first KB's not-found text: the answer whenever the turn ends not found, by retrieval or by the LLM
+    (docs/chat.md, "Per-KB answer settings")."""
     history: list[tuple[str, str]] = field(default_factory=list)
     """Earlier (role, content) pairs, oldest first."""
     previous_queries: list[str] = field(default_factory=list)
     """Earlier standalone queries (each question as retrieval saw it), oldest first."""
     answer: AnswerSettings = field(default_factory=AnswerSettings)
-
-
-def _clean_kb_ids(kb_ids: Any) -> list[int]:
-    if kb_ids is None:
-        return []
-    if not isinstance(kb_ids, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
-        raise ValidationFailed(gettext("kb_ids must be a list of knowledge base ids."), code="invalid_kb_ids")
-    ids = list(dict.fromkeys(kb_ids))
-    if len(ids) > MAX_KBS:
-        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per question.") % {"limit": MAX_KBS}, code="too_many_kbs")
-    return ids
 
 
 def _history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
@@ -186,23 +143,17 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     read) before anything is written or searched. Without ``kb_ids`` the
     conversation's KBs are used.
     """
-    if not isinstance(question, str) or not question.strip():
-        raise ValidationFailed(gettext("The question is empty."), code="empty_question")
-    question = question.strip()
-    if len(question) > MAX_QUERY_CHARS:
-        raise ValidationFailed(gettext("The question is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS},
-                               code="question_too_long")
+    question = query_clean(question)
     if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
         raise ValidationFailed(gettext("conversation must be an id or null."), code="invalid_conversation")
-    ids = _clean_kb_ids(kb_ids)
+    ids = kb_ids_clean(kb_ids, required=False)
     with transaction.atomic():
         conversation = None
         if conversation_id is not None:
             conversation = selectors.conversation_get(user=user, conversation_id=conversation_id)
             conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
             ids = ids or list(conversation.kb_ids or [])
-        if not ids:
-            raise ValidationFailed(gettext("Choose at least one knowledge base."), code="no_kbs")
+        kb_ids_required(ids)
         kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in ids]
         history: list[Message] = []
         if conversation is None:
@@ -215,7 +166,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
-        message_id=answer.pk, kb_ids=ids, question=question, not_found_text=kbs[0].not_found_text,
+        message_id=answer.pk, kb_ids=ids, kbs=kbs, question=question, not_found_text=kbs[0].not_found_text,
         history=_history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
@@ -261,163 +212,143 @@ async def question_rewrite(turn: Turn, config: LLMConfig | None) -> tuple[Rewrit
     return rewrite_fallback(turn.question, turn.previous_queries), ""
 
 
-def uncertain_preface() -> str:
-    """What an uncertain answer opens with, in the turn's language."""
-    return gettext("No exact answer was found; the following may be relevant:")
-
-
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 1)
+
+
+class TurnRecord:
+    """A turn's timings, streamed answer and given sources, and the one write that settles its message."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.started = time.perf_counter()
+        self.timings: dict[str, Any] = {}
+        self.parts: list[str] = []
+        self.standalone = ""
+        self.given: list[dict[str, Any]] = []
+        """The sources given to the answer, stored whatever ends it (a partial answer's too: chat/history.py redacts by them)."""
+        self.settled = False
+
+    def since(self, name: str, t: float) -> None:
+        """Record the stage ``name`` as having run since ``t``."""
+        self.timings[name] = _ms(t)
+
+    def token(self, text: str) -> None:
+        if not self.parts:
+            self.timings["first_token_ms"] = _ms(self.started)
+        self.parts.append(text)
+
+    async def settle(self, **fields: Any) -> None:
+        self.settled = True
+        self.timings["total_ms"] = _ms(self.started)
+        fields.setdefault("timings", self.timings)
+        fields.setdefault("sources", self.given)
+        await in_thread(turn_settle)(turn=self.turn, rewritten_query=self.standalone, fields=fields)
+
+    async def fail(self, code: str, message: str, *, status: str = MessageStatus.ERROR) -> dict[str, Any]:
+        """Settle the message as failed (a partial answer kept as incomplete) and return the ``error`` event."""
+        partial = "".join(self.parts)
+        if status == MessageStatus.INCOMPLETE and not partial:
+            status = MessageStatus.ERROR
+        await self.settle(content=partial, status=status, error_code=code)
+        return {"type": "error", "code": code, "message": message, "conversation": self.turn.conversation_id,
+                "message_id": self.turn.message_id, "status": status, "partial": partial}
+
+
+def _start_event(turn: Turn) -> dict[str, Any]:
+    return {"type": "start", "conversation": turn.conversation_id, "message": turn.message_id,
+            "user_message": turn.user_message_id, "title": turn.title}
+
+
+def _rewrite_event(turn: Turn, rewrite: Rewrite, note: str) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "rewrite", "query": rewrite.query, "original": turn.question, "method": rewrite.method}
+    if note:
+        event["note"] = note
+    return event
+
+
+def _sources_event(result: RetrievalResult, plan: AnswerPlan, given: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "sources", "verdict": plan.verdict, "hit": plan.hit, "relevance": number(result.relevance),
+            "threshold": number(result.threshold), "answer_threshold": number(result.answer_threshold),
+            "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes), "sources": given}
+
+
+def _finish_event(turn: Turn, answer: str, outcome: dict[str, Any], result: RetrievalResult,
+                  config: LLMConfig | None, timings: dict[str, Any]) -> dict[str, Any]:
+    mode, hit = outcome["mode"], outcome["hit"]
+    return {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
+            "answer": answer, "citations": outcome["citations"], "verdict": outcome["verdict"],
+            "verdict_by": outcome["verdict_by"], "hit": hit, "not_found_by": outcome["not_found_by"],
+            "answered_by": mode if hit else None,
+            "confidence": outcome["confidence"], "relevance": number(result.relevance), "mode": mode,
+            "model": config.model if mode == "llm" and config is not None else None,
+            "status": MessageStatus.COMPLETE, "timings": timings}
+
+
+async def _retrieve(turn: Turn, query: str, record: TurnRecord) -> RetrievalResult:
+    """Search the turn's KBs (checked by ``turn_start``) for the standalone ``query``, timed."""
+    t = time.perf_counter()
+    # A list question's list may run on into the next chunk: adjacent results of one document are merged;
+    # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
+    result = await in_thread(search_kbs)(user=turn.user, query=query, kbs=turn.kbs,
+                                         merge_adjacent=is_list_question(query), continue_announced=True)
+    record.since("retrieval_ms", t)
+    record.timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
+    return result
 
 
 async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> AsyncIterator[dict[str, Any]]:
     """Yield ``start``, ``rewrite``, ``sources``, ``token``… and ``finish`` — or ``error`` — for ``turn``.
 
     Whatever ends the stream (finish, an error, cancellation or the consumer
-    closing the generator) the assistant message is settled: complete,
-    incomplete (partial answer kept), cancelled or error. When retrieval finds
-    nothing relevant the answer is the KB's not-found text and no LLM is called;
-    when the LLM replies that the sources hold no answer, the same (``not_found_by``).
+    closing the generator) the assistant message is settled (``TurnRecord``):
+    complete, incomplete (partial answer kept), cancelled or error. The answer's
+    mode and outcome are chat/answering.py's.
     """
     config = answer_config(llm_config() if llm is USE_SETTINGS else llm, turn.answer)
-    started = time.perf_counter()
-    timings: dict[str, Any] = {}
-    parts: list[str] = []
-    standalone = ""
-    settled = False
-    given: list[dict[str, Any]] = []
-    """The sources given to the answer, stored whatever ends it (a partial answer's too: chat/history.py redacts by them)."""
-
-    async def settle(**fields: Any) -> None:
-        nonlocal settled
-        settled = True
-        timings["total_ms"] = _ms(started)
-        fields.setdefault("timings", timings)
-        fields.setdefault("sources", given)
-        await in_thread(turn_settle)(
-            turn=turn, rewritten_query=standalone, fields=fields,
-        )
-
-    async def fail(code: str, message: str, *, status: str = MessageStatus.ERROR) -> dict[str, Any]:
-        partial = "".join(parts)
-        if status == MessageStatus.INCOMPLETE and not partial:
-            status = MessageStatus.ERROR
-        await settle(content=partial, status=status, error_code=code)
-        return {"type": "error", "code": code, "message": message, "conversation": turn.conversation_id,
-                "message_id": turn.message_id, "status": status, "partial": partial}
-
+    record = TurnRecord(turn)
     try:
-        yield {"type": "start", "conversation": turn.conversation_id, "message": turn.message_id,
-               "user_message": turn.user_message_id, "title": turn.title}
-
+        yield _start_event(turn)
         t = time.perf_counter()
         rewrite, note = await question_rewrite(turn, config)
-        standalone = rewrite.query
-        timings["rewrite_ms"] = _ms(t)
-        event: dict[str, Any] = {"type": "rewrite", "query": rewrite.query, "original": turn.question, "method": rewrite.method}
-        if note:
-            event["note"] = note
-        yield event
-
-        t = time.perf_counter()
+        record.standalone = rewrite.query
+        record.since("rewrite_ms", t)
+        yield _rewrite_event(turn, rewrite, note)
         try:
-            # A list question's list may run on into the next chunk: adjacent results of one document are merged;
-            # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
-            listing = is_list_question(rewrite.query)
-            result = await in_thread(search_run)(
-                user=turn.user, kb_ids=turn.kb_ids,
-                request=SearchRequest(query=rewrite.query, merge_adjacent=listing, continue_announced=True),
-            )
+            result = await _retrieve(turn, rewrite.query, record)
         except ApplicationError as exc:
-            yield await fail(exc.code, exc.message)
+            yield await record.fail(exc.code, exc.message)
             return
-        timings["retrieval_ms"] = _ms(t)
-        timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
-        verdict = result.verdict
-        hit = verdict != Verdict.NOT_FOUND
-
-        faq = faq_direct(result.candidates, turn.answer.faq_thresholds) if hit else None
-        if faq is not None:
-            verdict = Verdict.ANSWERED  # its KB's FAQ line is the owner's statement that this match answers
-            context = context_build([faq])
-        elif hit:
-            context = context_build(answer_candidates(result.candidates, threshold=result.answer_threshold,
-                                                      max_sources=turn.answer.max_sources),
-                                    chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
-        else:
-            context = Context()
-        given = [s.payload() for s in context.sources]
-        yield {"type": "sources", "verdict": verdict, "hit": hit, "relevance": number(result.relevance),
-               "threshold": number(result.threshold), "answer_threshold": number(result.answer_threshold),
-               "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes),
-               "sources": given}
-
-        guard = MarkerGuard()
-        uncertain = verdict == Verdict.UNCERTAIN
-        if not hit:
-            mode, generator = "not_found", text_stream(result.not_found_text)
-        elif faq is not None:
-            # The FAQ's answer verbatim (MaxKB's "directly return"): no LLM, no extraction.
-            mode, generator = "faq", text_stream(str(faq.metadata["answer"]).strip())
-        elif config is None:
-            # Weak evidence is shown as what it is: the best found, which may not answer the question.
-            text = extractive_answer(rewrite.query, context.sources)
-            mode, generator = "extractive", text_stream(f"{uncertain_preface()}\n\n{text}" if uncertain else text)
-        else:
-            # The LLM reads every question the gate lets through, told when the evidence is uncertain; its reply
-            # decides: an answer, or the not-found marker.
-            messages = answer_messages(question=turn.question, standalone=rewrite.query, context=context,
-                                       history=turn.history, custom_prompt=turn.answer.system_prompt,
-                                       uncertain=uncertain)
-            mode, generator = "llm", judged_stream(llm_stream(config, messages), guard, turn.not_found_text)
-
+        plan = answer_plan(turn, result, rewrite.query, config)
+        record.given = [s.payload() for s in plan.context.sources]
+        yield _sources_event(result, plan, record.given)
         t = time.perf_counter()
         try:
-            async with aclosing(generator):
-                async for text in generator:
-                    if not parts:
-                        timings["first_token_ms"] = _ms(started)
-                    parts.append(text)
+            async with aclosing(plan.generator):
+                async for text in plan.generator:
+                    record.token(text)
                     yield {"type": "token", "text": text}
         except LLMError as exc:
-            timings["generation_ms"] = _ms(t)
-            yield await fail(exc.code, exc.message, status=MessageStatus.INCOMPLETE)
+            record.since("generation_ms", t)
+            yield await record.fail(exc.code, exc.message, status=MessageStatus.INCOMPLETE)
             return
-        timings["generation_ms"] = _ms(t)
-
-        answer = "".join(parts)
-        not_found_by = None if hit else NotFoundBy.RETRIEVAL
-        verdict_by = "faq" if mode == "faq" else "retrieval"
-        if guard.not_found:
-            hit, mode, not_found_by, verdict = False, "not_found", NotFoundBy.LLM, Verdict.NOT_FOUND
-            verdict_by = "llm"
-        elif mode == "llm" and uncertain:
-            verdict, verdict_by = Verdict.ANSWERED, "llm"  # the LLM read the sources and answered
-        if mode == "faq":
-            # The whole answer is the FAQ's: it is cited without a marker in the text.
-            citations = citations_map("[1]", context.sources)
-        else:
-            citations = citations_map(answer, context.sources) if hit else []
-        confidence = confidence_of(context.sources, citations) if hit else 0.0
-        await settle(content=answer, status=MessageStatus.COMPLETE, error_code="", sources=given,
-                     citations=citations, hit=hit, not_found_by=not_found_by, confidence=confidence, answer_mode=mode,
-                     verdict=verdict)
-        yield {"type": "finish", "conversation": turn.conversation_id, "message": turn.message_id,
-               "answer": answer, "citations": citations, "verdict": verdict, "verdict_by": verdict_by,
-               "hit": hit, "not_found_by": not_found_by,
-               "answered_by": mode if hit else None,
-               "confidence": confidence, "relevance": number(result.relevance), "mode": mode,
-               "model": config.model if mode == "llm" and config is not None else None,
-               "status": MessageStatus.COMPLETE, "timings": timings}
+        record.since("generation_ms", t)
+        answer = "".join(record.parts)
+        outcome = answer_outcome(plan, answer)
+        await record.settle(content=answer, status=MessageStatus.COMPLETE, error_code="", citations=outcome["citations"],
+                            hit=outcome["hit"], not_found_by=outcome["not_found_by"], confidence=outcome["confidence"],
+                            answer_mode=outcome["mode"], verdict=outcome["verdict"])
+        yield _finish_event(turn, answer, outcome, result, config, record.timings)
     except (asyncio.CancelledError, GeneratorExit):
-        if not settled:
+        if not record.settled:
             # Shielded: the answer is settled even though the task around it is being cancelled.
-            await asyncio.shield(settle(content="".join(parts), status=MessageStatus.CANCELLED, error_code="cancelled"))
+            await asyncio.shield(record.settle(content="".join(record.parts), status=MessageStatus.CANCELLED,
+                                               error_code="cancelled"))
         raise
     except Exception:
         logger.exception("chat turn %s failed", turn.message_id)
-        if not settled:
-            yield await fail("internal_error", gettext("The answer could not be produced."))
+        if not record.settled:
+            yield await record.fail("internal_error", gettext("The answer could not be produced."))
 
 
 # --- conversations and feedback --------------------------------------------------

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chat.prompts import MAX_CHUNK_CHARS, Source, cap_text, number
+from chat.prompts import MAX_CHUNK_CHARS, Source, cap_text
+from knowledge.jsonable import number
 from knowledge.retrieval.types import RetrievalResult
 
 TOOL_NAME = "zhiku_search"

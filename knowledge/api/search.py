@@ -19,15 +19,13 @@ from knowledge.api.schema import errors
 from knowledge.api.serializers import ItemList, StrictInput, Text
 from knowledge.models import ChunkType
 from knowledge.retrieval.pipeline import MODES
+from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
 from knowledge.services.search import (
     MAX_FILTER_DOCUMENTS,
     MAX_FILTER_SOURCES,
-    MAX_KBS,
     MAX_METADATA_KEY_CHARS,
     MAX_METADATA_KEYS,
     MAX_METADATA_VALUE_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_TOP_K,
     search_cached_payload,
     search_filters,
 )

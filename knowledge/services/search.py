@@ -7,7 +7,7 @@ import logging
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,6 +18,7 @@ from django.utils.translation import gettext
 from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
 from knowledge.errors import ValidationFailed
+from knowledge.jsonable import candidate_json, jsonable
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
@@ -26,13 +27,10 @@ from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
 from knowledge.ingestion.text import analyzer_config
+from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
 from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
 
 logger = logging.getLogger(__name__)
-
-MAX_QUERY_CHARS = 1000
-MAX_KBS = 20
-MAX_TOP_K = 50
 
 # Budgets of a search's filters (docs/api.md, "Input budgets"). Each bounds work done per candidate
 # row or per KB, far above what a person or an agent narrows a search by.
@@ -177,7 +175,7 @@ def search_run(*, user, kb_ids: Sequence, request: SearchRequest | None = None, 
     ``calibration_override`` replaces every KB's (slope, offset): recalibration
     passes (1, 0) to read the judge's raw logit.
     """
-    request = _checked(_request(request, options), kb_ids)
+    request, kb_ids = _checked(_request(request, options), kb_ids)
     kbs = _readable(user, kb_ids, min_role)
     return _search(request, kbs, scope=scope_for(user=user, kbs=kbs), calibration_override=calibration_override)
 
@@ -191,22 +189,25 @@ def _request(request: SearchRequest | None, options: dict[str, Any]) -> SearchRe
     return request
 
 
-def _checked(request: SearchRequest, kb_ids: Sequence) -> SearchRequest:
-    """The request with its query stripped, or a 400 for bad input (checked before any KB is looked up)."""
-    query, mode, top_k = (request.query or "").strip(), request.mode, request.top_k
-    if not query:
-        raise ValidationFailed(gettext("The query is empty."), code="empty_query")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValidationFailed(gettext("The query is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS}, code="query_too_long")
+def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, list[int]]:
+    """The request with its query stripped and the KB ids, or a 400 for bad input (checked before any KB is
+    looked up; knowledge/services/query_input.py has the question and KB rules)."""
+    query, mode, top_k = query_clean(request.query), request.mode, request.top_k
+    ids = kb_ids_clean(list(kb_ids) if isinstance(kb_ids, (list, tuple)) else kb_ids)
     if mode not in MODES:
         raise ValidationFailed(gettext("mode must be one of %(modes)s.") % {"modes": ", ".join(MODES)}, code="invalid_mode")
-    if not kb_ids:
-        raise ValidationFailed(gettext("Give at least one knowledge base in kb_ids."), code="no_kbs")
-    if len(kb_ids) > MAX_KBS:
-        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per search.") % {"limit": MAX_KBS}, code="too_many_kbs")
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
         raise ValidationFailed(gettext("top_k must be between 1 and %(limit)s.") % {"limit": MAX_TOP_K}, code="invalid_top_k")
-    return replace(request, query=query)
+    return replace(request, query=query), ids
+
+
+def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], merge_adjacent: bool = False,
+               continue_announced: bool = False) -> RetrievalResult:
+    """A hybrid search of KBs already resolved and checked for ``user`` in this request (a chat turn's, by
+    ``chat.services.turn_start``): their access is not looked up a second time; what ``user`` may read in them
+    (``scope_for``) is read now, from the database."""
+    request = SearchRequest(query=query_clean(query), merge_adjacent=merge_adjacent, continue_announced=continue_announced)
+    return _search(request, kbs, scope=scope_for(user=user, kbs=list(kbs)))
 
 
 def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[KnowledgeBase]:
@@ -229,19 +230,10 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
     """The API/websocket shape of a result; every score under its own name."""
     results = []
     for c in result.candidates:
-        results.append({
-            "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-            "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name,
-                         "external_id": c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""},
-            "content": c.content, "section_path": list(c.section_path), "chunk_type": c.chunk_type,
-            "pages": {"start": c.page_start, "end": c.page_end}, "ordinal": c.ordinal,
-            "scores": {
-                "relevance": c.relevance, "vector_similarity": c.vector_similarity, "vector_rank": c.vector_rank,
-                "bm25_score": c.bm25_score, "bm25_rank": c.bm25_rank, "fused_score": c.fused_score,
-                "fused_rank": c.fused_rank, "rerank_score": c.rerank_score, "final_score": c.final_score,
-            },
-            "metadata": c.metadata,
-        })
+        item = candidate_json(c)
+        item["document"]["external_id"] = c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""
+        item.update(ordinal=c.ordinal, metadata=c.metadata)
+        results.append(item)
     out: dict[str, Any] = {
         "verdict": result.verdict, "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
         "answer_threshold": result.answer_threshold,
@@ -251,22 +243,8 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
         "timings": {t.name: round(t.ms, 2) for t in result.timings},
     }
     if debug and getattr(result, "debug", None) is not None:
-        out["debug"] = _jsonable(result.debug)
+        out["debug"] = jsonable(result.debug)
     return out
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if hasattr(value, "__dataclass_fields__"):
-        return _jsonable(asdict(value))
-    return value
 
 
 def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | None = None, **options: Any) -> dict:
@@ -280,7 +258,7 @@ def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | No
     removed or demoted since a result was cached gets a 404 or a result computed
     for the access they hold now, never the old one.
     """
-    request = _checked(_request(request, options), kb_ids)
+    request, kb_ids = _checked(_request(request, options), kb_ids)
     kbs = _readable(user, kb_ids)  # 404 before any cache is read
     scope = scope_for(user=user, kbs=kbs)
     client = None if request.debug else redis_client()

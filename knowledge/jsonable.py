@@ -1,0 +1,47 @@
+"""Values as JSON: one coercion of numpy and dataclass values, one shape of a retrieval candidate.
+
+``result_payload`` (knowledge/services/search.py) and a chat source's payload
+(chat/prompts.py) both build on ``candidate_json``, so a result and a source name
+their document, place and scores alike.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import numpy as np
+
+
+def number(value: Any) -> float | None:
+    """A score as a plain float for JSON (numpy scalars are not serialisable), or None."""
+    return None if value is None else float(value)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data: numpy scalars and arrays as numbers and lists, dataclasses as objects."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if is_dataclass(value) and not isinstance(value, type):
+        return jsonable(asdict(value))
+    return value
+
+
+SCORE_FIELDS = ("relevance", "vector_similarity", "vector_rank", "bm25_score", "bm25_rank", "fused_score",
+                "fused_rank", "rerank_score", "final_score")
+
+
+def candidate_json(c, *, content: str | None = None) -> dict[str, Any]:
+    """A candidate's chunk, document, place and every score by name (``content``: the text as given, else the chunk's)."""
+    return {
+        "chunk_id": c.chunk_id, "kb_id": c.kb_id,
+        "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name},
+        "section_path": list(c.section_path), "pages": {"start": c.page_start, "end": c.page_end},
+        "chunk_type": c.chunk_type, "content": c.content if content is None else content,
+        "scores": {name: jsonable(getattr(c, name)) for name in SCORE_FIELDS},
+    }

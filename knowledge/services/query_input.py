@@ -1,0 +1,54 @@
+"""The one check of a question and the KBs it is asked of: chat turns and searches refuse the same input with the same code.
+
+``query_clean`` and ``kb_ids_clean`` raise ``ValidationFailed`` (400) before any KB
+is looked up; the REST serializers (``knowledge/api/search.py``, ``chat/api.py``)
+state the same limits in the schema. Codes: docs/api.md, "Question and KB codes".
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext
+
+from knowledge.errors import ValidationFailed
+
+MAX_QUERY_CHARS = 1000
+MAX_KBS = 20
+MAX_TOP_K = 50
+
+
+def query_clean(query: Any) -> str:
+    """The stripped question or query: ``empty_question`` when blank, ``question_too_long`` over ``MAX_QUERY_CHARS``."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationFailed(gettext("The question is empty."), code="empty_question")
+    query = query.strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationFailed(gettext("The question is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS},
+                               code="question_too_long")
+    return query
+
+
+def kb_ids_clean(kb_ids: Any, *, required: bool = True) -> list[int]:
+    """The KB ids, duplicates dropped, first mention first: ``invalid_kb_ids``, ``too_many_kbs``, ``no_kbs``.
+
+    ``required=False``: none (or an empty list) is ``[]``, for a chat turn that
+    falls back to its conversation's KBs (which are then checked for ``no_kbs``).
+    """
+    if kb_ids is None:
+        kb_ids = []
+    if not isinstance(kb_ids, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
+        raise ValidationFailed(gettext("kb_ids must be a list of knowledge base ids."), code="invalid_kb_ids")
+    ids = list(dict.fromkeys(kb_ids))
+    if len(ids) > MAX_KBS:
+        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per question.") % {"limit": MAX_KBS},
+                               code="too_many_kbs")
+    if required:
+        kb_ids_required(ids)
+    return ids
+
+
+def kb_ids_required(ids: list[int]) -> list[int]:
+    """``ids`` when there is at least one, else ``no_kbs``."""
+    if not ids:
+        raise ValidationFailed(gettext("Choose at least one knowledge base."), code="no_kbs")
+    return ids
