@@ -66,7 +66,8 @@ def _cycles(graph) -> list[list[str]]:
 def test_no_import_cycle_among_first_party_modules():
     sys.path.insert(0, str(ROOT))
     try:
-        graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+        # Imports under ``if TYPE_CHECKING:`` (annotations only) never run, so they make no cycle.
+        graph = grimp.build_graph(*PACKAGES, cache_dir=None, exclude_type_checking_imports=True)
     finally:
         sys.path.remove(str(ROOT))
     for module in list(graph.modules):

@@ -11,6 +11,11 @@ from knowledge.retrieval.analysis import AnalyzerConfig
 from knowledge.retrieval.bm25 import BM25Index
 
 
+# The names a reranker reports (``Reranker.name``): the embedding-cosine fallback, and a cross-encoder as a prefix of its model.
+COSINE_FALLBACK = "cosine-fallback"
+CROSS_ENCODER_PREFIX = "cross-encoder:"
+
+
 class KeywordUnavailable(Exception):
     """The keyword path cannot run (index missing, being built, or broken); search goes vector-only."""
 

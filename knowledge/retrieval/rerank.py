@@ -25,7 +25,7 @@ import numpy as np
 
 from .evidence import record_cosine
 from .fusion import minmax
-from .protocols import ChunkRecord, Reranker
+from .protocols import COSINE_FALLBACK, CROSS_ENCODER_PREFIX, ChunkRecord, Reranker
 
 if TYPE_CHECKING:
     from .recall import KBRun
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-COSINE_FALLBACK = "cosine-fallback"
-CROSS_ENCODER_PREFIX = "cross-encoder:"
 
 
 def passage_text(record: ChunkRecord) -> str:

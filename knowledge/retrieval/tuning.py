@@ -12,7 +12,7 @@ from typing import Mapping
 
 from . import defaults
 from .judge import JUDGE_DEPTH
-from .rerank import COSINE_FALLBACK, CROSS_ENCODER_PREFIX
+from .protocols import COSINE_FALLBACK, CROSS_ENCODER_PREFIX
 
 MODES = ("hybrid", "vector", "keyword")
 

@@ -150,6 +150,7 @@ class TestKeywordIndexTiers:
     def test_edit_that_keeps_the_count_is_noticed_and_applied_incrementally(self, loaded):
         store = BM25IndexStore()
         cfg = kb_search_config(loaded)
+        BM25IndexRow.objects.filter(kb=loaded).delete()  # ingestion stored one: start from none
         first = store.get_index(cfg)
         assert store.last_source[loaded.pk] == "build" and first.n_docs == 4
         chunk = Chunk.objects.get(kb=loaded, document__source_name="install.md")
@@ -355,11 +356,13 @@ def test_neighbour_expansion_adds_the_adjacent_chunks_text(kb, ingest, alice, cl
 
 
 @pytest.mark.django_db(transaction=True)
-def test_while_another_process_builds_the_index_too_long_the_previous_version_serves(alice, make_kb, ingest):
+def test_while_another_process_builds_the_index_too_long_the_previous_version_serves(alice, make_kb, ingest, monkeypatch):
     import psycopg
     from django.db import connection
 
     kb = make_kb(alice, "locked")
+    # The search-time update is what is tested: ingestion's own keyword-index stage is left out here.
+    monkeypatch.setattr("knowledge.ingestion.run._index_keywords", lambda *a, **k: None)
     ingest(kb, {"price.md": DOCS["price.md"], "refund.md": DOCS["refund.md"]})
     store = BM25IndexStore()
     store.stale_wait = 0.3
@@ -380,7 +383,7 @@ def test_while_another_process_builds_the_index_too_long_the_previous_version_se
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_search_waits_for_another_process_s_short_update_instead_of_serving_the_old_version(alice, make_kb, ingest):
+def test_a_search_waits_for_another_process_s_short_update_instead_of_serving_the_old_version(alice, make_kb, ingest, monkeypatch):
     """A document replaced while searched: the old index's hits are chunks no longer served, so serving it
     would lose the keyword path; an update that ends within ``stale_wait`` is waited for."""
     import threading
@@ -389,6 +392,8 @@ def test_a_search_waits_for_another_process_s_short_update_instead_of_serving_th
     from django.db import connection
 
     kb = make_kb(alice, "waits")
+    # The search-time update is what is tested: ingestion's own keyword-index stage is left out here.
+    monkeypatch.setattr("knowledge.ingestion.run._index_keywords", lambda *a, **k: None)
     ingest(kb, {"price.md": DOCS["price.md"], "refund.md": DOCS["refund.md"]})
     store = BM25IndexStore()
     store.get_index(kb_search_config(kb))
