@@ -23,29 +23,20 @@ sys.path.insert(0, str(ROOT))
 from knowledge.parsers import ParseError, parse_file  # noqa: E402
 from knowledge.parsers.worker import Limits, parse_bounded, warm_up  # noqa: E402
 from tests.docgen import faq_xlsx, flate_bomb_pdf, many_pages_pdf  # noqa: E402
+from tests.helpers import peak_growth  # noqa: E402
 
 SMALL = "# 售后手册\n\n## 退货\n\n商品签收后七天内可以申请无理由退货，运费由买家承担。\n".encode()
 
 
-def _status_mib(key: str) -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    raise KeyError(key)
-
-
 def _measured(run) -> tuple[str, float, float]:
     """(outcome, seconds, peak resident growth of this process in MiB)."""
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    before = _status_mib("VmRSS")
     started = time.perf_counter()
-    try:
-        outcome = run()
-    except ParseError as exc:
-        outcome = f"{exc.code}: {exc.message[:70]}"
-    return outcome, time.perf_counter() - started, _status_mib("VmHWM") - before
+    with peak_growth() as grown:
+        try:
+            outcome = run()
+        except ParseError as exc:
+            outcome = f"{exc.code}: {exc.message[:70]}"
+    return outcome, time.perf_counter() - started, grown["mib"]
 
 
 def main() -> None:

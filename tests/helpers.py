@@ -83,3 +83,23 @@ def set_lines(kb, gate: float, line: float) -> None:
     from knowledge.models import KnowledgeBase
 
     KnowledgeBase.objects.filter(pk=kb.pk).update(score_threshold=gate, answer_threshold=line)
+
+
+def _status_mib(key: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    raise KeyError(key)
+
+
+@contextmanager
+def peak_growth():
+    """How far this process's resident memory rose above where it was, at its peak within the block (MiB):
+    ``grown["mib"]`` once the block ends (Linux: VmHWM, reset through /proc/self/clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # reset VmHWM (the peak) to the current resident size
+    before = _status_mib("VmRSS")
+    grown = {}
+    yield grown
+    grown["mib"] = _status_mib("VmHWM") - before

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import socket
 import time
-from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import psutil
@@ -26,29 +25,11 @@ from knowledge.parsers import parse_file
 from knowledge.parsers.budget import budget_of
 from knowledge.parsers.worker import Limits, parse_bounded
 from tests.docgen import faq_xlsx, flate_bomb_pdf, many_pages_pdf, raw_pdf, scanned_pdf, text_image, text_page
+from tests.helpers import peak_growth
 from tests.knowledge.test_api import error_of, kb_url
 
 pytestmark = pytest.mark.django_db
 MIB = 1024 * 1024
-
-
-def _status_mib(key: str) -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    raise KeyError(key)
-
-
-@contextmanager
-def peak_growth():
-    """How far this process's resident memory rose above where it was, at its peak within the block (MiB)."""
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # reset VmHWM (the peak) to the current resident size
-    before = _status_mib("VmRSS")
-    grown = {}
-    yield grown
-    grown["mib"] = _status_mib("VmHWM") - before
 
 
 def failed_on(document, budget: str) -> str:
