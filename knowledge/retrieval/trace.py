@@ -5,12 +5,35 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from .types import Candidate, StageTiming
 
-if TYPE_CHECKING:
-    from .recall import KBRun
+
+class _Signals(Protocol):
+    def as_dict(self) -> dict[str, float | None]: ...
+
+
+class _KBConfig(Protocol):
+    kb_id: int
+    fusion: str
+
+
+class TracedRun(Protocol):
+    """What the trace reads of one KB's run (``recall.KBRun`` has it); a protocol, so this module needs no
+    import of the recall stage."""
+
+    kb: _KBConfig
+    tokens: list[str]
+    keyword_tokens: list[str]
+    retried: bool
+    weights: tuple[float, float]
+    vector_hits: list[tuple[int, float]]
+    keyword_hits: list[tuple[int, float]]
+    signals: Mapping[int, _Signals]
+    candidates: Mapping[int, Candidate]
+    fused_all: list[int]
+    fused_order: list[int]
 
 # The scores a debug snapshot shows of a candidate, one per stage (``types.Candidate``).
 SNAPSHOT_FIELDS = ("chunk_id", "kb_id", "document_id", "vector_similarity", "vector_rank", "bm25_score",
@@ -22,7 +45,7 @@ def snapshot(c: Candidate) -> dict[str, Any]:
     return {k: v for k, v in asdict(c).items() if k in SNAPSHOT_FIELDS}
 
 
-def signals_of(runs: list["KBRun"], cand: Candidate) -> dict[str, float | None] | None:
+def signals_of(runs: Sequence[TracedRun], cand: Candidate) -> dict[str, float | None] | None:
     """The judge's signals for ``cand``, from the KB run that judged it (None when none did)."""
     for run in runs:
         if cand.chunk_id in run.signals:
@@ -68,7 +91,7 @@ class Trace:
         if self.debug is not None:
             self.debug[key] = value()
 
-    def paths(self, runs: list["KBRun"]) -> None:
+    def paths(self, runs: Sequence[TracedRun]) -> None:
         """Each KB's tokens, weights, both paths' hits and the fused list (debug only)."""
         if self.debug is None:
             return
