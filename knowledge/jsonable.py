@@ -18,18 +18,24 @@ def number(value: Any) -> float | None:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data: numpy scalars and arrays as numbers and lists, dataclasses as objects."""
+    """``value`` as plain JSON data: numpy scalars and arrays as numbers and lists, dataclasses as objects, sets
+    as lists, dates as ISO text; anything else JSON has no word for, as its text (a parser's metadata may hold
+    any object, knowledge/ingestion/run.py stores it)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
     if is_dataclass(value) and not isinstance(value, type):
         return jsonable(asdict(value))
-    return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
 
 
 SCORE_FIELDS = ("relevance", "vector_similarity", "vector_rank", "bm25_score", "bm25_rank", "fused_score",

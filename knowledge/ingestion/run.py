@@ -12,8 +12,9 @@ from django.utils import timezone
 from knowledge import later
 from knowledge.chunking import ChunkDraft
 from knowledge.ingestion import claims
-from knowledge.ingestion.text import Chunking, analyzer_config, analyzer_for, chunk_parsed, faq_question, jsonable, keyword_text
+from knowledge.ingestion.text import Chunking, analyzer_config, analyzer_for, chunk_parsed, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions, reusable_vectors, stage_vectors
+from knowledge.jsonable import jsonable
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import ParseError
 from knowledge.retrieval.protocols import KBSearchConfig
@@ -101,7 +102,7 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
                                                  on_progress=lambda done: holding(chunks_done=done))
     t4 = time.perf_counter()
     timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3}
-    metadata = {**document.metadata, **jsonable(parsed.metadata), "embeddings_reused": reused,
+    metadata = {**document.metadata, **jsonable(parsed.metadata or {}), "embeddings_reused": reused,
                 "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
     _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
                     question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
@@ -147,7 +148,7 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
                 content=d.content, enriched=d.enriched, content_hash=content_hash(d.enriched, kb.embedding_model),
                 section_path=list(d.section_path), page_start=d.page_start, page_end=d.page_end,
                 tokens=tok, tokens_fingerprint=analyzer_fingerprint, embedding=vec, question_embedding=qvec,
-                metadata=jsonable(d.metadata),
+                metadata=jsonable(d.metadata or {}),
             )
             for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors)
         ], batch_size=500)

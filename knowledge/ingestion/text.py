@@ -100,20 +100,3 @@ def faq_question(chunk_type: str, metadata: dict | None) -> str:
     if chunk_type != "faq":
         return ""
     return " ".join(str((metadata or {}).get("question") or "").split())
-
-
-def jsonable(meta: dict) -> dict:
-    """``meta`` as natural JSON data: nested dicts and lists kept as such, anything else as its text."""
-    return {str(key): _json_value(value) for key, value in (meta or {}).items()}
-
-
-def _json_value(value):
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return jsonable(value)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_json_value(item) for item in value]
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
