@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from knowledge.parsers.base import Block, ParsedDocument, markdown_table
+from knowledge.parsers.blocks import markdown_table
+from knowledge.parsers.types import Block, ParsedDocument
 
 # A sentence ends after CJK/ASCII terminal punctuation (plus any closing quotes or brackets),
 # after an ASCII period followed by whitespace, or at a newline.

@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseError, ParseOptions
+from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
 
 # Budget name -> what its limit counts (the unit of the number in the message).
 BUDGETS = {

@@ -13,8 +13,9 @@ from docx.oxml.xmlchemy import BaseOxmlElement
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+from knowledge.parsers.blocks import table_block
 from knowledge.parsers.headings import with_numbered_headings
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _TITLE_STYLES = frozenset({"title", "标题"})

@@ -6,19 +6,12 @@ from email import policy
 from email.message import EmailMessage, Message, MIMEPart
 from email.parser import BytesParser
 
-from knowledge.parsers.base import (
-    SUPPORTED_EXTENSIONS,
-    Block,
-    ParsedDocument,
-    ParseError,
-    ParseOptions,
-    decode_text,
-    parse_nested,
-    split_extension,
-)
+from knowledge.parsers.base import SUPPORTED_EXTENSIONS, parse_nested, split_extension
 from knowledge.parsers.budget import ResourceLimit
+from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.html import blocks_from_fragment
 from knowledge.parsers.text import paragraph_blocks
+from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
 
 MAX_NESTING = 3  # e-mails attached to e-mails attached to e-mails…
 # Mail clients label GBK text "gb2312" and UTF-8 text "ascii"; the supersets decode both correctly.

@@ -6,7 +6,9 @@ import re
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
 from bs4.dammit import EncodingDetector
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, decode_text, is_cjk, table_block
+from knowledge.parsers.blocks import is_cjk, table_block
+from knowledge.parsers.decoding import decode_text
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _DROP = frozenset(
     {"script", "style", "nav", "noscript", "template", "head", "iframe", "svg", "canvas", "object", "button", "select"}

@@ -5,9 +5,9 @@ import dataclasses
 import io
 import statistics
 
-from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions
 from knowledge.parsers.budget import ResourceLimit
 from knowledge.parsers.layout import BlockBuilder, Line, TableItem, body_size
+from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
 
 _FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # doc type -> Pillow format
 

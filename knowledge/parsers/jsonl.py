@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseError, ParseOptions, decode_text, faq_block
+from knowledge.parsers.blocks import faq_block
+from knowledge.parsers.decoding import decode_text
+from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
 
 TEXT_KEYS = ("text", "content", "body")
 TITLE_LEVEL = 2

@@ -7,8 +7,9 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from knowledge.parsers.base import Block, clean_rows, is_cjk, markdown_table
+from knowledge.parsers.blocks import clean_rows, is_cjk, markdown_table
 from knowledge.parsers.headings import HeadingDetector
+from knowledge.parsers.types import Block
 
 SENTENCE_END = tuple("。！？!?.:：；;”」』）)")
 _HEADING_TAIL = tuple("。；;，,、！!？?…")

@@ -6,7 +6,9 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, decode_text, table_block
+from knowledge.parsers.blocks import table_block
+from knowledge.parsers.decoding import decode_text
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _FRONT_MATTER_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)

@@ -66,7 +66,7 @@ def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
 
     Raises ``ParseError("ocr_failed")`` when the engine cannot run (e.g. OpenCV without the system's libGL).
     """
-    from knowledge.parsers.base import ParseError
+    from knowledge.parsers.types import ParseError
 
     try:
         boxes = recognise_boxes(image)

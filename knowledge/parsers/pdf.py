@@ -18,9 +18,10 @@ from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from knowledge.parsers import inflate
-from knowledge.parsers.base import ParsedDocument, ParseError, ParseOptions, is_cjk
+from knowledge.parsers.blocks import is_cjk
 from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
 from knowledge.parsers.headings import candidate
+from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
 from knowledge.parsers.layout import (
     SENTENCE_END,
     BlockBuilder,

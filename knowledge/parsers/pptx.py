@@ -4,8 +4,9 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, table_block
+from knowledge.parsers.blocks import table_block
 from knowledge.parsers.budget import cut_short, over_count
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:

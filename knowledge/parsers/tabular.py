@@ -9,7 +9,9 @@ from typing import Any
 
 import openpyxl
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, decode_text, faq_block
+from knowledge.parsers.blocks import faq_block
+from knowledge.parsers.decoding import decode_text
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 QUESTION_HEADERS = frozenset({"question", "questions", "问题", "问", "q", "提问", "问句", "标准问题", "query"})
 ANSWER_HEADERS = frozenset({"answer", "answers", "答案", "答", "a", "回答", "答复", "标准答案", "response", "reply"})

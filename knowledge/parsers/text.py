@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseOptions, decode_text
+from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.headings import with_numbered_headings
+from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
 _TITLE_TAIL = tuple("。；;，,、：:！!？?…")

@@ -31,8 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from knowledge.parsers.base import Block, ParsedDocument, ParseError, ParseOptions, Usage, parse_nested
+from knowledge.parsers.base import parse_nested
 from knowledge.parsers.budget import BUDGETS, ResourceLimit, limit_characters
+from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument, Usage
 
 MIB = 1024 * 1024
 # Modules the forkserver imports once, so that each child starts with them loaded.

@@ -7,7 +7,7 @@ import pytest
 
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document, split_sentences
 from knowledge.parsers import Block, ParsedDocument
-from knowledge.parsers.base import markdown_table
+from knowledge.parsers.blocks import markdown_table
 
 
 def _doc(*blocks: Block, title: str = "员工手册") -> ParsedDocument:

@@ -63,7 +63,8 @@ def test_image_without_text_is_ocr_failed() -> None:
 
 def test_scanned_pdf_pages_are_recognised_with_progress_per_page() -> None:
     calls: list[tuple[int, int]] = []
-    from knowledge.parsers.base import ParseOptions, parse_nested
+    from knowledge.parsers.base import parse_nested
+    from knowledge.parsers.types import ParseOptions
 
     doc = parse_nested("scan.pdf", _scan(), ParseOptions(on_page=lambda done, total: calls.append((done, total))))
     assert calls == [(0, 2), (1, 2), (2, 2)]

@@ -18,7 +18,7 @@ from fpdf import FPDF
 
 from knowledge.chunking import chunk_document
 from knowledge.parsers import SUPPORTED_EXTENSIONS, Block, ParsedDocument, ParseError, parse_file
-from knowledge.parsers.base import decode_text
+from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.pdf import split_paragraphs
 
 
