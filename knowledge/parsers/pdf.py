@@ -6,13 +6,14 @@ character's position and size and finds ruled tables; pages without a text layer
 pypdfium2 and read by OCR (``knowledge.parsers.ocr``). Why pdfplumber rather than PyMuPDF: MIT against
 AGPL, and on the generated documents it read every table cell right where PyMuPDF misplaced some
 (docs/ingestion.md has the figures).
+
+The text layer is read page by page in ``pdf_text``, scanned pages in ``pdf_scans``.
 """
 from __future__ import annotations
 
 import io
 import re
 import statistics
-import time
 
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
@@ -21,22 +22,23 @@ from knowledge.parsers import inflate
 from knowledge.parsers.blocks import is_cjk
 from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
 from knowledge.parsers.headings import candidate
-from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
 from knowledge.parsers.layout import (
-    SENTENCE_END,
     BlockBuilder,
     Line,
+    SENTENCE_END,
     TableItem,
     body_size,
     drop_running_lines,
     is_title_line,
     join_lines,
 )
+from knowledge.parsers.pdf_scans import recognise_scans
+from knowledge.parsers.pdf_text import in_reading_order, merge_continued_tables, read_page
+from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
+
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
 _GENERATED_TITLE = re.compile(r"^(?:microsoft \w+ - |untitled\b)|\.\w{2,4}$", re.IGNORECASE)
-_MIN_TEXT_CHARS = 20  # a page with fewer characters than this over a page-sized image is a scan
-_SCAN_COVER = 0.5  # ... where the images cover at least this share of the page
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
@@ -45,6 +47,33 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if encrypted:
         _open_encrypted(reader)
     outline = _outline(reader)
+    pages, metadata, ocr_meta = _read_pages(data, reader, options)
+    metadata = {"pages": metadata.pop("pages"), "encrypted": encrypted, **metadata}
+    numbers = sorted(pages)
+    line_pages, dropped = drop_running_lines([pages[n][0] for n in numbers])
+    if dropped:
+        metadata["running_lines_dropped"] = dropped
+    body = body_size(line_pages)
+    title_line = _title_line(line_pages, numbers, body)
+    items = merge_continued_tables([in_reading_order(lines, pages[n][1]) for n, lines in zip(numbers, line_pages)])
+    builder = BlockBuilder(body=body, title=title_line, outline=outline)
+    for number, page_items in zip(numbers, items):
+        builder.page(page_items, meta=ocr_meta.get(number, {}))
+    blocks = builder.finish()
+    tables = sum(block.kind == "table" for block in blocks)
+    if tables:
+        metadata["tables"] = tables
+    if not any(b.text.strip() for b in blocks):
+        raise ParseError("empty_file", "the PDF has no text: no text layer, and no scanned page to recognise")
+    info_title = _info_title(reader, metadata)
+    first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
+    title = info_title or title_line or first_heading or stem
+    return ParsedDocument(title=title, doc_type="pdf", blocks=blocks, metadata=metadata)
+
+
+def _read_pages(data: bytes, reader: PdfReader, options: ParseOptions) -> tuple[dict, dict, dict[int, dict]]:
+    """``(pages read, metadata, OCR metadata by page)``: the text layer within the page budget, then the scanned
+    pages by OCR within theirs; the metadata holds the page count and what was blank, recognised or unreadable."""
     # Pages beyond the budget are not read: an ingestion fails at once, a preview reads the first ones.
     readable = None
     try:
@@ -65,11 +94,11 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         raise ParseError("corrupt_file", "the PDF has no pages")
     if unreadable and not pages and not scans:
         raise ParseError("corrupt_file", "no page of the PDF could be read")
-    metadata: dict = {"pages": page_count, "encrypted": encrypted}
+    metadata: dict = {"pages": page_count}
     ocr_meta: dict[int, dict] = {}
     if scans:
         scans, stop = _ocr_budget(scans, options)
-        blank, last = _recognise_scans(data, scans, pages, ocr_meta, options, last if stop is None else stop - 1)
+        blank, last = recognise_scans(data, scans, pages, ocr_meta, options, last if stop is None else stop - 1)
         pages = {number: read for number, read in pages.items() if number <= last}
         if blank:
             metadata["blank_pages"] = blank
@@ -79,35 +108,30 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             metadata["ocr_confidence"] = round(statistics.fmean(confidences), 4)
     if unreadable:
         metadata["unreadable_pages"] = unreadable
+    return pages, metadata, ocr_meta
 
-    numbers = sorted(pages)
-    line_pages, dropped = drop_running_lines([pages[n][0] for n in numbers])
-    if dropped:
-        metadata["running_lines_dropped"] = dropped
-    body = body_size(line_pages)
-    title_line = ""
-    first_lines = line_pages[0] if line_pages else []
-    if numbers and numbers[0] == 1:
-        largest = max((line.size for line in first_lines), default=0.0)
-        titles = []
-        for line in first_lines[:3]:  # the title: the first page's largest lines, at its top, one after another
-            if is_title_line(line, body) and line.size >= 0.97 * largest and candidate(line.text) is None:
-                titles.append(line)
-            elif titles:
-                break
-        if titles:
-            title_line = join_lines([" ".join(line.text.split()) for line in titles])
-            line_pages[0] = [line for line in first_lines if line not in titles]
-    items = _merge_continued_tables([_in_reading_order(lines, pages[n][1]) for n, lines in zip(numbers, line_pages)])
-    builder = BlockBuilder(body=body, title=title_line, outline=outline)
-    for number, page_items in zip(numbers, items):
-        builder.page(page_items, meta=ocr_meta.get(number, {}))
-    blocks = builder.finish()
-    tables = sum(block.kind == "table" for block in blocks)
-    if tables:
-        metadata["tables"] = tables
-    if not any(b.text.strip() for b in blocks):
-        raise ParseError("empty_file", "the PDF has no text: no text layer, and no scanned page to recognise")
+
+def _title_line(line_pages: list[list[Line]], numbers: list[int], body: float) -> str:
+    """The title set on the first page (its largest lines, at its top, one after another), taken off the page; ""
+    when there is none."""
+    if not (numbers and numbers[0] == 1):
+        return ""
+    first_lines = line_pages[0]
+    largest = max((line.size for line in first_lines), default=0.0)
+    titles = []
+    for line in first_lines[:3]:
+        if is_title_line(line, body) and line.size >= 0.97 * largest and candidate(line.text) is None:
+            titles.append(line)
+        elif titles:
+            break
+    if not titles:
+        return ""
+    line_pages[0] = [line for line in first_lines if line not in titles]
+    return join_lines([" ".join(line.text.split()) for line in titles])
+
+
+def _info_title(reader: PdfReader, metadata: dict) -> str:
+    """The document information's title unless a tool generated it (and its author into ``metadata``)."""
     info_title = ""
     try:
         info = reader.metadata
@@ -116,11 +140,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             metadata["author"] = str(info.author)
     except Exception:  # a broken /Info dictionary must not sink an otherwise readable file
         pass
-    if _GENERATED_TITLE.search(info_title):
-        info_title = ""
-    first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
-    title = info_title or title_line or first_heading or stem
-    return ParsedDocument(title=title, doc_type="pdf", blocks=blocks, metadata=metadata)
+    return "" if _GENERATED_TITLE.search(info_title) else info_title
 
 
 def _read_text_layer(data: bytes, readable: int | None, declared: int, options: ParseOptions):
@@ -141,7 +161,7 @@ def _read_text_layer(data: bytes, readable: int | None, declared: int, options: 
                 last = number - 1
                 break
             try:
-                read = _read_page(page, number)
+                read = read_page(page, number)
             except Exception as exc:  # one damaged page (bad font, broken stream) should not lose the rest
                 if (over := _over_budget(exc)) is not None:
                     raise over from None
@@ -191,227 +211,6 @@ def _open_encrypted(reader: PdfReader) -> None:
         raise ParseError("corrupt_file", f"the PDF is encrypted and cannot be opened ({exc})") from exc
     if result == PasswordType.NOT_DECRYPTED:
         raise ParseError("corrupt_file", "the PDF is encrypted with a password; upload an unencrypted copy")
-
-
-# --- the text layer ---------------------------------------------------------------------------
-
-
-def _read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
-    """The page's lines outside tables and its ruled tables; ``None`` for a scanned page (OCR it)."""
-    chars = [char for char in page.chars if char.get("text", "").strip()]
-    area = max(page.width * page.height, 1.0)
-    covered = sum(max(0.0, (image["x1"] - image["x0"]) * (image["bottom"] - image["top"])) for image in page.images)
-    if len(chars) < _MIN_TEXT_CHARS and covered >= _SCAN_COVER * area:
-        return None
-    if not chars:
-        return [], []
-    tables = []
-    for found in page.find_tables():
-        rows = [[_cell(cell) for cell in row] for row in found.extract()]
-        if len(rows) >= 2 and max(len(row) for row in rows) >= 2 and any(any(row) for row in rows):
-            x0, top, x1, bottom = found.bbox
-            tables.append(TableItem(rows=rows, top=top, bottom=bottom, x0=x0, x1=x1, page=number,
-                                    row_pages=[number] * len(rows)))
-
-    def outside(obj: dict) -> bool:
-        if obj.get("object_type") != "char":
-            return True
-        x = (obj["x0"] + obj["x1"]) / 2
-        y = (obj["top"] + obj["bottom"]) / 2
-        return not any(t.x0 <= x <= t.x1 and t.top <= y <= t.bottom for t in tables)
-
-    text_page = page.filter(outside) if tables else page
-    lines = []
-    for found in text_page.extract_text_lines(return_chars=True, strip=True):
-        if not found["text"].strip():
-            continue
-        for segment in _segments(found):
-            lines.append(Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
-                              bottom=segment["bottom"], size=segment["size"], page=number,
-                              page_height=float(page.height)))
-    return lines, tables
-
-
-def _segments(line: dict) -> list[dict]:
-    """A text line cut where a wide gap separates its characters: two columns side by side are two lines."""
-    chars = sorted((c for c in line["chars"] if c.get("text", "").strip()), key=lambda c: c["x0"])
-    sizes = [char["size"] for char in chars] or [0.0]
-    size = statistics.median(sizes)
-    groups: list[list[dict]] = [[]]
-    for char in chars:
-        if groups[-1] and char["x0"] - groups[-1][-1]["x1"] > 2.5 * max(size, 1.0):
-            groups.append([])
-        groups[-1].append(char)
-    if len(groups) == 1:
-        return [{"text": line["text"], "x0": line["x0"], "x1": line["x1"], "top": line["top"],
-                 "bottom": line["bottom"], "size": size}]
-    out = []
-    for group in groups:
-        text = group[0]["text"]
-        for before, char in zip(group, group[1:]):
-            text += (" " if char["x0"] - before["x1"] > 0.25 * size else "") + char["text"]
-        out.append({"text": text, "x0": group[0]["x0"], "x1": max(c["x1"] for c in group),
-                    "top": min(c["top"] for c in group), "bottom": max(c["bottom"] for c in group),
-                    "size": statistics.median(c["size"] for c in group)})
-    return out
-
-
-def _cell(value: str | None) -> str:
-    """A cell's text with its wrapped lines rejoined (no space between CJK characters)."""
-    parts = [part.strip() for part in (value or "").split("\n") if part.strip()]
-    return join_lines(parts) if parts else ""
-
-
-def _in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | TableItem]:
-    """Lines and tables top to bottom; a two-column page is read column by column.
-
-    Between full-width lines, when wide lines fall clearly on either side of the page's middle (a
-    gutter no line crosses), the left column is read before the right one.
-    """
-    if not lines:
-        return sorted(tables, key=lambda t: t.top)
-    left_edge = min(line.x0 for line in lines)
-    right_edge = max(line.x1 for line in lines)
-    middle = (left_edge + right_edge) / 2
-    left = [line for line in lines if line.x1 < middle]
-    right = [line for line in lines if line.x0 > middle]
-    ordered: list[Line | TableItem]
-    # Columns hold running text: several wide lines on each side. A form's short labels and values
-    # («姓名：      张三») are rows, not columns.
-    wide = 0.3 * (right_edge - left_edge)
-    columns = (sum(line.x1 - line.x0 >= wide for line in left) >= 3 and sum(line.x1 - line.x0 >= wide for line in right) >= 3
-               and len(left) + len(right) >= 0.6 * len(lines))
-    if columns:
-        ordered = []
-        band: list[Line] = []
-
-        def close_band() -> None:
-            ordered.extend(sorted([l for l in band if l.x1 < middle], key=lambda l: (l.top, l.x0)))
-            ordered.extend(sorted([l for l in band if l.x1 >= middle], key=lambda l: (l.top, l.x0)))
-            band.clear()
-
-        for line in sorted(lines, key=lambda l: (l.top, l.x0)):
-            if line.x0 < middle < line.x1:  # a full-width line (a heading over both columns) ends the band
-                close_band()
-                ordered.append(line)
-            else:
-                band.append(line)
-        close_band()
-    else:
-        ordered = _rejoin_rows(sorted(lines, key=lambda l: (l.top, l.x0)))
-    out: list[Line | TableItem] = []
-    pending = sorted(tables, key=lambda t: t.top)
-    for line in ordered:
-        while pending and pending[0].top <= line.top:
-            out.append(pending.pop(0))
-        out.append(line)
-    out.extend(pending)
-    return out
-
-
-def _rejoin_rows(lines: list[Line]) -> list[Line]:
-    """Pieces of one row (cut at wide gaps, e.g. a borderless table's cells) back into one line, when the
-    page has no columns: 「姓名      张三」 reads as one line."""
-    out: list[Line] = []
-    for line in lines:
-        last = out[-1] if out else None
-        if last is not None and abs(line.top - last.top) < 0.3 * max(line.size, 1.0) and line.x0 > last.x1:
-            out[-1] = Line(text=f"{last.text} {line.text}", x0=last.x0, top=min(last.top, line.top), x1=line.x1,
-                           bottom=max(last.bottom, line.bottom), size=last.size, page=last.page,
-                           page_height=last.page_height, confidence=last.confidence)
-        else:
-            out.append(line)
-    return out
-
-
-def _merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Line | TableItem]]:
-    """A table that ends a page and one that starts the next, with the same columns, are one table.
-
-    The continuation's first row is dropped when it repeats the header (as word processors do).
-    """
-    previous: TableItem | None = None
-    for items in pages:
-        if previous is not None and items and isinstance(items[0], TableItem):
-            following = items[0]
-            width = max(previous.x1 - previous.x0, 1.0)
-            same_columns = max(map(len, previous.rows)) == max(map(len, following.rows))
-            aligned = abs(previous.x0 - following.x0) < 0.05 * width and abs(previous.x1 - following.x1) < 0.05 * width
-            if same_columns and aligned:
-                rows = following.rows
-                row_pages = following.row_pages
-                if [c.strip() for c in rows[0]] == [c.strip() for c in previous.rows[0]]:
-                    rows, row_pages = rows[1:], row_pages[1:]
-                previous.rows.extend(rows)
-                previous.row_pages.extend(row_pages)
-                items.pop(0)
-        last = items[-1] if items else None
-        previous = last if isinstance(last, TableItem) else None
-    return pages
-
-
-# --- scanned pages ----------------------------------------------------------------------------
-
-
-def _recognise_scans(data: bytes, scans: list[int], pages: dict, ocr_meta: dict[int, dict],
-                     options: ParseOptions, last: int) -> tuple[list[int], int]:
-    """OCR the scanned pages up to page ``last`` into ``pages`` (lines in points) and ``ocr_meta``.
-
-    Returns the blank pages and the last page read: ``last``, or the page before the one a preview
-    had no time left for (a page takes about as long as the one before it). A scanned page that is
-    not blank but yields no text fails the document (``ocr_failed``).
-    """
-    import pypdfium2
-    from PIL import ImageStat
-
-    from knowledge.parsers import ocr
-
-    scans = [number for number in scans if number <= last]
-    blank: list[int] = []
-    document = pypdfium2.PdfDocument(data, password="")
-    took = 0.0
-    try:
-        for done, number in enumerate(scans):
-            if options.preview and out_of_time(options, took):
-                cut_short(options, "time", 0, pages_read=number - 1)
-                return blank, number - 1
-            if options.on_page:
-                options.on_page(done, len(scans))
-            started = time.monotonic()
-            page = document[number - 1]
-            width, height = page.get_size()
-            scale = ocr.RENDER_DPI / 72
-            if width * height * scale * scale > ocr.MAX_PIXELS:
-                scale = (ocr.MAX_PIXELS / max(width * height, 1.0)) ** 0.5
-            image = page.render(scale=scale).to_pil().convert("RGB")
-            options.usage.ocr_pages += 1
-            recognised, found_tables = ocr.read(image)
-            took = time.monotonic() - started
-            if not recognised and not found_tables:
-                if max(ImageStat.Stat(image.convert("L")).stddev) < 4:
-                    blank.append(number)
-                    continue
-                raise ParseError("ocr_failed", f"page {number} is a scanned image, but no text could be recognised on it")
-            to_points = 1 / scale
-            lines = [ocr_line(item, number, height, to_points) for item in recognised]
-            tables = [TableItem(rows=table.rows, top=table.top * to_points, bottom=table.bottom * to_points,
-                                x0=table.x0 * to_points, x1=table.x1 * to_points, page=number,
-                                row_pages=[number] * len(table.rows)) for table in found_tables]
-            pages[number] = (lines, tables)
-            chars = sum(len(item.text) for item in recognised) or 1
-            confidence = sum(item.confidence * len(item.text) for item in recognised) / chars if recognised else 1.0
-            ocr_meta[number] = {"ocr": True, "ocr_confidence": round(confidence, 4)}
-        if options.on_page:
-            options.on_page(len(scans), len(scans))
-    finally:
-        document.close()
-    return blank, last
-
-
-def ocr_line(item, page: int, page_height: float, to_points: float) -> Line:
-    """An OCR line in the page's coordinates; its size is the box height less the detector's padding."""
-    return Line(text=item.text, x0=item.x0 * to_points, top=item.top * to_points, x1=item.x1 * to_points,
-                bottom=item.bottom * to_points, size=(item.bottom - item.top) * to_points * 0.8, page=page,
-                page_height=page_height, confidence=item.confidence)
 
 
 # --- bookmarks --------------------------------------------------------------------------------
@@ -465,4 +264,3 @@ def split_paragraphs(text: str) -> list[str]:
 
 def _width(line: str) -> int:
     return sum(2 if is_cjk(char) else 1 for char in line)
-
