@@ -27,6 +27,28 @@ def _doc_names(candidate) -> set[str]:
     return document_labels(candidate.document_id, candidate.source_name, str((candidate.metadata or {}).get("external_id") or ""))
 
 
+def _ranked_documents(candidates, relevant: set[str], labels_kb_id: int | None) -> list[str]:
+    """One entry per document, at its best chunk; a relevant document is named by its label, another ``doc:<id>``."""
+    ranked: list[str] = []
+    seen_docs: set[int] = set()
+    for c in candidates:
+        if c.document_id in seen_docs:
+            continue
+        seen_docs.add(c.document_id)
+        names = _doc_names(c) if labels_kb_id is None or c.kb_id == labels_kb_id else set()
+        ranked.append(next(iter(sorted(names & relevant)), f"doc:{c.document_id}"))
+    return ranked
+
+
+def _ranking_scores(ranked: list[str], relevant: set[str], ks: tuple[int, ...]) -> tuple[dict[int, float], float, float]:
+    """An answerable query's recall@k for each k, reciprocal rank and nDCG, both within the first 10."""
+    first = next((i for i, key in enumerate(ranked[:10], 1) if key in relevant), None)
+    recalls = {k: len(relevant & set(ranked[:k])) / len(relevant) for k in ks}
+    dcg = sum(1.0 / math.log2(i + 1) for i, key in enumerate(ranked[:10], 1) if key in relevant)
+    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
+    return recalls, (1.0 / first if first else 0.0), (dcg / ideal if ideal else 0.0)
+
+
 def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,
              progress: Callable[[int], None] | None = None, search_kwargs: dict | None = None,
              labels_kb_id: int | None = None) -> dict:
@@ -51,26 +73,16 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
         for t in result.timings:
             stage_ms.setdefault(t.name, []).append(t.ms)
         relevant = set(q.relevant)
-        # One entry per document, at its best chunk; a relevant document is named by its label.
-        ranked: list[str] = []
-        seen_docs: set[int] = set()
-        for c in result.candidates:
-            if c.document_id in seen_docs:
-                continue
-            seen_docs.add(c.document_id)
-            names = _doc_names(c) if labels_kb_id is None or c.kb_id == labels_kb_id else set()
-            ranked.append(next(iter(sorted(names & relevant)), f"doc:{c.document_id}"))
+        ranked = _ranked_documents(result.candidates, relevant, labels_kb_id)
         if not relevant:
             abstain.append(0.0 if result.hit else 1.0)
         else:
             false_abstain.append(0.0 if result.hit else 1.0)
-            first = next((i for i, key in enumerate(ranked[:10], 1) if key in relevant), None)
-            for k in recalls:
-                recalls[k].append(len(relevant & set(ranked[:k])) / len(relevant))
-            mrr.append(1.0 / first if first else 0.0)
-            dcg = sum(1.0 / math.log2(i + 1) for i, key in enumerate(ranked[:10], 1) if key in relevant)
-            ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), 10) + 1))
-            ndcg.append(dcg / ideal if ideal else 0.0)
+            query_recalls, query_mrr, query_ndcg = _ranking_scores(ranked, relevant, tuple(recalls))
+            for k, value in query_recalls.items():
+                recalls[k].append(value)
+            mrr.append(query_mrr)
+            ndcg.append(query_ndcg)
         verdicts["answerable" if relevant else "unanswerable"].append(result.verdict)
         per_query.append({"id": q.id, "hit": result.hit, "verdict": result.verdict, "relevance": result.relevance,
                           "top": ranked[:3]})
