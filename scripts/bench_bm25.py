@@ -31,6 +31,7 @@ def _jsonl(path: Path, limit: int) -> list[dict]:
 
 
 def main() -> None:
+    # long because: a benchmark script read top to bottom: arguments, corpus, each index built and timed, figures printed
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bench", type=Path, default=Path(os.environ.get("ZHIKU_BENCH_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "bench")))
     parser.add_argument("--docs", type=int, default=10_000)

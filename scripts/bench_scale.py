@@ -318,6 +318,7 @@ def print_table(tiers: list[dict]) -> None:
 
 
 def main() -> int:
+    # long because: a benchmark script read top to bottom: arguments, then each tier built, queried and reported in turn
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tiers", default="10000,100000,300000", help="chunk counts, ascending")
     parser.add_argument("--queries", type=int, default=150)

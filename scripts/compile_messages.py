@@ -30,6 +30,7 @@ def _unquote(text: str, where: str) -> str:
 
 def parse_po(path: Path) -> dict[str, str]:
     """{msgid (with msgctxt and plural joined as gettext's .mo stores them): msgstr}, fuzzy and empty ones left out."""
+    # long because: one state machine over the .po lines (msgctxt, msgid, plurals, msgstr, continued strings)
     messages: dict[str, str] = {}
     entry: dict[str, object] = {}
     fuzzy = False

@@ -651,6 +651,7 @@ def cmd_verdict(splits: list[Split], *, gate_share: float, answered_share: float
     ``answered_share`` of each one's unanswerable questions reach it; then the held-out set's outcomes
     (answered / uncertain / not found) for its answerable, unanswerable and off-topic questions.
     """
+    # long because: three report tables in turn (each set held out, the shipped lines, the line swept) share one set of fits and rows
     data, off, held_off = {}, {}, {}
     for split in splits:
         if not evidence_path(split).exists():

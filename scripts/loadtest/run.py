@@ -281,6 +281,7 @@ def print_table(report: dict) -> None:
 
 
 def main() -> int:
+    # long because: a script's steps in order: arguments, server and data set-up, the locust run, the report
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="http://127.0.0.1:8000")
     parser.add_argument("--users", type=int, default=10)
