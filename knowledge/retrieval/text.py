@@ -1,4 +1,4 @@
-"""Text rules shared by the retrieval core and chat's context assembly (``context``, ``chat/extractive.py``)."""
+"""Text rules shared by the retrieval core and chat's context assembly (``context``, ``chat/extractive/``)."""
 
 from __future__ import annotations
 
