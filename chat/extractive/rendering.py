@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chat.extractive.units import Unit, END
+from chat.extractive.units import END, Unit
 from chat.prompts import Source
 
 

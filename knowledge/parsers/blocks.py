@@ -6,9 +6,6 @@ import re
 from knowledge.parsers.types import Block
 
 
-# --- shared rendering ------------------------------------------------------------------------
-
-
 def markdown_table(rows: tuple[tuple[str, ...], ...] | list[list[str]] | list[tuple[str, ...]]) -> str:
     """Render rows (the first is the header) as a GitHub-flavoured Markdown table."""
     if not rows:

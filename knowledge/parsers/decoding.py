@@ -18,9 +18,6 @@ _BOMS = (
 )
 
 
-# --- text decoding ---------------------------------------------------------------------------
-
-
 def decode_text(data: bytes) -> tuple[str, str]:
     """Decode text bytes and return ``(text, encoding)`` with newlines normalised to ``\\n``.
 
