@@ -100,7 +100,7 @@ def _filters_q(filters: SearchFilters) -> Q:
 _vector_types: dict[tuple, TypeInfo] = {}
 
 
-def _cursor() -> psycopg.Cursor:
+def binary_cursor() -> psycopg.Cursor:
     """A psycopg cursor on Django's connection with server-side binding and pgvector's binary adapters.
 
     Results come back in binary (``execute(..., binary=True)``): a vector is its float32 bytes, not
@@ -168,7 +168,7 @@ class PgVectorStore:
         if top_k <= 0:
             return []
         sql, params = self.statement(kb_id=kb_id, query_vector=query_vector, top_k=top_k, filters=filters, scope=scope)
-        with transaction.atomic(), _cursor() as cur:
+        with transaction.atomic(), binary_cursor() as cur:
             # ef_search must cover the candidate count; relaxed iterative scans
             # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
             settings_sql = "SELECT set_config('hnsw.ef_search', %s, true)"
@@ -229,7 +229,7 @@ class DjangoChunkStore:
     def _select(self, where: str, params: list, *, scope: AccessScope, with_vectors: bool,
                 order: str = "") -> list[ChunkRecord]:
         _, visibility = scope_chunks_sql(scope)
-        with _cursor() as cur:
+        with binary_cursor() as cur:
             cur.execute(_chunks_sql(where, with_vectors, order), [*params, *visibility], binary=True)
             return [_record(row, with_vectors) for row in cur.fetchall()]
 

@@ -13,7 +13,7 @@ from django.db import connection
 
 from knowledge.models import Chunk, ChunkType, Document, DocumentStatus
 from knowledge.retrieval.protocols import AccessScope, SearchFilters
-from knowledge.stores import PgVectorStore, _cursor
+from knowledge.stores import PgVectorStore, binary_cursor
 
 ROWS = 3000  # enough that a sequential scan costs the planner more than an index scan
 
@@ -50,7 +50,7 @@ def _plan(kb_id: int, filters: SearchFilters = SearchFilters(), *, scope: Access
     scope = scope or AccessScope(user_id=0, full_access_kb_ids=frozenset({kb_id}))
     query = np.ones(settings.ZHIKU_EMBEDDING_DIM, dtype=np.float32)
     sql, params = PgVectorStore().statement(kb_id=kb_id, query_vector=query, top_k=30, filters=filters, scope=scope)
-    with _cursor() as cur:
+    with binary_cursor() as cur:
         cur.execute("SET enable_seqscan = on")
         cur.execute(f"EXPLAIN (FORMAT JSON{', ANALYZE' if analyze else ''}) {sql}", params)
         raw = cur.fetchone()[0]
