@@ -124,11 +124,23 @@ def scope_documents_q(scope: AccessScope, kb_id: int, prefix: str = "document__"
     return _restriction_q(prefix, list(scope.group_ids))
 
 
+def _restriction_sql(alias: str) -> str:
+    """``_restriction_q`` as SQL on the document table under ``alias``; one parameter, the group ids."""
+    table = Restriction._meta.db_table
+    return (f"(NOT EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = {alias}.id)"
+            f" OR EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = {alias}.id AND r.group_id = ANY(%s)))")
+
+
 def scope_documents_sql(scope: AccessScope, kb_id: int, alias: str = "d") -> tuple[str, list]:
     """``scope_documents_q`` as SQL on the document table under ``alias``, and its parameters."""
     if kb_id in scope.full_access_kb_ids:
         return "TRUE", []
-    table = Restriction._meta.db_table
-    sql = (f"(NOT EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = {alias}.id)"
-           f" OR EXISTS (SELECT 1 FROM {table} r WHERE r.document_id = {alias}.id AND r.group_id = ANY(%s)))")
-    return sql, [list(scope.group_ids)]
+    return _restriction_sql(alias), [list(scope.group_ids)]
+
+
+def scope_chunks_sql(scope: AccessScope, *, chunk: str = "c", document: str = "d") -> tuple[str, list]:
+    """``scope_documents_sql`` for chunks of any KB the scope's user reads, in one condition: a chunk of a KB
+    where the scope has full access, or of a document the scope's groups may read (the SQL text is the same
+    for every scope, so a caller can keep it)."""
+    return (f"({chunk}.kb_id = ANY(%s) OR {_restriction_sql(document)})",
+            [sorted(scope.full_access_kb_ids), list(scope.group_ids)])

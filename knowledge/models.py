@@ -241,8 +241,11 @@ class Chunk(models.Model):
         indexes = [
             models.Index(fields=["kb", "enabled"]),
             HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"]),
+            # Only FAQ chunks have a question vector: both indexes hold just them, so a KB without FAQ chunks is
+            # known in one probe of an empty range and its question scan never reads the chunk table (stores.py).
             HnswIndex(name="chunk_question_hnsw", fields=["question_embedding"], m=16, ef_construction=64,
-                      opclasses=["vector_cosine_ops"]),
+                      opclasses=["vector_cosine_ops"], condition=Q(question_embedding__isnull=False)),
+            models.Index(name="chunk_kb_has_question", fields=["kb"], condition=Q(question_embedding__isnull=False)),
         ]
 
     def __str__(self) -> str:

@@ -1,6 +1,7 @@
 """Django implementations of the retrieval core's stores: pgvector search, BM25 index tiers, chunk loading."""
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -10,13 +11,16 @@ from datetime import timedelta
 from typing import Sequence
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
+from pgvector.psycopg.vector import register_vector_info
+from psycopg.types import TypeInfo
 
-from knowledge.access import Restriction, scope_documents_q, scope_documents_sql
+from knowledge.access import Restriction, scope_chunks_sql, scope_documents_q, scope_documents_sql
 from knowledge.models import BM25Index as BM25IndexRow
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
@@ -91,56 +95,91 @@ def _filters_q(filters: SearchFilters) -> Q:
     return q
 
 
+# --- raw statements: server-side binding, vectors in binary --------------------------------
+
+_vector_types: dict[tuple, TypeInfo] = {}
+
+
+def binary_cursor() -> psycopg.Cursor:
+    """A psycopg cursor on Django's connection with server-side binding and pgvector's binary adapters.
+
+    Results come back in binary (``execute(..., binary=True)``): a vector is its float32 bytes, not
+    text to parse; a query vector goes out the same way. The ``vector`` type's oid is read once per
+    database and process, not per connection (a search opens a connection per path).
+    """
+    connection.ensure_connection()
+    raw = connection.connection
+    db = connection.settings_dict
+    key = (db.get("HOST"), db.get("PORT"), db["NAME"])
+    info = _vector_types.get(key)
+    if info is None:
+        info = _vector_types[key] = TypeInfo.fetch(raw, "vector")
+    cur = psycopg.Cursor(raw)
+    register_vector_info(cur, info)
+    return cur
+
+
+def _numpy(value) -> np.ndarray | None:
+    return None if value is None else value.to_numpy()
+
+
 # --- vector path ------------------------------------------------------------------------
 
+_NEAREST = ("SELECT c.id FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id"
+            " WHERE c.kb_id = %s AND c.enabled AND d.status = 'ready' AND c.{column} IS NOT NULL AND {conditions}"
+            " ORDER BY c.{column} <=> %s LIMIT %s")
+# Whether the KB has a FAQ chunk, from the small partial index chunk_kb_has_question (migration 0015): an
+# uncorrelated condition, so PostgreSQL checks it once, before the question scan, and skips that scan without.
+_HAS_QUESTIONS = "EXISTS (SELECT 1 FROM knowledge_chunk f WHERE f.kb_id = %s AND f.question_embedding IS NOT NULL)"
+
+
+@functools.lru_cache(maxsize=256)
+def _vector_sql(conditions: str) -> str:
+    """The one statement of a vector search for a shape of conditions (kept: nothing is built per search)."""
+    pair = _NEAREST.format(column="embedding", conditions=conditions)
+    question = _NEAREST.format(column="question_embedding", conditions=f"{conditions} AND {_HAS_QUESTIONS}")
+    return (f"WITH pair AS ({pair}), question AS ({question})"
+            " SELECT c.id, 1 - (c.embedding <=> %s), 1 - (c.question_embedding <=> %s) FROM knowledge_chunk c"
+            " WHERE c.id IN (SELECT id FROM pair UNION SELECT id FROM question) AND c.embedding IS NOT NULL")
+
+
 class PgVectorStore:
-    """Cosine search with pgvector's HNSW index; permissions and filters are in the same SQL.
+    """Cosine search with pgvector's HNSW indexes; permissions and filters are in the same SQL.
 
     A FAQ chunk has two vectors, its question–answer pair (``embedding``) and its
-    question alone (``question_embedding``): a second HNSW query over the
-    question vectors, with the same conditions, brings in chunks whose question
-    matches; every candidate of the union is then scored by its pair's cosine
-    blended with its question's (``evidence.faq_cosine``, measured).
+    question alone (``question_embedding``): a second HNSW scan, over the partial
+    index of question vectors, with the same conditions, brings in chunks whose
+    question matches (skipped in a KB without FAQ chunks); every candidate of the
+    union is scored by its pair's cosine blended with its question's
+    (``evidence.faq_cosine``, measured). One statement (``statement``) does it all.
     """
+
+    def statement(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
+                  scope: AccessScope) -> tuple[str, list]:
+        """The SQL and parameters ``search`` runs (tests read its plan)."""
+        vec = np.asarray(query_vector, dtype=np.float32)
+        visibility, params = scope_documents_sql(scope, kb_id, alias="d")
+        conditions = f"{visibility} AND {_filters_sql(filters, params)}"
+        k = int(top_k)
+        return _vector_sql(conditions), [kb_id, *params, vec, k, kb_id, *params, kb_id, vec, k, vec, vec]
 
     def search(self, *, kb_id: int, query_vector: np.ndarray, top_k: int, filters: SearchFilters,
                scope: AccessScope) -> list[tuple[int, float]]:
         if top_k <= 0:
             return []
-        vec = "[" + ",".join(f"{float(x):.7g}" for x in np.asarray(query_vector, dtype=np.float32)) + "]"
-        visibility, params = scope_documents_sql(scope, kb_id, alias="d")
-        where_filters = _filters_sql(filters, params)
-
-        def nearest(column: str) -> str:
-            return f"""
-                SELECT c.id AS id, 1 - (c.{column} <=> %s::vector) AS sim
-                FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id
-                WHERE c.kb_id = %s AND c.enabled AND d.status = 'ready' AND c.{column} IS NOT NULL
-                  AND {visibility} AND {where_filters}
-                ORDER BY c.{column} <=> %s::vector
-                LIMIT %s
-            """
-
-        full = [vec, kb_id, *params, vec, int(top_k)]
-        with transaction.atomic(), connection.cursor() as cur:
+        sql, params = self.statement(kb_id=kb_id, query_vector=query_vector, top_k=top_k, filters=filters, scope=scope)
+        with transaction.atomic(), binary_cursor() as cur:
             # ef_search must cover the candidate count; relaxed iterative scans
             # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
-            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(40, min(1000, 2 * int(top_k))))])
+            settings_sql = "SELECT set_config('hnsw.ef_search', %s, true)"
             if _supports_iterative_scan():
-                cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            cur.execute(nearest("embedding"), full)
-            best = {int(i): float(sim) for i, sim in cur.fetchall() if sim is not None}
-            cur.execute(nearest("question_embedding"), full)
-            question_hits = {int(i) for i, sim in cur.fetchall() if sim is not None}
-            if question_hits:
-                # FAQ chunks in play: both cosines of every candidate of the union, one blended score each.
-                cur.execute("""
-                    SELECT id, 1 - (embedding <=> %s::vector), 1 - (question_embedding <=> %s::vector)
-                    FROM knowledge_chunk WHERE id = ANY(%s) AND embedding IS NOT NULL
-                """, [vec, vec, list(best.keys() | question_hits)])
-                best = {int(i): faq_cosine(float(pair), None if question is None else float(question))
-                        for i, pair, question in cur.fetchall()}
-        return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
+                settings_sql += ", set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+            cur.execute(settings_sql, [str(max(40, min(1000, 2 * int(top_k))))])
+            cur.execute(sql, params, binary=True)
+            # A chunk without a question vector scores its pair's cosine (faq_cosine(pair, None) is pair).
+            best = [(int(i), faq_cosine(float(pair), None if question is None else float(question)))
+                    for i, pair, question in cur.fetchall() if pair is not None]
+        return sorted(best, key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
 
 
 _iterative: bool | None = None
@@ -159,45 +198,54 @@ def _supports_iterative_scan() -> bool:
 
 # --- chunk payloads ------------------------------------------------------------------------
 
-class DjangoChunkStore:
-    """Loads chunk payloads, re-checking permissions (enabled, ready, group restrictions) in SQL."""
+_COLUMNS = ("c.id, c.kb_id, c.document_id, c.ordinal, c.content, c.section_path, c.page_start, c.page_end,"
+            " c.chunk_type, c.metadata, d.title, d.source_name, d.external_id")
 
-    def _queryset(self, scope: AccessScope, kb_ids: Sequence[int]):
-        qs = Chunk.objects.filter(enabled=True, document__status=DocumentStatus.READY, kb_id__in=list(kb_ids))
-        visibility = Q()
-        for kb_id in kb_ids:
-            visibility |= Q(kb_id=kb_id) & scope_documents_q(scope, kb_id)
-        return qs.filter(visibility) if kb_ids else qs.none()
+
+@functools.lru_cache(maxsize=16)
+def _chunks_sql(where: str, with_vectors: bool, order: str = "") -> str:
+    """Chunks served now (enabled, document ready) that the scope reads (``scope_chunks_sql``) and ``where`` holds."""
+    visibility, _ = scope_chunks_sql(AccessScope())
+    columns = _COLUMNS + (", c.embedding, c.question_embedding" if with_vectors else "")
+    return (f"SELECT {columns} FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id"
+            f" WHERE {where} AND c.enabled AND d.status = 'ready' AND {visibility} {order}")
+
+
+def _record(row, with_vectors: bool) -> ChunkRecord:
+    metadata = row[9]
+    return ChunkRecord(
+        chunk_id=row[0], kb_id=row[1], document_id=row[2], ordinal=row[3], content=row[4],
+        section_path=list(row[5] or []), page_start=row[6], page_end=row[7], chunk_type=row[8],
+        metadata=(json.loads(metadata) if isinstance(metadata, (str, bytes)) else metadata) or {},
+        title=row[10], source_name=row[11], external_id=row[12],
+        vector=_numpy(row[13]) if with_vectors else None,
+        question_vector=_numpy(row[14]) if with_vectors else None,
+    )
+
+
+class DjangoChunkStore:
+    """Loads chunk payloads in one statement each, re-checking permissions (enabled, ready, groups) in SQL."""
+
+    def _select(self, where: str, params: list, *, scope: AccessScope, with_vectors: bool,
+                order: str = "") -> list[ChunkRecord]:
+        _, visibility = scope_chunks_sql(scope)
+        with binary_cursor() as cur:
+            cur.execute(_chunks_sql(where, with_vectors, order), [*params, *visibility], binary=True)
+            return [_record(row, with_vectors) for row in cur.fetchall()]
 
     def fetch(self, chunk_ids: Sequence[int], *, scope: AccessScope, with_vectors: bool = False,
               kb_ids: Sequence[int] | None = None) -> dict[int, ChunkRecord]:
         if not chunk_ids:
             return {}
-        if kb_ids is None:
-            kb_ids = list(Chunk.objects.filter(pk__in=list(chunk_ids)).values_list("kb_id", flat=True).distinct())
-        fields = ["id", "kb_id", "document_id", "ordinal", "content", "section_path", "page_start", "page_end",
-                  "chunk_type", "metadata", "document__title", "document__source_name", "document__external_id"]
-        if with_vectors:
-            fields += ["embedding", "question_embedding"]
-        rows = self._queryset(scope, kb_ids).filter(pk__in=list(chunk_ids)).values_list(*fields)
-        out: dict[int, ChunkRecord] = {}
-        for row in rows:
-            rec = ChunkRecord(
-                chunk_id=row[0], kb_id=row[1], document_id=row[2], ordinal=row[3], content=row[4],
-                section_path=list(row[5] or []), page_start=row[6], page_end=row[7], chunk_type=row[8],
-                metadata=row[9] or {}, title=row[10], source_name=row[11], external_id=row[12],
-                vector=np.asarray(row[13], dtype=np.float32) if with_vectors and row[13] is not None else None,
-                question_vector=np.asarray(row[14], dtype=np.float32) if with_vectors and row[14] is not None else None,
-            )
-            out[rec.chunk_id] = rec
-        return out
+        where, params = "c.id = ANY(%s)", [[int(i) for i in chunk_ids]]
+        if kb_ids is not None:
+            where, params = where + " AND c.kb_id = ANY(%s)", [*params, [int(k) for k in kb_ids]]
+        return {r.chunk_id: r for r in self._select(where, params, scope=scope, with_vectors=with_vectors)}
 
     def neighbours(self, record: ChunkRecord, *, before: int, after: int, scope: AccessScope) -> list[ChunkRecord]:
-        ids = list(self._queryset(scope, [record.kb_id]).filter(
-            document_id=record.document_id, ordinal__gte=record.ordinal - before, ordinal__lte=record.ordinal + after,
-        ).exclude(pk=record.chunk_id).order_by("ordinal").values_list("id", flat=True))
-        found = self.fetch(ids, scope=scope, kb_ids=[record.kb_id])
-        return [found[i] for i in ids if i in found]
+        return self._select("c.document_id = %s AND c.ordinal BETWEEN %s AND %s AND c.id <> %s",
+                            [record.document_id, record.ordinal - before, record.ordinal + after, record.chunk_id],
+                            scope=scope, with_vectors=False, order="ORDER BY c.ordinal")
 
 
 # --- keyword path: BM25 index in three tiers -----------------------------------------------

@@ -126,13 +126,15 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def _in_worker(fn, arg):
-    # Worker threads get no request cycle to manage their DB connection: open
-    # a fresh one per task and close it after, like a request would.
+    # Worker threads get no request cycle to manage their DB connection: each task does what a request's start
+    # and end do (close_old_connections). With DB_CONN_MAX_AGE > 0 a thread keeps its connection across tasks,
+    # as a request thread does; with 0 it opens one per task, which costs each path a new PostgreSQL backend
+    # with cold catalog caches (~20-30 ms a search on 2 cores, docs/scaling.md).
     close_old_connections()
     try:
         return fn(arg)
     finally:
-        connection.close()
+        close_old_connections()
 
 
 def _parallel_map(fn, items) -> list:

@@ -22,6 +22,7 @@ from knowledge.access import (
     kbs_for_user,
     role_at_least,
     scope_documents_q,
+    scope_chunks_sql,
     scope_documents_sql,
     scope_for,
     with_caller_role,
@@ -104,6 +105,15 @@ def _sql_readable(scope, kb_id: int) -> set[int]:
         return {row[0] for row in cur.fetchall()}
 
 
+def _sql_chunks_readable(scope, kb_id: int) -> set[int]:
+    """Documents of the KB with a chunk ``scope_chunks_sql`` lets through (the chunk store's form, for any KB)."""
+    condition, params = scope_chunks_sql(scope, chunk="c", document="d")
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT DISTINCT d.id FROM knowledge_chunk c JOIN knowledge_document d ON d.id = c.document_id"
+                    f" WHERE c.kb_id = %s AND {condition}", [kb_id, *params])
+        return {row[0] for row in cur.fetchall()}
+
+
 @pytest.mark.django_db
 def test_roles_agree_with_the_rule_on_the_matrix(matrix):
     users, kbs, _ = matrix
@@ -134,6 +144,7 @@ def test_orm_and_sql_forms_of_the_document_rule_agree_on_the_matrix(matrix):
             scoped_documents = set(Document.objects.filter(scope_documents_q(scope, kb.pk, prefix=""), kb=kb).values_list("pk", flat=True))
             scoped_chunks = set(Chunk.objects.filter(scope_documents_q(scope, kb.pk), kb=kb).values_list("document_id", flat=True))
             assert scoped_documents == scoped_chunks == _sql_readable(scope, kb.pk) == in_kb, (name, kb.name)
+            assert _sql_chunks_readable(scope, kb.pk) == in_kb, (name, kb.name)
 
 
 @pytest.mark.django_db
