@@ -8,12 +8,11 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import translation
-from django.utils.translation import gettext
 
 from chat.services import turn_abandon, turn_prepare, turn_stream
 from config.i18n import language_from_scope
 from knowledge import safejson
-from knowledge.errors import ApplicationError
+from knowledge.errors import ApplicationError, message
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         await self.accept()
         if user is None or not user.is_authenticated:
-            await self.send_error("not_authenticated", gettext("Sign in, or connect with ?token=<API token>."))
+            await self.send_error("not_authenticated", message("not_authenticated", "socket"))
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
@@ -58,11 +57,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         if text_data is None:
-            await self.send_error("invalid_message", gettext("Send JSON text frames, not binary ones."))
+            await self.send_error("invalid_message", message("invalid_message"))
             return
         if len(text_data) > MAX_FRAME_BYTES // 4 and len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
             await self.send_json({"type": "error", "code": "too_large", "limit": MAX_FRAME_BYTES,
-                                  "message": gettext("A message may be at most %(limit)s bytes.") % {"limit": MAX_FRAME_BYTES}})
+                                  "message": message("too_large", limit=MAX_FRAME_BYTES)})
             return
         try:
             # Depth, size and character checks (knowledge/safejson.py): a bad frame is an error event, never a 1011.
@@ -81,11 +80,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         elif kind == "cancel":
             await self.cancel()
         else:
-            await self.send_error("unknown_type", gettext('The message type must be "ask" or "cancel".'))
+            await self.send_error("unknown_type", message("unknown_type"))
 
     async def ask(self, content: dict[str, Any]) -> None:
         if self.task is not None and not self.task.done():
-            await self.send_error("busy", gettext("An answer is still streaming; cancel it or wait for it to finish."))
+            await self.send_error("busy", message("busy", "streaming"))
             return
         self.stopping = ""
         self.message_id = None
@@ -93,7 +92,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def cancel(self) -> None:
         if self.task is None or self.task.done():
-            await self.send_error("nothing_to_cancel", gettext("No answer is streaming."))
+            await self.send_error("nothing_to_cancel", message("nothing_to_cancel"))
             return
         self.stopping = "cancel"
         self.task.cancel()
@@ -126,13 +125,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_json(event)
         except asyncio.CancelledError:
             if self.stopping == "cancel":
-                await self.send_json({"type": "error", "code": "cancelled", "message": gettext("The answer was cancelled."),
+                await self.send_json({"type": "error", "code": "cancelled", "message": message("cancelled", "answer"),
                                       "message_id": self.message_id, "status": "cancelled"})
             else:
                 raise
         except Exception:  # noqa: BLE001 - the socket stays usable; the service already settled the message
             logger.exception("chat consumer failed")
-            await self.send_error("internal_error", gettext("The answer could not be produced."))
+            await self.send_error("internal_error", message("internal_error"))
 
-    async def send_error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "code": code, "message": str(message)})
+    async def send_error(self, code: str, text: str) -> None:
+        await self.send_json({"type": "error", "code": code, "message": str(text)})

@@ -1,11 +1,10 @@
 """Reads of conversations and messages, always scoped to their owner."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from django.db.models import Count, Prefetch, QuerySet
 
 from chat.models import Conversation, Feedback, Message, Role
-from knowledge.errors import NotFound
+from knowledge.errors import fail
 
 
 def conversation_list(*, user) -> QuerySet[Conversation]:
@@ -18,7 +17,7 @@ def conversation_get(*, user, conversation_id) -> Conversation:
     try:
         return Conversation.objects.get(pk=int(conversation_id), user=user)
     except (Conversation.DoesNotExist, TypeError, ValueError):
-        raise NotFound(gettext("Conversation not found."), code="conversation_not_found") from None
+        raise fail("conversation_not_found") from None
 
 
 def conversation_messages(*, user, conversation: Conversation) -> QuerySet[Message]:
@@ -42,4 +41,4 @@ def answer_get(*, user, message_id) -> Message:
             pk=int(message_id), conversation__user=user, role=Role.ASSISTANT,
         )
     except (Message.DoesNotExist, TypeError, ValueError):
-        raise NotFound(gettext("Message not found."), code="message_not_found") from None
+        raise fail("message_not_found") from None

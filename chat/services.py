@@ -29,7 +29,7 @@ from chat.llm import LLMConfig, LLMError, llm_complete, llm_config
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
-from knowledge.errors import ApplicationError, ValidationFailed
+from knowledge.errors import ApplicationError, fail
 from knowledge.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
 from knowledge.retrieval.types import RetrievalResult
@@ -145,7 +145,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     """
     question = query_clean(question)
     if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
-        raise ValidationFailed(gettext("conversation must be an id or null."), code="invalid_conversation")
+        raise fail("invalid_conversation")
     ids = kb_ids_clean(kb_ids, required=False)
     with transaction.atomic():
         conversation = None
@@ -362,7 +362,7 @@ def conversation_delete(*, user, conversation_id: Any) -> None:
 def feedback_give(*, user, message_id: Any, rating: str, reason: str = "") -> Feedback:
     """Rate an answer in one of the user's conversations; a second rating replaces the first."""
     if rating not in Rating.values:
-        raise ValidationFailed(gettext("rating must be up or down."), code="invalid_rating")
+        raise fail("invalid_rating")
     message = selectors.answer_get(user=user, message_id=message_id)
     feedback, _ = Feedback.objects.update_or_create(
         message=message, user=user, defaults={"rating": rating, "reason": (reason or "").strip()[:2000]},

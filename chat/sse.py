@@ -9,13 +9,12 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import translation
-from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
 from chat.services import turn_prepare, turn_stream
 from knowledge import safejson
-from knowledge.errors import ApplicationError
+from knowledge.errors import CODES, ApplicationError, message
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -33,8 +32,13 @@ async def sse_frames(events: AsyncIterator[dict[str, Any]], language: str | None
                 yield sse_encode(event)
 
 
-def _error(code: str, message: str, status: int) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+def _answer(code: str, text: str, status: int) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": text}}, status=status)
+
+
+def _error(code: str, variant: str | None = None, **params) -> JsonResponse:
+    """The registered code's answer (knowledge.errors.CODES): its status and message."""
+    return _answer(code, message(code, variant, **params), CODES[code].http_status)
 
 
 class _CSRFCheck(CsrfViewMiddleware):
@@ -55,17 +59,17 @@ async def _authenticate(request: HttpRequest):
     if header:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "token" or not key.strip():
-            return None, _error("not_authenticated", gettext("Use Authorization: Token <API token>."), 401)
+            return None, _error("not_authenticated", "sse_token")
         user = await user_for_token(key.strip()[:100])
         if not user.is_authenticated:
-            return None, _error("authentication_failed", gettext("Invalid token."), 401)
+            return None, _error("authentication_failed")
         return user, None
     user = await request.auser()
     if not user.is_authenticated:
-        return None, _error("not_authenticated", gettext("Sign in, or send Authorization: Token <API token>."), 401)
+        return None, _error("not_authenticated", "sse")
     reason = _csrf_failure(request)
     if reason:
-        return None, _error("permission_denied", gettext("CSRF failed: %(reason)s") % {"reason": reason}, 403)
+        return None, _error("permission_denied", "csrf", reason=reason)
     return user, None
 
 
@@ -79,7 +83,7 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = _error("method_not_allowed", gettext("Use POST."), 405)
+        response = _error("method_not_allowed")
         response["Allow"] = "POST"
         return response
     user, failure = await _authenticate(request)
@@ -87,20 +91,20 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
         return failure
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return _error("body_too_large", gettext("The body is over %(limit)s bytes.") % {"limit": MAX_BODY_BYTES}, 413)
+        return _error("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
         # The REST API's checks (knowledge/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
         # invalid_characters.
         body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
     except ApplicationError as exc:
-        return _error(exc.code, exc.message, exc.status_code)
+        return _answer(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
-        return _error("invalid", gettext('The body must be an "ask" message: {"conversation", "kb_ids", "question"}.'), 400)
+        return _error("invalid", "ask_body")
     try:
         turn = await turn_prepare(user=user, conversation_id=body.get("conversation"), kb_ids=body.get("kb_ids"),
                                   question=body.get("question"))
     except ApplicationError as exc:
-        return _error(exc.code, exc.message, exc.status_code)
+        return _answer(exc.code, exc.message, exc.status_code)
     response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()), content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come

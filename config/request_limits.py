@@ -11,9 +11,9 @@ import json
 
 from django.conf import settings
 from django.utils import translation
-from django.utils.translation import gettext
 
 from config.i18n import language_from_scope
+from knowledge.errors import message
 
 
 def _reject(status: int, code: str, message: str):
@@ -32,12 +32,12 @@ def check(scope) -> tuple[int, str, str] | None:
     """(status, code, message) when the request passes a limit, else None."""
     target = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string") or b"")
     if target > settings.ZHIKU_MAX_URL_BYTES:
-        return 414, "uri_too_long", gettext("The URL is longer than %(limit)s bytes.") % {"limit": settings.ZHIKU_MAX_URL_BYTES}
+        return 414, "uri_too_long", message("uri_too_long", limit=settings.ZHIKU_MAX_URL_BYTES)
     headers = scope.get("headers") or []
     size = sum(len(name) + len(value) + 4 for name, value in headers)
     if size > settings.ZHIKU_MAX_HEADER_BYTES or len(headers) > settings.ZHIKU_MAX_HEADER_COUNT:
-        return 431, "headers_too_large", gettext("Send at most %(count)s headers and %(size)s bytes of them.") % {
-            "count": settings.ZHIKU_MAX_HEADER_COUNT, "size": settings.ZHIKU_MAX_HEADER_BYTES}
+        return 431, "headers_too_large", message("headers_too_large", count=settings.ZHIKU_MAX_HEADER_COUNT,
+                                                 size=settings.ZHIKU_MAX_HEADER_BYTES)
     return None
 
 

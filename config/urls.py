@@ -32,9 +32,10 @@ urlpatterns = [
 def handler404(request, exception=None):
     """JSON for API paths (the error shape every API error uses), the normal page elsewhere."""
     from django.http import JsonResponse
-    from django.utils.translation import gettext
     from django.views.defaults import page_not_found
 
+    from knowledge.errors import message
+
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "not_found", "message": gettext("Not found.")}}, status=404)
+        return JsonResponse({"error": {"code": "not_found", "message": message("not_found")}}, status=404)
     return page_not_found(request, exception)

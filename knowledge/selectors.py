@@ -1,12 +1,14 @@
 """Reads with permissions applied (the rule itself is ``knowledge.access``): KBs, documents, chunks, labelled questions."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
+from typing import Iterable
+
+from django.contrib.auth.models import Group
 from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from knowledge.access import caller_role, documents_readable_q, has_role, kb_role, role_at_least, with_caller_role
-from knowledge.errors import NotFound, PermissionDenied
+from knowledge.errors import fail
 from knowledge.models import Chunk, Document, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
 
 
@@ -19,13 +21,12 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     try:
         kb = KnowledgeBase.objects.get(pk=int(kb_id))
     except (KnowledgeBase.DoesNotExist, TypeError, ValueError):
-        raise NotFound(gettext("Knowledge base not found."), code="kb_not_found") from None
+        raise fail("kb_not_found") from None
     role = kb_role(user=user, kb=kb)
     if role is None:
-        raise NotFound(gettext("Knowledge base not found."), code="kb_not_found")
+        raise fail("kb_not_found")
     if not role_at_least(role, min_role):
-        raise PermissionDenied(gettext("This action needs the %(role)s role on the knowledge base.") % {"role": min_role.value},
-                               code="role_required")
+        raise fail("role_required", role=min_role.value)
     return kb
 
 
@@ -64,6 +65,34 @@ def chunk_list(*, user, kb: KnowledgeBase) -> QuerySet[Chunk]:
         .select_related("document")
         .order_by("document_id", "ordinal")
     )
+
+
+def document_get_for_user(*, user, kb: KnowledgeBase, document_id: int) -> Document:
+    """One document of the KB the user may read (its groups prefetched); else 404 ``document_not_found``."""
+    document = document_list(user=user, kb=kb).prefetch_related("restricted_to_groups").filter(pk=document_id).first()
+    if document is None:
+        raise fail("document_not_found")
+    return document
+
+
+def chunk_get_for_user(*, user, kb: KnowledgeBase, chunk_id: int) -> Chunk:
+    """One chunk of the KB the user may read; else 404 ``chunk_not_found``."""
+    chunk = chunk_list(user=user, kb=kb).select_related("kb").filter(pk=chunk_id).first()
+    if chunk is None:
+        raise fail("chunk_not_found")
+    return chunk
+
+
+def groups_by_names(names: Iterable[str]) -> list[Group]:
+    """The groups with these names (the API's uploads and the admin's share it); an unknown name is 400 ``unknown_group``."""
+    wanted = sorted({n.strip() for n in names if n and n.strip()})
+    if any("\x00" in n for n in wanted):
+        raise fail("unknown_group", "nul")
+    groups = list(Group.objects.filter(name__in=wanted))
+    missing = sorted(set(wanted) - {g.name for g in groups})
+    if missing:
+        raise fail("unknown_group", groups=", ".join(missing), extra={"groups": missing})
+    return groups
 
 
 def eval_question_list(*, user, kb: KnowledgeBase) -> QuerySet[EvalQuestion]:

@@ -1,7 +1,6 @@
 """A KB's judge calibration and its two lines: GET (viewer), POST recalibrate (owner), PATCH the gate and/or line (owner)."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -10,14 +9,10 @@ from rest_framework.views import APIView
 from knowledge import selectors
 from knowledge.api.schema import errors
 from knowledge.api.serializers import StrictInput, _finite
-from knowledge.errors import Conflict, ValidationFailed
+from knowledge.errors import fail
 from knowledge.models import CalibrationStatus, JudgeCalibration, Role
-from knowledge.services.calibration import (
-    calibration_payload,
-    schedule_recalibration,
-    threshold_for_kept,
-    threshold_for_rejection,
-)
+from knowledge.services.calibration import schedule_recalibration
+from knowledge.services.calibration_results import calibration_payload, threshold_for_kept, threshold_for_rejection
 from knowledge.services.kbs import kb_update
 
 
@@ -44,7 +39,8 @@ class CalibrationOutput(serializers.Serializer):
     curve = CurvePoint(many=True)
     kb_version = serializers.IntegerField(allow_null=True)
     updated_at = serializers.DateTimeField(allow_null=True)
-    error = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_blank=True, help_text="Why the last fit failed, in the reader's language.")
+    error_code = serializers.CharField(allow_blank=True, help_text="Its registered code (docs/api.md), or \"\".")
 
 
 class OperatingPointInput(StrictInput):
@@ -87,15 +83,12 @@ class CalibrationView(APIView):
         gate_keys = [k for k in ("threshold", "target_rejection", "target_kept") if k in values]
         line_keys = [k for k in ("answer_threshold", "answer_target_rejection") if k in values]
         if len(gate_keys) > 1 or len(line_keys) > 1 or not (gate_keys or line_keys):
-            raise ValidationFailed(gettext("Give at most one of threshold, target_rejection or target_kept (the gate) and "
-                                           "at most one of answer_threshold or answer_target_rejection (the line)."),
-                                   code="threshold_or_target")
+            raise fail("threshold_or_target")
         curve = None
         if any(k.startswith("target") or k == "answer_target_rejection" for k in (*gate_keys, *line_keys)):
             row = JudgeCalibration.objects.filter(kb=kb, status=CalibrationStatus.READY).first()
             if row is None or not row.curve:
-                raise Conflict(gettext("The KB has no ready calibration to pick a threshold from; POST .../calibration/ first."),
-                               code="not_calibrated")
+                raise fail("not_calibrated")
             curve = row.curve
         changes = {}
         if gate_keys:
@@ -106,6 +99,6 @@ class CalibrationView(APIView):
             key = line_keys[0]
             changes["answer_threshold"] = values[key] if key == "answer_threshold" else threshold_for_rejection(curve, values[key])
         if any(v is None for v in changes.values()):
-            raise ValidationFailed(gettext("No threshold on the curve reaches that share."), code="target_unreachable")
+            raise fail("target_unreachable")
         kb = kb_update(kb=kb, **changes)
         return Response(calibration_payload(kb))

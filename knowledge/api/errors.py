@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 
-from django.utils.translation import gettext
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404
@@ -12,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from knowledge.errors import ApplicationError
+from knowledge.errors import CODES, ApplicationError, message
 
 
 def _first_message(detail) -> str:
@@ -21,17 +20,16 @@ def _first_message(detail) -> str:
         for key, value in detail.items():
             inner = _first_message(value)
             return inner if key in ("non_field_errors", "detail") else f"{key}: {inner}"
-        return gettext("Invalid input.")
+        return message("invalid")
     if isinstance(detail, (list, tuple)):
-        return _first_message(detail[0]) if detail else gettext("Invalid input.")
+        return _first_message(detail[0]) if detail else message("invalid")
     return str(detail)
 
 
 def _code_of(exc: exceptions.APIException) -> str:
+    """The exception's code when it is registered (knowledge.errors.CODES: DRF's own are), else its class's default."""
     codes = exc.get_codes()
-    if isinstance(codes, str):
-        return codes
-    return exc.default_code
+    return codes if isinstance(codes, str) and codes in CODES else exc.default_code
 
 
 def _suspicious(exc: SuspiciousOperation) -> Response:
@@ -39,15 +37,16 @@ def _suspicious(exc: SuspiciousOperation) -> Response:
     in the API's shape, where Django itself would answer a bare 400 page; logged as Django logs them."""
     logging.getLogger(f"django.security.{exc.__class__.__name__}").warning("%s", exc)
     if isinstance(exc, RequestDataTooBig):
-        status, code, message = 413, "body_too_large", gettext("The form's fields are larger than the server accepts.")
+        code, variant = "body_too_large", "form"
     elif isinstance(exc, TooManyFilesSent):
-        status, code, message = 400, "too_many_files", gettext("The form holds more files than the server accepts.")
+        code, variant = "too_many_files", "form"
     elif isinstance(exc, TooManyFieldsSent):
-        status, code, message = 400, "too_many_fields", gettext("The form holds more fields than the server accepts.")
+        code, variant = "too_many_fields", None
     else:
-        status, code, message = 400, "bad_request", gettext("The request could not be read.")
+        code, variant = "bad_request", None
     set_rollback()
-    return Response({"error": {"code": code, "message": message}}, status=status)
+    entry = CODES[code]
+    return Response({"error": {"code": code, "message": entry.text(variant)}}, status=entry.http_status)
 
 
 def exception_handler(exc, context):

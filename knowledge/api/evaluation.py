@@ -1,7 +1,6 @@
 """A KB's labelled questions and the evaluation run over them."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -11,7 +10,7 @@ from rest_framework.views import APIView
 from chat.evaluation import AnswerQuestion, answer_evaluate
 from knowledge import selectors
 from knowledge.api.serializers import ItemList, StrictInput, Text
-from knowledge.errors import NotFound, ValidationFailed
+from knowledge.errors import fail
 from knowledge.models import EvalQuestion, Role
 from knowledge.retrieval.pipeline import MODES
 from knowledge.services.calibration import schedule_recalibration, trade_off_curve
@@ -61,8 +60,7 @@ class EvalQuestionListView(APIView):
         data.is_valid(raise_exception=True)
         rows = data.validated_data if many else [data.validated_data]
         if kb.eval_questions.count() + len(rows) > MAX_QUESTIONS_PER_RUN:
-            raise ValidationFailed(gettext("A KB holds at most %(limit)s labelled questions.") % {"limit": MAX_QUESTIONS_PER_RUN},
-                                   code="too_many_questions")
+            raise fail("too_many_questions", limit=MAX_QUESTIONS_PER_RUN)
         with transaction.atomic():
             created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
             schedule_recalibration(kb.pk)
@@ -75,7 +73,7 @@ class EvalQuestionDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
         if not deleted:
-            raise NotFound(gettext("Question not found."), code="question_not_found")
+            raise fail("question_not_found")
         schedule_recalibration(kb.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -95,7 +93,7 @@ class EvaluateView(APIView):
         rows = list(selectors.eval_question_list(user=request.user, kb=kb))
         questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant)) for q in rows]
         if not questions:
-            raise ValidationFailed(gettext("Add labelled questions first (POST .../eval-questions/)."), code="no_questions")
+            raise fail("no_questions")
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
                            top_k=data.validated_data["top_k"])
         # The trade-off of this run: per threshold, answerable questions kept and unanswerable ones rejected.

@@ -1,12 +1,11 @@
 """Paged list endpoints, shared by every API module (``knowledge.api``, ``chat.api``): the page-size rule and the base view."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from knowledge.errors import ValidationFailed
+from knowledge.errors import fail
 
 
 class Pagination(PageNumberPagination):
@@ -24,8 +23,7 @@ class Pagination(PageNumberPagination):
         if raw is None:
             return self.page_size
         if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
-            message = gettext("page_size must be a whole number from 1 to %(limit)s.") % {"limit": self.max_page_size}
-            raise ValidationFailed(message, code="invalid_page_size", extra={"fields": {"page_size": [message]}})
+            raise fail("invalid_page_size", limit=self.max_page_size, on_field="page_size")
         return int(raw)
 
     def get_schema_operation_parameters(self, view):

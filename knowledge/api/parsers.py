@@ -1,13 +1,12 @@
 """The API's JSON parser: DRF's, with the size, depth and character checks of ``knowledge.safejson``."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from knowledge import safejson
-from knowledge.errors import ApplicationError, BodyTooLarge
+from knowledge.errors import ApplicationError, fail
 
 
 class SafeJSONParser(JSONParser):
@@ -23,8 +22,7 @@ class SafeJSONParser(JSONParser):
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         try:
             if declared and int(declared) > limit:
-                raise BodyTooLarge(gettext("The JSON body is %(size)s bytes, over the limit of %(limit)s.")
-                                   % {"size": int(declared), "limit": limit})
+                raise fail("body_too_large", size=int(declared), limit=limit)
         except ValueError:
             pass
         raw = stream.read(limit + 1) if stream is not None else b""

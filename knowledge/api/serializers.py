@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from knowledge.errors import ValidationFailed
+from knowledge.errors import ValidationFailed, fail
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
 
@@ -27,10 +27,7 @@ def _finite(value: float) -> None:
 
 def unknown_fields(names: list[str]) -> ValidationFailed:
     """400 ``unknown_field``, with ``fields`` keyed by field name like every other error's ``fields``."""
-    return ValidationFailed(
-        gettext("Unknown fields: %(fields)s.") % {"fields": ", ".join(names)}, code="unknown_field",
-        extra={"fields": {name: [gettext("Unknown field.")] for name in names}},
-    )
+    return fail("unknown_field", fields=", ".join(names), extra={"fields": {name: [gettext("Unknown field.")] for name in names}})
 
 
 class StrictInput(serializers.Serializer):

@@ -1,7 +1,6 @@
 """The caller's own API tokens: list them (never the keys), revoke one, revoke all (accounts/tokens.py)."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -11,7 +10,7 @@ from accounts.models import ApiToken
 from accounts.tokens import token_revoke, tokens_live, tokens_revoke_all
 from knowledge.api import serializers as s
 from knowledge.api.pagination import PaginatedView
-from knowledge.errors import NotFound
+from knowledge.errors import fail
 
 
 def _current_id(request) -> int | None:
@@ -40,5 +39,5 @@ class TokenDetailView(APIView):
     @extend_schema(request=None, responses={204: None}, summary="Revoke one of the caller's tokens")
     def delete(self, request, token_id: int):
         if not token_revoke(user=request.user, token_id=token_id):
-            raise NotFound(gettext("API token not found."), code="token_not_found")
+            raise fail("token_not_found")
         return Response(status=status.HTTP_204_NO_CONTENT)

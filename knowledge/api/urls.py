@@ -1,25 +1,25 @@
 """REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
 from django.urls import path
 
-from knowledge.api import calibration, evaluation, search, tokens, views
+from knowledge.api import auth, calibration, chunks, documents, evaluation, kbs, search, tokens
 
 app_name = "api"
 
 urlpatterns = [
-    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("auth/token/", auth.TokenView.as_view(), name="token"),
     path("auth/tokens/", tokens.TokenListView.as_view(), name="token-list"),
     path("auth/tokens/<int:token_id>/", tokens.TokenDetailView.as_view(), name="token-detail"),
-    path("kbs/", views.KBListView.as_view(), name="kb-list"),
-    path("kbs/<int:kb_id>/", views.KBDetailView.as_view(), name="kb-detail"),
-    path("kbs/<int:kb_id>/members/", views.MemberListView.as_view(), name="member-list"),
-    path("kbs/<int:kb_id>/members/<int:membership_id>/", views.MemberDetailView.as_view(), name="member-detail"),
-    path("kbs/<int:kb_id>/documents/", views.DocumentListView.as_view(), name="document-list"),
-    path("kbs/<int:kb_id>/documents/preview/", views.DocumentPreviewView.as_view(), name="document-preview"),
-    path("kbs/<int:kb_id>/documents/<int:document_id>/", views.DocumentDetailView.as_view(), name="document-detail"),
-    path("kbs/<int:kb_id>/documents/<int:document_id>/retry/", views.DocumentRetryView.as_view(), name="document-retry"),
-    path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", views.DocumentReindexView.as_view(), name="document-reindex"),
-    path("kbs/<int:kb_id>/chunks/", views.ChunkListView.as_view(), name="chunk-list"),
-    path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", views.ChunkDetailView.as_view(), name="chunk-detail"),
+    path("kbs/", kbs.KBListView.as_view(), name="kb-list"),
+    path("kbs/<int:kb_id>/", kbs.KBDetailView.as_view(), name="kb-detail"),
+    path("kbs/<int:kb_id>/members/", kbs.MemberListView.as_view(), name="member-list"),
+    path("kbs/<int:kb_id>/members/<int:membership_id>/", kbs.MemberDetailView.as_view(), name="member-detail"),
+    path("kbs/<int:kb_id>/documents/", documents.DocumentListView.as_view(), name="document-list"),
+    path("kbs/<int:kb_id>/documents/preview/", documents.DocumentPreviewView.as_view(), name="document-preview"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/", documents.DocumentDetailView.as_view(), name="document-detail"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/retry/", documents.DocumentRetryView.as_view(), name="document-retry"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", documents.DocumentReindexView.as_view(), name="document-reindex"),
+    path("kbs/<int:kb_id>/chunks/", chunks.ChunkListView.as_view(), name="chunk-list"),
+    path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", chunks.ChunkDetailView.as_view(), name="chunk-detail"),
     path("search/", search.SearchView.as_view(), name="search"),
     path("kbs/<int:kb_id>/eval-questions/", evaluation.EvalQuestionListView.as_view(), name="evalquestion-list"),
     path("kbs/<int:kb_id>/eval-questions/<int:question_id>/", evaluation.EvalQuestionDetailView.as_view(), name="evalquestion-detail"),

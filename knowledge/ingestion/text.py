@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from django.conf import settings
-from django.utils.translation import gettext
 
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
-from knowledge.errors import ValidationFailed
+from knowledge.errors import fail
 from knowledge.models import KnowledgeBase
 from knowledge.parsers import ParsedDocument, ParseError
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
@@ -74,13 +73,11 @@ class Chunking:
 def chunking_check(*, size: int | None, overlap: int | None) -> Chunking:
     """``Chunking`` of a person's choices, or 400 ``invalid_chunking`` saying what is out of range."""
     if size is not None and not CHUNK_SIZE_MIN <= size <= CHUNK_SIZE_MAX:
-        raise ValidationFailed(gettext("The chunk size must be between %(min)s and %(max)s characters.")
-                               % {"min": CHUNK_SIZE_MIN, "max": CHUNK_SIZE_MAX}, code="invalid_chunking")
+        raise fail("invalid_chunking", "size", min=CHUNK_SIZE_MIN, max=CHUNK_SIZE_MAX)
     if overlap is not None:
         limit = min(CHUNK_OVERLAP_MAX, (size or settings.ZHIKU_CHUNK_MAX_CHARS) // 2)
         if not 0 <= overlap <= limit:
-            raise ValidationFailed(gettext("The overlap must be between 0 and %(max)s characters (at most half the chunk size).")
-                                   % {"max": limit}, code="invalid_chunking")
+            raise fail("invalid_chunking", "overlap", max=limit)
     return Chunking(size=size, overlap=overlap)
 
 

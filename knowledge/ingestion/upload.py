@@ -10,10 +10,9 @@ from typing import Sequence
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.utils.translation import gettext
 
 from knowledge.chunking import ChunkDraft
-from knowledge.errors import FileTooLarge, ValidationFailed, UnsupportedFileType
+from knowledge.errors import ValidationFailed, fail
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion import run
 from knowledge.ingestion.text import Chunking, chunk_parsed
@@ -54,11 +53,7 @@ def _storage_name(name: str) -> str:
 def size_check(name: str, size: int) -> None:
     """413 ``file_too_large`` for a file over ``ZHIKU_MAX_UPLOAD_BYTES``: the one place the limit is checked."""
     if size > settings.ZHIKU_MAX_UPLOAD_BYTES:
-        raise FileTooLarge(
-            gettext("%(name)s: %(size)s bytes is over the %(limit)s-byte limit.")
-            % {"name": name, "size": size, "limit": settings.ZHIKU_MAX_UPLOAD_BYTES},
-            code="file_too_large",
-        )
+        raise fail("file_too_large", name=name, size=size, limit=settings.ZHIKU_MAX_UPLOAD_BYTES)
 
 
 def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
@@ -71,16 +66,12 @@ def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
 
 def _check_upload(item: UploadedItem) -> None:
     if not item.name or not item.name.strip():
-        raise ValidationFailed(gettext("Every file needs a name."), code="name_required")
+        raise fail("name_required", "file")
     if _extension(item.name) not in SUPPORTED_EXTENSIONS:
-        raise UnsupportedFileType(
-            gettext("%(name)s: unsupported file type; supported: %(supported)s.")
-            % {"name": item.name, "supported": ", ".join(sorted(SUPPORTED_EXTENSIONS))},
-            code="unsupported_type",
-        )
+        raise fail("unsupported_type", name=item.name, supported=", ".join(sorted(SUPPORTED_EXTENSIONS)))
     size_check(item.name, len(item.data))
     if not item.data.strip():
-        raise ValidationFailed(gettext("%(name)s: the file is empty.") % {"name": item.name}, code="empty_file")
+        raise fail("empty_file", name=item.name)
 
 
 def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
@@ -101,13 +92,12 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     version. Returns at once; ingestion runs in the background.
     """
     if not items:
-        raise ValidationFailed(gettext("No files were sent; use the multipart field 'files'."), code="no_files")
+        raise fail("no_files")
     if len(items) > settings.ZHIKU_MAX_FILES_PER_UPLOAD:
-        raise ValidationFailed(gettext("At most %(limit)s files per upload.") % {"limit": settings.ZHIKU_MAX_FILES_PER_UPLOAD},
-                               code="too_many_files")
+        raise fail("too_many_files", limit=settings.ZHIKU_MAX_FILES_PER_UPLOAD)
     names = [item.name for item in items]
     if len(set(names)) != len(names):
-        raise ValidationFailed(gettext("The same file name appears twice in one upload."), code="duplicate_name")
+        raise fail("duplicate_name")
     for item in items:
         _check_upload(item)
 
@@ -198,7 +188,7 @@ def document_preview(*, item: UploadedItem, chunking: Chunking, cancelled=None) 
     except ParseError as exc:
         raise ValidationFailed(ingest_error_message(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
     except ParseCancelled:
-        raise ValidationFailed(gettext("The preview was stopped."), code="cancelled") from None
+        raise fail("cancelled") from None
     config = chunking.config
     return ChunkPreview(source_name=item.name, title=title, chunk_size=config.max_chars,
                         chunk_overlap=config.overlap_chars, drafts=drafts, cut_short=bounded.cut_short)

@@ -30,17 +30,16 @@ import functools
 import hashlib
 import logging
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
 from knowledge import later
+from knowledge.errors import stored
 from knowledge.ingestion.text import analyzer_for, faq_question
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
-from knowledge.retrieval.judge import Judge, verdict_shares
 from knowledge.services.search import search_run
 
 logger = logging.getLogger(__name__)
@@ -62,7 +61,11 @@ Z_RANGE = (-12.0, 12.0)
 
 
 class NotEnoughQuestions(Exception):
-    """The KB has too little content (and too few labelled questions) to calibrate on."""
+    """The KB has too little content (and too few labelled questions) to calibrate on: ``usable`` of ``needed``."""
+
+    def __init__(self, *, usable: int, needed: int):
+        super().__init__(f"{usable} usable passages of {needed} needed")
+        self.usable, self.needed = usable, needed
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,7 @@ def self_questions(kb: KnowledgeBase) -> list[CalibrationQuestion]:
         answerable.append(CalibrationQuestion(text=text, answerable=True, kind=kind))
         swappable.append((text, tokens))
     if len(answerable) < MIN_SELF_ANSWERABLE:
-        raise NotEnoughQuestions(f"The KB has {len(answerable)} usable passages; calibration needs at least {MIN_SELF_ANSWERABLE}.")
+        raise NotEnoughQuestions(usable=len(answerable), needed=MIN_SELF_ANSWERABLE)
 
     bank = sorted(offtopic_bank(), key=lambda q: _stable_key(f"offtopic:{q}"))[:OFFTOPIC_SAMPLE]
     unanswerable = [CalibrationQuestion(text=q, answerable=False, kind="offtopic") for q in bank]
@@ -312,11 +315,13 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
         relevances = {"answerable": [round(float(x), 4) for x in p[y == 1]],
                       "unanswerable": [round(float(x), 4) for x in p[y == 0]]}
     except NotEnoughQuestions as exc:
-        # Nothing to learn from (e.g. every document deleted): back to the shipped judge.
+        # Nothing to learn from (e.g. every document deleted): back to the shipped judge. The reason is stored as
+        # its code and numbers, translated when shown (calibration_results.calibration_payload).
+        error = stored("not_enough_questions", usable=exc.usable, needed=exc.needed)
         with transaction.atomic():
             KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=1.0, calibration_offset=0.0)
             _save(row, status=CalibrationStatus.FAILED, source="", slope=1.0, offset=0.0, answerable=0, unanswerable=0,
-                  curve=[], relevances={}, kb_version=kb.version, inputs=inputs, error=str(exc))
+                  curve=[], relevances={}, kb_version=kb.version, inputs=inputs, error=error)
         return row
     except Exception as exc:  # noqa: BLE001 - stored on the row; the KB keeps its previous calibration
         logger.exception("recalibration of KB %s failed", kb_id)
@@ -366,49 +371,3 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
         logger.warning("could not mark the recalibration of KB %s", kb_id, exc_info=True)
     later.after_commit(RECALIBRATE_TASK, _recalibrate_later, kb_id, what=f"recalibration of KB {kb_id}",
                        countdown=settings.ZHIKU_CALIBRATE_DELAY, once=(RECALIBRATE_TASK, kb_id), honour_queue_only=False)
-
-
-def outcomes_at(relevances: dict, *, gate: float, line: float) -> dict:
-    """The share of each verdict among the calibration's answerable and unanswerable questions, at these two lines."""
-    out = {}
-    for kind in ("answerable", "unanswerable"):
-        values = list((relevances or {}).get(kind) or [])
-        out[kind] = verdict_shares([Judge.verdict(p, gate, line) for p in values])
-    return out
-
-
-def calibration_payload(kb: KnowledgeBase) -> dict:
-    """The API shape: the stored calibration (status "none" and the identity when never calibrated).
-
-    ``threshold`` is the KB's not-found gate and ``answer_threshold`` its confidence line; ``outcomes`` what the
-    calibration's questions get at those two lines.
-    """
-    row = JudgeCalibration.objects.filter(kb=kb).first()
-    lines = {"threshold": kb.score_threshold, "answer_threshold": kb.answer_threshold}
-    if row is None:
-        return {"status": "none", "source": "", "slope": 1.0, "offset": 0.0, **lines,
-                "answerable": 0, "unanswerable": 0, "curve": [], "outcomes": outcomes_at({}, gate=0, line=0),
-                "kb_version": None, "updated_at": None, "error": ""}
-    return {"status": row.status, "source": row.source, "slope": row.slope, "offset": row.offset, **lines,
-            "answerable": row.answerable, "unanswerable": row.unanswerable, "curve": row.curve,
-            "outcomes": outcomes_at(row.relevances, gate=kb.score_threshold, line=kb.answer_threshold),
-            "kb_version": row.kb_version or None,
-            "updated_at": row.updated_at.isoformat() if row.updated_at else None, "error": row.error}
-
-
-def threshold_for_kept(curve: Sequence[dict], target: float) -> float | None:
-    """The highest curve threshold that keeps at least ``target`` of the answerable questions (for the gate)."""
-    for point in sorted(curve, key=lambda p: -p["threshold"]):
-        share = point.get("answerable_kept")
-        if share is not None and share >= target - 1e-9:
-            return float(point["threshold"])
-    return None
-
-
-def threshold_for_rejection(curve: Sequence[dict], target: float) -> float | None:
-    """The lowest curve threshold that rejects at least ``target`` of the unanswerable questions."""
-    for point in sorted(curve, key=lambda p: p["threshold"]):
-        share = point.get("unanswerable_rejected")
-        if share is not None and share >= target - 1e-9:
-            return float(point["threshold"])
-    return None

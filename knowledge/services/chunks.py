@@ -6,10 +6,9 @@ from typing import Sequence
 
 from django.db import transaction
 from django.db.models import F
-from django.utils.translation import gettext
 
 from knowledge.chunking import enriched_text
-from knowledge.errors import Conflict, ValidationFailed
+from knowledge.errors import fail
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_questions
 from knowledge.embeddings import get_embedder
@@ -41,13 +40,12 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
     """
     content = (content or "").strip()
     if not content:
-        raise ValidationFailed(gettext("A chunk cannot be empty."), code="empty_chunk")
+        raise fail("empty_chunk")
     path = [p.strip() for p in section_path if p and p.strip()]
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.READY:
-            raise Conflict(gettext("Chunks can be added only to a ready document; this one is %(status)s.") % {"status": current.status},
-                           code="document_not_ready")
+            raise fail("document_not_ready", status=current.status)
         kb = current.kb
         title = text_title(current.title, current.source_name)
         enriched = enriched_text(title=title, section_path=path, content=content)
@@ -69,7 +67,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
         if content is not None:
             content = content.strip()
             if not content:
-                raise ValidationFailed(gettext("A chunk cannot be empty; disable it instead."), code="empty_chunk")
+                raise fail("empty_chunk", "edit")
             if content != chunk.content:
                 prefix = chunk.enriched[: len(chunk.enriched) - len(chunk.content)] if chunk.enriched.endswith(chunk.content) else ""
                 chunk.enriched = prefix + content

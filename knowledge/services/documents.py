@@ -8,9 +8,8 @@ from typing import Iterable, Sequence
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
 
-from knowledge.errors import Conflict, NotFound, ValidationFailed
+from knowledge.errors import fail
 from knowledge.ingestion import claims, run
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.services.calibration import schedule_recalibration
@@ -27,7 +26,7 @@ def lock_document(document: Document) -> Document:
     KnowledgeBase.objects.select_for_update().filter(pk=document.kb_id).first()
     current = Document.objects.select_for_update().filter(pk=document.pk).first()
     if current is None:
-        raise NotFound(gettext("Document not found."), code="document_not_found")
+        raise fail("document_not_found")
     return current
 
 
@@ -43,8 +42,7 @@ def document_retry(*, document: Document) -> Document:
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.FAILED and not claims.is_stalled(current):
-            raise Conflict(gettext("Only failed or stalled documents can be retried; this one is %(status)s.") % {"status": current.status},
-                           code="not_failed")
+            raise fail("not_failed", status=current.status)
         _requeue(current)
     document.refresh_from_db()
     return document
@@ -59,15 +57,15 @@ def document_reindex(*, document: Document) -> Document:
         document = lock_document(document)
         stalled = claims.is_stalled(document)
         if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED) and not stalled:
-            raise Conflict(gettext("The document is still being processed."), code="busy")
+            raise fail("busy")
         if not document.file:
-            raise Conflict(gettext("The original file is not stored, so it cannot be re-indexed."), code="no_file")
+            raise fail("no_file")
         if document.status == DocumentStatus.READY:
             newer = document.replacements.select_for_update().filter(
                 status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).first()
             if newer is not None:
                 if not claims.is_stalled(newer):
-                    raise Conflict(gettext("A new version of this document is already being processed."), code="busy")
+                    raise fail("busy", "new_version")
                 _requeue(newer)
                 newer.refresh_from_db()
                 return newer
@@ -121,5 +119,5 @@ def iter_ids(values: Iterable) -> list[int]:
         try:
             out.append(int(v))
         except (TypeError, ValueError):
-            raise ValidationFailed(gettext("%(value)r is not a valid id.") % {"value": v}, code="invalid_id") from None
+            raise fail("invalid_id", value=v) from None
     return out

@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from knowledge.embeddings import get_embedder
-from knowledge.errors import Conflict, EmbeddingError, ValidationFailed
+from knowledge.errors import fail
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions
 from knowledge.models import Chunk, KnowledgeBase, Membership, Role
@@ -45,18 +45,11 @@ def kb_bump_version(*, kb_id: int) -> None:
 def embedding_model_check(*, model_id: str) -> int:
     """Check ``model_id`` is allowed, load it, and check its dimension fits the vector column; return it."""
     if model_id not in settings.ZHIKU_ALLOWED_EMBEDDING_MODELS:
-        raise EmbeddingError(
-            gettext("Embedding model %(model)r is not allowed here; allowed: %(allowed)s (ZHIKU_ALLOWED_EMBEDDING_MODELS).")
-            % {"model": model_id, "allowed": ", ".join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS)},
-            code="unknown_embedding_model",
-        )
+        raise fail("unknown_embedding_model", "not_allowed", model=model_id,
+                   allowed=", ".join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS))
     dim = get_embedder(model_id).dim
     if dim != settings.ZHIKU_EMBEDDING_DIM:
-        raise EmbeddingError(
-            gettext("Model %(model)r produces %(dim)s-dimensional vectors but this installation stores "
-                    "%(stored)s (ZHIKU_EMBEDDING_DIM).") % {"model": model_id, "dim": dim, "stored": settings.ZHIKU_EMBEDDING_DIM},
-            code="embedding_dimension_mismatch",
-        )
+        raise fail("embedding_dimension_mismatch", model=model_id, dim=dim, stored=settings.ZHIKU_EMBEDDING_DIM)
     return dim
 
 
@@ -72,43 +65,37 @@ def _settle_lines(values: dict, *, gate: float, line: float) -> None:
             values["answer_threshold"] = gate
         return
     if float(values["answer_threshold"]) < gate:
-        raise ValidationFailed(
-            gettext("answer_threshold (the confidence line) must be at least score_threshold (the not-found gate)."),
-            code="invalid_threshold")
+        raise fail("invalid_threshold", "below_gate")
 
 
 def _validate_settings(values: dict) -> None:
     if "user_words" in values:
         words = values["user_words"]
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
-            raise ValidationFailed(gettext("user_words must be a list of non-empty strings."), code="invalid_user_words")
+            raise fail("invalid_user_words")
     if "synonyms" in values:
         groups = values["synonyms"]
         if not isinstance(groups, list) or not all(
             isinstance(g, list) and len(g) >= 2 and all(isinstance(w, str) and w.strip() for w in g) for g in groups
         ):
-            raise ValidationFailed(gettext("synonyms must be a list of groups of at least two strings."), code="invalid_synonyms")
+            raise fail("invalid_synonyms")
     for key in ("score_threshold", "answer_threshold"):
         if key in values and not 0 <= float(values[key]) <= 1:
-            raise ValidationFailed(gettext("%(field)s must be between 0 and 1.") % {"field": key}, code="invalid_threshold")
+            raise fail("invalid_threshold", field=key)
     if "top_k" in values and not 1 <= int(values["top_k"]) <= 100:
-        raise ValidationFailed(gettext("top_k must be between 1 and 100."), code="invalid_top_k")
+        raise fail("invalid_top_k", limit=100)
     for key in ("vector_weight", "keyword_weight"):
         if key in values and float(values[key]) < 0:
-            raise ValidationFailed(gettext("%(field)s must not be negative.") % {"field": key}, code="invalid_weight")
+            raise fail("invalid_weight", field=key)
     if values.get("answer_model"):
         values["answer_model"] = values["answer_model"].strip()
         allowed = llm_models()
         if values["answer_model"] not in allowed:
-            raise ValidationFailed(
-                gettext("answer_model must be one of the configured models: %(models)s.")
-                % {"models": ", ".join(allowed) or gettext("none (no language model is configured)")},
-                code="unknown_answer_model",
-            )
+            raise fail("unknown_answer_model", models=", ".join(allowed) or gettext("none (no language model is configured)"))
     if values.get("max_sources") is not None and not 1 <= int(values["max_sources"]) <= 20:
-        raise ValidationFailed(gettext("max_sources must be between 1 and 20."), code="invalid_max_sources")
+        raise fail("invalid_max_sources", limit=20)
     if values.get("faq_direct_threshold") is not None and not 0 <= float(values["faq_direct_threshold"]) <= 1:
-        raise ValidationFailed(gettext("faq_direct_threshold must be between 0 and 1."), code="invalid_threshold")
+        raise fail("invalid_threshold", field="faq_direct_threshold")
 
 
 @transaction.atomic
@@ -116,10 +103,10 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
     """Create a KB owned by ``owner``; the embedding model must fit the vector column."""
     name = (name or "").strip()
     if not name:
-        raise ValidationFailed(gettext("A knowledge base needs a name."), code="name_required")
+        raise fail("name_required")
     unknown = set(values) - set(SETTING_FIELDS)
     if unknown:
-        raise ValidationFailed(gettext("Unknown fields: %(fields)s.") % {"fields": ", ".join(sorted(unknown))}, code="unknown_field")
+        raise fail("unknown_field", fields=", ".join(sorted(unknown)))
     _validate_settings(values)
     _settle_lines(values, gate=defaults.THRESHOLD, line=defaults.ANSWER_THRESHOLD)
     model_id = embedding_model or settings.ZHIKU_EMBEDDING_MODEL
@@ -128,7 +115,7 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
         with transaction.atomic():
             return KnowledgeBase.objects.create(owner=owner, name=name, embedding_model=model_id, embedding_dim=dim, **values)
     except IntegrityError:
-        raise Conflict(gettext("You already have a knowledge base named %(name)r.") % {"name": name}, code="kb_name_taken") from None
+        raise fail("kb_name_taken", name=name) from None
 
 
 @transaction.atomic
@@ -137,13 +124,12 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
     allowed = set(SETTING_FIELDS) | {"name"}
     unknown = set(values) - allowed
     if unknown:
-        raise ValidationFailed(gettext("These fields cannot be changed here: %(fields)s.") % {"fields": ", ".join(sorted(unknown))},
-                               code="unknown_field")
+        raise fail("unknown_field", "fixed", fields=", ".join(sorted(unknown)))
     _validate_settings(values)
     if "name" in values:
         values["name"] = (values["name"] or "").strip()
         if not values["name"]:
-            raise ValidationFailed(gettext("A knowledge base needs a name."), code="name_required")
+            raise fail("name_required")
     _settle_lines(values, gate=kb.score_threshold, line=kb.answer_threshold)
     analysis_changed = any(k in values and values[k] != getattr(kb, k) for k in ("user_words", "synonyms"))
     for key, value in values.items():
@@ -152,7 +138,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
         with transaction.atomic():
             kb.save()
     except IntegrityError:
-        raise Conflict(gettext("You already have a knowledge base named %(name)r.") % {"name": kb.name}, code="kb_name_taken") from None
+        raise fail("kb_name_taken", name=kb.name) from None
     # Retrieval settings change results too: bump so caches keyed on the version expire.
     kb_bump_version(kb_id=kb.pk)
     if analysis_changed:
@@ -172,9 +158,9 @@ def kb_delete(*, kb: KnowledgeBase) -> None:
 def membership_set(*, kb: KnowledgeBase, role: str, user=None, group=None) -> Membership:
     """Give ``user`` or ``group`` (exactly one) ``role`` on ``kb``, replacing any earlier role."""
     if (user is None) == (group is None):
-        raise ValidationFailed(gettext("Give exactly one of user or group."), code="user_xor_group")
+        raise fail("user_xor_group")
     if role not in Role.values:
-        raise ValidationFailed(gettext("Unknown role %(role)r; use viewer, editor or owner.") % {"role": role}, code="invalid_role")
+        raise fail("invalid_role", role=role)
     lookup = {"kb": kb, "user": user} if user is not None else {"kb": kb, "group": group}
     membership, _ = Membership.objects.update_or_create(**lookup, defaults={"role": role})
     return membership

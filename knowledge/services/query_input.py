@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.translation import gettext
 
-from knowledge.errors import ValidationFailed
+from knowledge.errors import fail
 
 MAX_QUERY_CHARS = 1000
 MAX_KBS = 20
@@ -20,11 +19,10 @@ MAX_TOP_K = 50
 def query_clean(query: Any) -> str:
     """The stripped question or query: ``empty_question`` when blank, ``question_too_long`` over ``MAX_QUERY_CHARS``."""
     if not isinstance(query, str) or not query.strip():
-        raise ValidationFailed(gettext("The question is empty."), code="empty_question")
+        raise fail("empty_question")
     query = query.strip()
     if len(query) > MAX_QUERY_CHARS:
-        raise ValidationFailed(gettext("The question is over %(limit)s characters.") % {"limit": MAX_QUERY_CHARS},
-                               code="question_too_long")
+        raise fail("question_too_long", limit=MAX_QUERY_CHARS)
     return query
 
 
@@ -37,11 +35,10 @@ def kb_ids_clean(kb_ids: Any, *, required: bool = True) -> list[int]:
     if kb_ids is None:
         kb_ids = []
     if not isinstance(kb_ids, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
-        raise ValidationFailed(gettext("kb_ids must be a list of knowledge base ids."), code="invalid_kb_ids")
+        raise fail("invalid_kb_ids")
     ids = list(dict.fromkeys(kb_ids))
     if len(ids) > MAX_KBS:
-        raise ValidationFailed(gettext("At most %(limit)s knowledge bases per question.") % {"limit": MAX_KBS},
-                               code="too_many_kbs")
+        raise fail("too_many_kbs", limit=MAX_KBS)
     if required:
         kb_ids_required(ids)
     return ids
@@ -50,5 +47,5 @@ def kb_ids_clean(kb_ids: Any, *, required: bool = True) -> list[int]:
 def kb_ids_required(ids: list[int]) -> list[int]:
     """``ids`` when there is at least one, else ``no_kbs``."""
     if not ids:
-        raise ValidationFailed(gettext("Choose at least one knowledge base."), code="no_kbs")
+        raise fail("no_kbs")
     return ids

@@ -13,11 +13,10 @@ from typing import Any, Sequence
 import numpy as np
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.utils.translation import gettext
 
 from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
-from knowledge.errors import ValidationFailed
+from knowledge.errors import fail
 from knowledge.jsonable import candidate_json, jsonable
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
@@ -197,9 +196,9 @@ def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, l
     query, mode, top_k = query_clean(request.query), request.mode, request.top_k
     ids = kb_ids_clean(list(kb_ids) if isinstance(kb_ids, (list, tuple)) else kb_ids)
     if mode not in MODES:
-        raise ValidationFailed(gettext("mode must be one of %(modes)s.") % {"modes": ", ".join(MODES)}, code="invalid_mode")
+        raise fail("invalid_mode", modes=", ".join(MODES))
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
-        raise ValidationFailed(gettext("top_k must be between 1 and %(limit)s.") % {"limit": MAX_TOP_K}, code="invalid_top_k")
+        raise fail("invalid_top_k", limit=MAX_TOP_K)
     return replace(request, query=query), ids
 
 
@@ -225,7 +224,7 @@ def _search(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: Acce
     try:
         return get_retriever().search(request, configs, scope=scope)
     except ValueError as exc:
-        raise ValidationFailed(str(exc), code="invalid_search") from exc
+        raise fail("invalid_search", detail=str(exc)) from exc
 
 
 def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:

@@ -6,9 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
-from django.utils.translation import gettext
 
-from knowledge.errors import ApplicationError, ValidationFailed
+from knowledge.errors import ApplicationError, fail
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.ingestion.upload import UploadedItem, document_upload
@@ -32,7 +31,7 @@ class SyncReport:
 def collect_files(root: Path, extra: list[Path] | None = None) -> dict[str, Path]:
     """Supported files under ``root`` (recursive, hidden entries skipped), keyed by their path relative to ``root``."""
     if not root.is_dir():
-        raise ValidationFailed(gettext("%(path)s is not a folder.") % {"path": root}, code="not_a_folder")
+        raise fail("not_a_folder", path=root)
     found: dict[str, Path] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)

@@ -271,3 +271,31 @@ def test_a_scheduled_recalibration_with_unchanged_inputs_is_not_refitted(loaded,
     KnowledgeBase.objects.filter(pk=loaded.pk).update(version=loaded.version + 1)
     calibration.recalibrate_kb(loaded.pk, if_changed=True)
     assert len(searched) == 1
+
+
+@pytest.mark.django_db
+def test_too_little_content_is_stored_as_a_code_and_read_in_the_readers_language(kb, alice, client_for):
+    """An empty KB cannot be calibrated: the row keeps the code and the numbers, and the API (the hit-test page's
+    source) answers the sentence in the reader's language, never the language the fit ran in."""
+    import json
+
+    from django.utils import translation
+
+    from knowledge.services.calibration_results import calibration_payload
+
+    with translation.override("en"):
+        row = calibration.recalibrate_kb(kb.pk)
+    row.refresh_from_db()
+    assert row.status == "failed"
+    assert json.loads(row.error) == {"code": "not_enough_questions",
+                                     "params": {"usable": 0, "needed": calibration.MIN_SELF_ANSWERABLE}}
+    with translation.override("zh-hans"):
+        chinese = calibration_payload(kb)
+    with translation.override("en"):
+        english = calibration_payload(kb)
+    assert chinese["error_code"] == english["error_code"] == "not_enough_questions"
+    assert "校准" in chinese["error"] and str(calibration.MIN_SELF_ANSWERABLE) in chinese["error"]
+    assert english["error"] == (f"The KB has 0 usable passages; calibration needs at least "
+                                f"{calibration.MIN_SELF_ANSWERABLE}.")
+    answer = client_for(alice).get(f"/api/kbs/{kb.pk}/calibration/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert answer["error"] == chinese["error"] and answer["error_code"] == "not_enough_questions"

@@ -211,7 +211,7 @@ def js_round(x: float) -> int:
 
 def calibration_outcomes(kb):
     from knowledge.models import KnowledgeBase
-    from knowledge.services.calibration import calibration_payload
+    from knowledge.services.calibration_results import calibration_payload
 
     return calibration_payload(KnowledgeBase.objects.get(pk=kb.pk))["outcomes"]
 

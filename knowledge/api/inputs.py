@@ -1,0 +1,59 @@
+"""Reading a request's input for the API views: a serializer's checked data, and the fields of a multipart form."""
+from __future__ import annotations
+
+from django.conf import settings
+
+from knowledge.api.serializers import MAX_GROUP_NAMES
+from knowledge.errors import fail
+from knowledge.ingestion.text import Chunking, chunking_check
+
+
+def parse(serializer_class, data, **kwargs) -> dict:
+    """``serializer_class``'s validated data, or DRF's ValidationError (400 ``invalid`` with ``fields``)."""
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def form_int(data, name: str) -> int | None:
+    """An optional whole number from a form field ("" or absent: None); anything else is 400 ``invalid_chunking``."""
+    raw = data.get(name)
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        return None
+    text = raw.strip() if isinstance(raw, str) else ""  # a file part under the field's name is refused too
+    if not text or not text.isascii() or not text.isdigit() or len(text) > 9:
+        raise fail("invalid_chunking", field=name)
+    return int(text)
+
+
+def form_text(data, name: str, *, max_length: int) -> str:
+    """An optional text field of a multipart form ("" when absent); a file part or a longer value is 400 ``invalid``."""
+    raw = data.get(name, "")
+    if not isinstance(raw, str) or len(raw) > max_length:
+        raise fail("invalid", "form_text", field=name, limit=max_length, on_field=name)
+    return raw
+
+
+def form_group_names(data) -> list[str]:
+    """The comma-separated ``restricted_to_groups`` of an upload form, at most ``MAX_GROUP_NAMES`` of them."""
+    names = [n for n in form_text(data, "restricted_to_groups", max_length=MAX_GROUP_NAMES * 151).split(",") if n.strip()]
+    if len(names) > MAX_GROUP_NAMES:
+        raise fail("invalid", "group_names", limit=MAX_GROUP_NAMES, on_field="restricted_to_groups")
+    return names
+
+
+def form_files(request, name: str) -> list:
+    """The file parts under ``name``; more than ZHIKU_MAX_FILES_PER_UPLOAD is 400 ``too_many_files`` before any is read."""
+    files = request.FILES.getlist(name)
+    limit = settings.ZHIKU_MAX_FILES_PER_UPLOAD
+    if len(files) > limit:
+        raise fail("too_many_files", limit=limit)
+    return files
+
+
+def chunking_from_form(data) -> Chunking | None:
+    """The ``chunk_size`` and ``chunk_overlap`` of a multipart form, checked; None when neither is given."""
+    size, overlap = form_int(data, "chunk_size"), form_int(data, "chunk_overlap")
+    if size is None and overlap is None:
+        return None
+    return chunking_check(size=size, overlap=overlap)

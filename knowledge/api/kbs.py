@@ -1,0 +1,124 @@
+"""REST endpoints for knowledge bases and their members: each parses its input, calls one service, serializes the result."""
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from knowledge import access, selectors
+from knowledge.api import serializers as s
+from knowledge.api.inputs import parse
+from knowledge.api.pagination import PaginatedView
+from knowledge.api.parsers import SafeJSONParser
+from knowledge.api.schema import errors
+from knowledge.errors import fail
+from knowledge.models import KnowledgeBase, Membership, Role
+from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
+
+
+def _kb_output(kb: KnowledgeBase, *, user) -> dict:
+    annotated = selectors.kbs_with_caller_info(KnowledgeBase.objects.filter(pk=kb.pk), user=user).get()
+    selectors.set_caller_role([annotated], user=user)
+    return s.KBOutput(annotated).data
+
+
+class KBListView(PaginatedView):
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
+    def get(self, request):
+        qs = selectors.kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
+        return self.paginated(qs, s.KBOutput, prepare=lambda page: selectors.set_caller_role(page, user=request.user))
+
+    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)}, summary="Create a knowledge base (the caller owns it)")
+    def post(self, request):
+        data = parse(s.KBCreateInput, request.data)
+        kb = kb_create(owner=request.user, **data)
+        return Response(_kb_output(kb, user=request.user), status=status.HTTP_201_CREATED)
+
+
+class KBDetailView(APIView):
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(responses=s.KBOutput)
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
+        return Response(_kb_output(kb, user=request.user))
+
+    def _update(self, request, kb_id: int, *, partial: bool) -> Response:
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        data = parse(s.KBUpdateInput, request.data, partial=partial)
+        if not data:
+            raise fail("nothing_to_update")
+        kb = kb_update(kb=kb, **data)
+        return Response(_kb_output(kb, user=request.user))
+
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name or settings (owner)")
+    def patch(self, request, kb_id: int):
+        return self._update(request, kb_id, partial=True)
+
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name and settings (owner)")
+    def put(self, request, kb_id: int):
+        return self._update(request, kb_id, partial=False)
+
+    @extend_schema(responses={204: None}, summary="Delete the knowledge base and everything in it (owner)")
+    def delete(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        kb_delete(kb=kb)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemberListView(PaginatedView):
+    """Members are listed and changed by owners only: the list names people and groups."""
+
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(responses={200: s.MembershipOutput(many=True), **errors(403)})
+    def get(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        qs = Membership.objects.filter(kb=kb).select_related("user", "group").order_by("id")
+        return self.paginated(qs, s.MembershipOutput)
+
+    @extend_schema(request=s.MembershipCreateInput, responses={201: s.MembershipOutput},
+                   summary="Give a user or a group a role (owner)")
+    def post(self, request, kb_id: int):
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        data = parse(s.MembershipCreateInput, request.data)
+        user = group = None
+        if "username" in data:
+            user = get_user_model().objects.filter(username=data["username"]).first()
+            if user is None:
+                raise fail("unknown_user", name=data["username"])
+        if "group" in data:
+            group = Group.objects.filter(name=data["group"]).first()
+            if group is None:
+                raise fail("unknown_group", "one", name=data["group"])
+        membership = membership_set(kb=kb, role=data["role"], user=user, group=group)
+        return Response(s.MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(APIView):
+    parser_classes = [SafeJSONParser]
+
+    def _membership(self, request, kb_id: int, membership_id: int) -> tuple[KnowledgeBase, Membership]:
+        kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
+        membership = Membership.objects.filter(kb=kb, pk=membership_id).select_related("user", "group").first()
+        if membership is None:
+            raise fail("membership_not_found")
+        return kb, membership
+
+    @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary="Change a member's role (owner)")
+    def patch(self, request, kb_id: int, membership_id: int):
+        kb, membership = self._membership(request, kb_id, membership_id)
+        data = parse(s.MembershipUpdateInput, request.data)
+        membership = membership_set(kb=kb, role=data["role"], user=membership.user, group=membership.group)
+        return Response(s.MembershipOutput(membership).data)
+
+    @extend_schema(responses={204: None}, summary="Remove a member (owner)")
+    def delete(self, request, kb_id: int, membership_id: int):
+        _, membership = self._membership(request, kb_id, membership_id)
+        membership_remove(membership=membership)
+        return Response(status=status.HTTP_204_NO_CONTENT)
