@@ -22,7 +22,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from knowledge.services.search import search_cached_payload
-    from knowledge.stores import keyword_store
+    from knowledge.keyword_store import keyword_store
 
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
