@@ -295,6 +295,7 @@ def measure_tier(kb, user, queries: list[str]) -> dict:
     return {
         "bm25_build_s": round(loads["build"], 2), "bm25_load_l3_postgres_s": round(loads["l3_postgres"], 3),
         "bm25_load_l2_redis_s": round(loads.get("l2_redis", float("nan")), 3), "bm25_blob_mb": round(blob_bytes / 1e6, 1),
+        "bm25_l0_first_s": round(loads["l0_write"], 3), "bm25_l0_map_s": round(loads["l0_map"], 4),
         "memory": memory,
         "hybrid_p50_ms": round(percentile(hybrid, 50), 1), "hybrid_p95_ms": round(percentile(hybrid, 95), 1),
         "keyword_p50_ms": round(percentile(keyword, 50), 1), "keyword_p95_ms": round(percentile(keyword, 95), 1),
