@@ -40,22 +40,11 @@ class BM25Index:
 
     __slots__ = (
         "k1", "b", "epsilon", "ids", "n_docs", "avgdl", "average_idf",
-        "_terms", "_indptr", "_cols", "_tf", "_doc_len", "_w", "_idf", "_id_order",
+        "_terms", "_indptr", "_cols", "_tf", "_doc_len", "_w", "_idf", "_id_order", "_sorted_ids", "_doc_norm",
     )
 
-    def __init__(
-        self,
-        *,
-        terms: list[str],
-        ids: np.ndarray,
-        doc_len: np.ndarray,
-        indptr: np.ndarray,
-        cols: np.ndarray,
-        tf: np.ndarray,
-        k1: float,
-        b: float,
-        epsilon: float,
-    ) -> None:
+    def __init__(self, *, terms: list[str], ids: np.ndarray, doc_len: np.ndarray, indptr: np.ndarray,
+                 cols: np.ndarray, tf: np.ndarray, k1: float, b: float, epsilon: float) -> None:
         """Low-level constructor over a ready CSR; use ``build``/``from_bytes`` instead."""
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
@@ -66,7 +55,8 @@ class BM25Index:
         self._terms: TermTable = ListTerms(terms)
         self.n_docs = int(self.ids.shape[0])
         self._id_order = np.argsort(self.ids, kind="stable")
-        if self.n_docs > 1 and not np.all(np.diff(self.ids[self._id_order]) > 0):
+        self._sorted_ids = self.ids[self._id_order]
+        if self.n_docs > 1 and not np.all(np.diff(self._sorted_ids) > 0):
             raise ValueError("document ids must be unique")
         total = int(self._doc_len.sum())
         self.avgdl = total / self.n_docs if self.n_docs else 0.0
@@ -79,36 +69,44 @@ class BM25Index:
         idf[idf < 0] = self.epsilon * self.average_idf
         self._idf = idf
 
-        # Per-posting saturation, written as rank_bm25 writes it so the floats agree.
-        if self._tf.shape[0]:
-            tf_f = self._tf.astype(np.float64)
-            dl = self._doc_len[self._cols].astype(np.float64)
-            self._w = tf_f * (self.k1 + 1) / (tf_f + self.k1 * (1 - self.b + self.b * dl / self.avgdl))
-        else:
-            self._w = np.zeros(0, dtype=np.float64)
+        self._doc_norm: Optional[np.ndarray] = None
+        self._w: Optional[np.ndarray] = self._saturation(0, self._tf.shape[0])
+
+    def _saturation(self, start: int, end: int) -> np.ndarray:
+        """``w`` of postings start..end, written as rank_bm25 writes it so the floats agree (same operations, same order)."""
+        if end <= start:
+            return np.zeros(0, dtype=np.float64)
+        tf_f = self._tf[start:end].astype(np.float64)
+        cols = self._cols[start:end]
+        if self._doc_norm is not None:  # k1 * (1 - b + b * |d| / avgdl) per document: the same floats, fewer operations
+            return tf_f * (self.k1 + 1) / (tf_f + self._doc_norm[cols])
+        return tf_f * (self.k1 + 1) / (tf_f + self.doc_norm(self._doc_len[cols]))
+
+    def doc_norm(self, doc_len: np.ndarray) -> np.ndarray:
+        """k1 * (1 - b + b * |d| / avgdl) for these document lengths."""
+        return self.k1 * (1 - self.b + self.b * doc_len.astype(np.float64) / self.avgdl)
 
     @classmethod
     def from_state(cls, *, terms: "TermTable", arrays: dict[str, np.ndarray], k1: float, b: float, epsilon: float,
                    avgdl: float, average_idf: float) -> "BM25Index":
-        """An index over ready arrays, taken as they are (no copy: memory-mapped ones stay mapped).
+        """An index over ready arrays (``state_arrays``; bm25_file.py maps them), taken as they are: no copy.
 
-        ``arrays`` holds ids, doc_len, indptr, cols, tf, w, idf and id_order (the argsort of ids), as
-        a built index holds them (``state_arrays``); bm25_file.py maps them from a file.
+        Optional: w (without it, a query computes its postings' w: the same floats), doc_norm.
         """
         self = cls.__new__(cls)
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.avgdl, self.average_idf = float(avgdl), float(average_idf)
         self._terms = terms
         self.ids, self._doc_len, self._indptr = arrays["ids"], arrays["doc_len"], arrays["indptr"]
-        self._cols, self._tf, self._w, self._idf = arrays["cols"], arrays["tf"], arrays["w"], arrays["idf"]
-        self._id_order = arrays["id_order"]
+        self._cols, self._tf, self._w, self._idf = arrays["cols"], arrays["tf"], arrays.get("w"), arrays["idf"]
+        self._id_order, self._sorted_ids, self._doc_norm = arrays["id_order"], arrays["sorted_ids"], arrays.get("doc_norm")
         self.n_docs = int(self.ids.shape[0])
         return self
 
     def state_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays ``from_state`` takes: scoring from them gives exactly this index's floats."""
+        """The arrays ``from_state`` takes (w left out): scoring from them gives exactly this index's floats."""
         return {"ids": self.ids, "doc_len": self._doc_len, "indptr": self._indptr, "cols": self._cols,
-                "tf": self._tf, "w": self._w, "idf": self._idf, "id_order": self._id_order}
+                "tf": self._tf, "idf": self._idf, "id_order": self._id_order, "sorted_ids": self._sorted_ids}
 
     @property
     def terms(self) -> "TermTable":
@@ -119,9 +117,8 @@ class BM25Index:
         wanted = np.fromiter((int(i) for i in doc_ids), dtype=np.int64)
         if self.n_docs == 0 or wanted.shape[0] == 0:
             return np.full(wanted.shape[0], -1, dtype=np.int64)
-        sorted_ids = self.ids[self._id_order]
-        at = np.minimum(np.searchsorted(sorted_ids, wanted), self.n_docs - 1)
-        return np.where(sorted_ids[at] == wanted, self._id_order[at], -1).astype(np.int64)
+        at = np.minimum(np.searchsorted(self._sorted_ids, wanted), self.n_docs - 1)
+        return np.where(self._sorted_ids[at] == wanted, self._id_order[at], -1).astype(np.int64)
 
     # --- building ---------------------------------------------------------------
 
@@ -289,7 +286,8 @@ class BM25Index:
         for row, count in counts.items():
             start, end = self._indptr[row], self._indptr[row + 1]
             cols_parts.append(self._cols[start:end])
-            contrib = self._idf[row] * self._w[start:end]
+            w = self._w[start:end] if self._w is not None else self._saturation(int(start), int(end))
+            contrib = self._idf[row] * w
             weight_parts.append(contrib * count if count > 1 else contrib)
         return np.concatenate(cols_parts), np.concatenate(weight_parts)
 
@@ -334,7 +332,6 @@ class BM25Index:
         return [(int(i), float(s)) for i, s in zip(doc_ids[order].tolist(), scores[order].tolist())]
 
     # --- serialisation (the blob of the L2/L3 tiers: bm25_blob.py; the mapped file: bm25_file.py) ----
-
     def to_bytes(self) -> bytes:
         """Header (magic, format version) + zlib of JSON metadata and ``.npy`` arrays. No pickle."""
         return bm25_blob.encode(self)
@@ -349,9 +346,7 @@ class TermTable(Protocol):
     """The vocabulary: term → CSR row. ``ListTerms`` in memory, ``bm25_file.MappedTerms`` from a mapped file."""
 
     def row(self, term: str) -> Optional[int]: ...
-
     def __len__(self) -> int: ...
-
     def as_list(self) -> list[str]: ...
 
 
@@ -371,7 +366,7 @@ class ListTerms:
         return len(self._terms)
 
     def as_list(self) -> list[str]:
-        return self._terms
+        return self._terms  # (not copied: callers only read it)
 
 
 def _csr_from_pairs(

@@ -2,14 +2,17 @@
 
 Layout: ``MAGIC``, a little-endian u32 format version and u32 header length, a
 JSON header (parameters, and each array's dtype, length and byte offset), then
-the arrays, each 64-byte aligned: the CSR postings (``indptr``, ``cols``, ``tf``,
-the precomputed saturation ``w``), ``idf``, document ids with their argsort
-(``id_order``), document lengths, and the vocabulary as a term table: the
+the arrays, each 64-byte aligned: the CSR postings (``indptr``, ``cols``, ``tf`` in
+the narrowest of uint8/uint16/int32 that holds it), ``idf``, document ids with their
+argsort (``id_order``) and sorted (``sorted_ids``), document lengths and each one's ``k1 * (1 - b + b * |d| / avgdl)``
+(``doc_norm``), and the vocabulary as a term table: the
 UTF-8 bytes of every term in row order (``term_bytes``, ``term_offsets``) and
 the rows sorted by those bytes (``term_order``) for a binary search.
 
-Every array is written as the built ``BM25Index`` holds it, idf and ``w``
-included, so a mapped index scores with exactly the same floats. Mapping costs
+idf is written as the built ``BM25Index`` computed it; the per-posting saturation
+``w`` is not stored (it would be 8 of every posting's 13–16 bytes): a query computes
+it for the postings it touches from tf and document length with the build's own
+expression, so a mapped index scores with exactly the same floats. Mapping costs
 no copy: the pages come from the page cache, shared by every process that maps
 the file, and only the pages a search touches are read. No pickle anywhere.
 """
@@ -33,9 +36,10 @@ _PREFIX = struct.Struct("<8sII")  # magic, file version, header length
 _ALIGN = 64
 # name → dtype written; a mapped file must hold exactly these.
 _DTYPES = {
-    "ids": "<i8", "id_order": "<i8", "doc_len": "<i8", "indptr": "<i8", "cols": "<i4", "tf": "<i4",
-    "w": "<f8", "idf": "<f8", "term_offsets": "<i8", "term_order": "<i8", "term_bytes": "|u1",
+    "ids": "<i8", "id_order": "<i8", "sorted_ids": "<i8", "doc_len": "<i8", "indptr": "<i8", "cols": "<i4", "tf": "<i4",
+    "idf": "<f8", "doc_norm": "<f8", "term_offsets": "<i8", "term_order": "<i8", "term_bytes": "|u1",
 }
+_TF_DTYPES = ("|u1", "<u2", "<i4")  # tf: the narrowest that holds the largest count
 
 
 class MappedTerms:
@@ -83,13 +87,20 @@ def _term_table(terms: list[str]) -> dict[str, np.ndarray]:
             "term_offsets": offsets, "term_order": np.asarray(order, dtype=np.int64)}
 
 
+def _tf_dtype(tf: np.ndarray) -> str:
+    top = int(tf.max()) if tf.shape[0] else 0
+    return next(d for d in _TF_DTYPES if top <= np.iinfo(np.dtype(d)).max)
+
+
 def write_index_file(index: BM25Index, path: str | os.PathLike) -> int:
     """Write ``index`` to ``path`` atomically (a temporary file in the same folder, then ``os.replace``); its size."""
     arrays = {**index.state_arrays(), **_term_table(index.terms.as_list())}
+    arrays["doc_norm"] = index.doc_norm(arrays["doc_len"])
     layout: dict[str, list] = {}
     header_guess = 4096 + 64 * len(arrays)
     offset = 0
-    for name, dtype in _DTYPES.items():
+    dtypes = dict(_DTYPES, tf=_tf_dtype(arrays["tf"]))
+    for name, dtype in dtypes.items():
         arrays[name] = np.ascontiguousarray(arrays[name], dtype=dtype)
         layout[name] = [dtype, int(arrays[name].shape[0]), offset]
         offset += -(-arrays[name].nbytes // _ALIGN) * _ALIGN
@@ -133,19 +144,20 @@ def map_index_file(path: str | os.PathLike) -> BM25Index:
         arrays = {}
         for name, dtype in _DTYPES.items():
             got_dtype, length, offset = layout[name]
+            dtype = got_dtype if name == "tf" and got_dtype in _TF_DTYPES else dtype
             start = data_start + int(offset)
             end = start + int(length) * np.dtype(dtype).itemsize
             if got_dtype != dtype or start < data_start or end > mapped.shape[0]:
                 raise IndexFormatError(f"{path}: array {name} is damaged or truncated")
-            arrays[name] = mapped[start:end].view(dtype)
+            arrays[name] = mapped[start:end].view(dtype).view(np.ndarray)  # plain arrays: no memmap subclass per operation
     except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
         raise IndexFormatError(f"corrupt BM25 file {path}: {exc}") from exc
     n_docs, n_terms = arrays["ids"].shape[0], arrays["idf"].shape[0]
     consistent = (
-        arrays["id_order"].shape[0] == arrays["doc_len"].shape[0] == n_docs
+        arrays["id_order"].shape[0] == arrays["sorted_ids"].shape[0] == arrays["doc_len"].shape[0] == arrays["doc_norm"].shape[0] == n_docs
         and arrays["indptr"].shape[0] == n_terms + 1 == arrays["term_offsets"].shape[0]
         and arrays["term_order"].shape[0] == n_terms
-        and int(arrays["indptr"][-1]) == arrays["cols"].shape[0] == arrays["tf"].shape[0] == arrays["w"].shape[0]
+        and int(arrays["indptr"][-1]) == arrays["cols"].shape[0] == arrays["tf"].shape[0]
         and int(arrays["term_offsets"][-1]) == arrays["term_bytes"].shape[0]
     )
     if not consistent:

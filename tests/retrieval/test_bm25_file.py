@@ -184,3 +184,14 @@ def test_worker_processes_share_the_index_pages_instead_of_holding_copies(tmp_pa
         for w in workers:
             w.stdin.close()
             w.wait(timeout=30)
+
+
+@pytest.mark.parametrize("repeat", [3, 300, 70_000])  # tf stored as uint8, uint16, int32
+def test_term_counts_of_any_size_score_as_in_the_built_index(tmp_path, repeat):
+    docs = [(1, ["a"] * repeat + ["b"]), (2, ["a", "b", "c"]), (3, ["b"] * 2), (4, ["d"])]
+    built = BM25Index.build(docs)
+    write_index_file(built, tmp_path / "i.bm25")
+    mapped = map_index_file(tmp_path / "i.bm25")
+    for q in (["a"], ["a", "b", "a"], ["c", "d"]):
+        assert np.array_equal(mapped.scores_for(q), built.scores_for(q)) and mapped.search(q, 3) == built.search(q, 3)
+    assert mapped.with_changes(remove_ids=[2]).search(["a"], 3) == built.with_changes(remove_ids=[2]).search(["a"], 3)
