@@ -3,8 +3,8 @@
 Usage: python scripts/bench_bm25_memory.py [--chunks 300000] [--workers 1,2,4] [--queries 150]
                                            [--out var/bench-scale/bm25-memory.json]
 
-The corpus is bench_scale.py's (no database needed): the real passages of
-``shared/bench/scale/modern.jsonl.gz`` tokenized by the platform analyzer
+The corpus is bench_scale.py's (no database needed): the real passages of the bench
+corpus's ``scale/modern.jsonl.gz`` (``--bench``) tokenized by the platform analyzer
 (cached in var/bench-scale/), and beyond them passages made of the halves of two
 real ones. The index is built once in this process (timed), saved as the L2/L3
 blob and as the L0 file (``knowledge.retrieval.bm25_file``; size, write time).
@@ -93,6 +93,7 @@ def build_corpus(chunks: int, bench: Path, cache: Path) -> list[tuple[int, list[
 
 
 def main() -> int:
+    # Long: the benchmark's one sequence (corpus, build, files, runs, summary), printed as it goes.
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:5])
         return 0

@@ -159,6 +159,7 @@ class BM25Index:
         it). Only the added documents are counted in Python; the rest is array
         work on the stored postings.
         """
+        # Long: one pass of array steps (drop, renumber, add, prune terms, re-sort) that share their arrays.
         keep = np.ones(self.n_docs, dtype=bool)
         pos = self.positions(set(remove_ids))
         keep[pos[pos >= 0]] = False
