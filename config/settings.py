@@ -161,6 +161,8 @@ ZHIKU_REDIS_PREFIX = redis_namespace.validate_prefix(
     os.environ.get("ZHIKU_REDIS_PREFIX", "").strip()
     or redis_namespace.default_prefix(DATABASES["default"], embedded_data_dir=VAR_DIR / "pgdata" if LOCAL_MODE else None)
 )
+# The BM25 index files every process of this machine maps (the L0 tier, docs/scaling.md); "" turns them off.
+ZHIKU_BM25_DIR = os.environ.get("ZHIKU_BM25_DIR", str(VAR_DIR / "bm25")).strip()
 if REDIS_URL:
     CACHES = {
         "default": {

@@ -1,13 +1,9 @@
-"""Django implementations of the retrieval core's stores: pgvector search, BM25 index tiers, chunk loading."""
+"""Django implementations of the retrieval core's stores: pgvector search, chunk loading (BM25 tiers: keyword_store.py)."""
 from __future__ import annotations
 
 import functools
 import json
 import logging
-import threading
-import time
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Sequence
 
 import numpy as np
@@ -16,17 +12,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
-from django.utils import timezone
 from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
 
-from knowledge.access import Restriction, scope_chunks_sql, scope_documents_q, scope_documents_sql
-from knowledge.models import BM25Index as BM25IndexRow
-from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
-from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
-from knowledge.retrieval.analysis import get_analyzer
+from knowledge.access import scope_chunks_sql, scope_documents_sql
+from knowledge.models import Chunk, Document
 from knowledge.retrieval.evidence import faq_cosine
-from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig, KeywordUnavailable, SearchFilters
+from knowledge.retrieval.protocols import AccessScope, ChunkRecord, SearchFilters
 
 logger = logging.getLogger(__name__)
 
@@ -246,224 +238,3 @@ class DjangoChunkStore:
         return self._select("c.document_id = %s AND c.ordinal BETWEEN %s AND %s AND c.id <> %s",
                             [record.document_id, record.ordinal - before, record.ordinal + after, record.chunk_id],
                             scope=scope, with_vectors=False, order="ORDER BY c.ordinal")
-
-
-# --- keyword path: BM25 index in three tiers -----------------------------------------------
-
-@dataclass
-class _Cached:
-    version: int
-    fingerprint: str
-    index: BM25Index
-
-
-class BM25IndexStore:
-    """The KB's BM25 index in process memory (L1), Redis (L2, TTL) and the BM25Index row (L3).
-
-    Every tier is keyed by the KB version, so a copy made before any content
-    change is noticed as stale (counting chunks would miss an edit). A stale or
-    missing index is brought up to date incrementally from the stored tokens
-    (nothing is re-tokenized) under a per-KB lock: a PostgreSQL advisory lock
-    across processes, a threading lock within one. While another thread or
-    process holds the lock, a search waits up to ``stale_wait`` seconds for its
-    update, then serves the previous in-memory version if there is one.
-    Blobs are BM25Index.to_bytes (numpy arrays + JSON), never pickles.
-    """
-
-    LOCK_NAMESPACE = 0x7A6B  # "zk": advisory-lock key space for BM25 builds
-    l2_ttl = 24 * 3600
-    # An incremental update re-reads the chunks modified since the stored index was built. A chunk is
-    # stamped (updated_at) when it is saved but seen only once its transaction commits, which can be
-    # later (waiting for the KB row an ingestion holds), and another host's clock may run behind: rows
-    # stamped this long before the build began are re-read too. Re-reading an unchanged row changes nothing.
-    modified_margin = timedelta(minutes=2)
-    # How long a search that holds a previous version waits for another thread's or process's update before
-    # serving that version. Serving it at once lost the keyword path for a replaced document: the old index's
-    # hits are chunks no longer served (the load test saw it in 1 of 103 searches of a document replaced in a
-    # loop). An incremental update takes well under this (docs/scaling.md: ~1 s per 100k chunks to load).
-    stale_wait = 3.0
-    _poll = 0.05
-
-    def __init__(self) -> None:
-        self._l1: dict[int, _Cached] = {}
-        self._locks: dict[int, threading.Lock] = {}
-        self._guard = threading.Lock()
-        self.last_source: dict[int, str] = {}  # kb id → "l1" | "l2" | "l3" | "incremental" | "build" | "stale"
-
-    # tiers ---------------------------------------------------------------
-    def _redis(self):
-        return redis_client()
-
-    @staticmethod
-    def _l2_key(kb_id: int, version: int, fingerprint: str) -> str:
-        return f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb_id}:{version}:{fingerprint}"
-
-    def _l2_get(self, kb_id: int, version: int, fingerprint: str) -> BM25Index | None:
-        client = self._redis()
-        if client is None:
-            return None
-        try:
-            blob = client.get(self._l2_key(kb_id, version, fingerprint))
-        except Exception:  # noqa: BLE001
-            return None
-        if not blob:
-            return None
-        try:
-            return BM25Index.from_bytes(blob)
-        except IndexFormatError:
-            return None
-
-    def _l2_put(self, kb_id: int, version: int, fingerprint: str, blob: bytes) -> None:
-        client = self._redis()
-        if client is None:
-            return
-        try:
-            client.set(self._l2_key(kb_id, version, fingerprint), blob, ex=self.l2_ttl)
-        except Exception:  # noqa: BLE001
-            logger.warning("could not write the BM25 index of KB %s to Redis", kb_id)
-
-    def _lock_for(self, kb_id: int) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(kb_id, threading.Lock())
-
-    def invalidate_local(self, kb_id: int | None = None) -> None:
-        if kb_id is None:
-            self._l1.clear()
-        else:
-            self._l1.pop(kb_id, None)
-
-    # main entry ----------------------------------------------------------
-    def get_index(self, kb: KBSearchConfig) -> BM25Index:
-        version = KnowledgeBase.objects.filter(pk=kb.kb_id).values_list("version", flat=True).first()
-        if version is None:
-            raise KeywordUnavailable("knowledge base is gone")
-        fingerprint = get_analyzer(kb.analyzer).fingerprint
-        cached = self._l1.get(kb.kb_id)
-        if cached and cached.version == version and cached.fingerprint == fingerprint:
-            self.last_source[kb.kb_id] = "l1"
-            return cached.index
-        lock = self._lock_for(kb.kb_id)
-        if not (lock.acquire(timeout=self.stale_wait) if cached is not None else lock.acquire()):
-            self.last_source[kb.kb_id] = "stale"
-            return cached.index  # another thread is still updating; serve the previous version
-        try:
-            cached = self._l1.get(kb.kb_id)
-            if cached and cached.version == version and cached.fingerprint == fingerprint:
-                self.last_source[kb.kb_id] = "l1"
-                return cached.index
-            index = self._l2_get(kb.kb_id, version, fingerprint)
-            if index is not None:
-                self.last_source[kb.kb_id] = "l2"
-            else:
-                index, source = self._load_or_build(kb.kb_id, version, fingerprint, stale=cached)
-                if index is None:
-                    self.last_source[kb.kb_id] = "stale"
-                    return cached.index  # type: ignore[union-attr]
-                self.last_source[kb.kb_id] = source
-            self._l1[kb.kb_id] = _Cached(version, fingerprint, index)
-            return index
-        except KeywordUnavailable:
-            raise
-        except Exception as exc:  # noqa: BLE001 - search goes vector-only rather than failing
-            logger.exception("BM25 index of KB %s unavailable", kb.kb_id)
-            raise KeywordUnavailable(str(exc)) from exc
-        finally:
-            lock.release()
-
-    def _load_or_build(self, kb_id: int, version: int, fingerprint: str, *, stale: _Cached | None):
-        """L3 hit, or an incremental update of L3/L1, or a full build; persists to L3 and L2."""
-        with transaction.atomic(), connection.cursor() as cur:
-            if stale is not None:
-                deadline = time.monotonic() + self.stale_wait
-                while True:
-                    cur.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
-                    if cur.fetchone()[0]:
-                        break
-                    if time.monotonic() >= deadline:
-                        return None, "stale"  # another process is still building: serve what we have
-                    time.sleep(self._poll)
-            else:
-                cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", [self.LOCK_NAMESPACE, kb_id])
-            row = BM25IndexRow.objects.filter(kb_id=kb_id).first()
-            # Re-read the version under the lock: a build may have just finished.
-            version = KnowledgeBase.objects.filter(pk=kb_id).values_list("version", flat=True).first() or version
-            base: BM25Index | None = None
-            base_built_at = None
-            if row is not None and row.analyzer_fingerprint == fingerprint and row.format_version == FORMAT_VERSION:
-                try:
-                    base = BM25Index.from_bytes(bytes(row.data))
-                    base_built_at = row.built_at
-                except IndexFormatError:
-                    base = None
-                if base is not None and row.kb_version == version:
-                    self._l2_put(kb_id, version, fingerprint, bytes(row.data))
-                    return base, "l3"
-            if base is None and stale is not None and stale.fingerprint == fingerprint:
-                base = stale.index
-                base_built_at = None  # unknown: diff on ids and all modified rows since the row's time
-            started = timezone.now()
-            serving = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
-            if base is not None and base_built_at is not None:
-                rows = list(serving.values_list("id", "updated_at"))
-                live = {i for i, _ in rows}
-                indexed = set(base.ids.tolist())
-                since = base_built_at - self.modified_margin
-                modified = {i for i, u in rows if u >= since and i in indexed}
-                removed = (indexed - live) | modified
-                added_ids = (live - indexed) | modified
-                tokens = dict(Chunk.objects.filter(pk__in=list(added_ids)).values_list("id", "tokens")) if added_ids else {}
-                index = base.with_changes(remove_ids=removed, add_docs=[(i, tokens[i]) for i in sorted(added_ids) if i in tokens])
-                source = "incremental"
-            else:
-                index = BM25Index.build(serving.order_by("id").values_list("id", "tokens").iterator(chunk_size=5000))
-                source = "build"
-            blob = index.to_bytes()
-            BM25IndexRow.objects.update_or_create(kb_id=kb_id, defaults={
-                "data": blob, "format_version": FORMAT_VERSION, "chunk_count": index.n_docs,
-                "kb_version": version, "analyzer_fingerprint": fingerprint,
-            })
-            # built_at (auto_now) is the save time; stamp it with the start so rows
-            # changed during the build count as modified next time.
-            BM25IndexRow.objects.filter(kb_id=kb_id).update(built_at=started)
-        self._l2_put(kb_id, version, fingerprint, blob)
-        return index, source
-
-    def allowed_ids(self, *, kb_id: int, filters: SearchFilters, scope: AccessScope) -> np.ndarray | None:
-        """None when the caller may see every indexed chunk; else the ids allowed, from SQL."""
-        restricted_exist = kb_id not in scope.full_access_kb_ids and Restriction.objects.filter(document__kb_id=kb_id).exists()
-        if filters.empty and not restricted_exist:
-            return None
-        qs = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
-        qs = qs.filter(scope_documents_q(scope, kb_id)).filter(_filters_q(filters))
-        return np.fromiter(qs.values_list("id", flat=True), dtype=np.int64)
-
-
-_keyword_store: BM25IndexStore | None = None
-_store_lock = threading.Lock()
-
-
-def keyword_store() -> BM25IndexStore:
-    """The process-wide BM25 index store (its L1 lives as long as the process)."""
-    global _keyword_store
-    with _store_lock:
-        if _keyword_store is None:
-            _keyword_store = BM25IndexStore()
-        return _keyword_store
-
-
-def index_load_timings(kb: KBSearchConfig) -> dict[str, float]:
-    """Seconds to get the KB's index from each tier (for the benchmark): build, L3 row, L2 Redis, L1."""
-    store = BM25IndexStore()
-    out: dict[str, float] = {}
-    BM25IndexRow.objects.filter(kb_id=kb.kb_id).delete()
-    t = time.perf_counter(); store.get_index(kb); out["build"] = time.perf_counter() - t
-    store.invalidate_local(); client = store._redis()
-    if client is not None:
-        for key in client.scan_iter(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb.kb_id}:*"):
-            client.delete(key)
-    t = time.perf_counter(); store.get_index(kb); out["l3_postgres"] = time.perf_counter() - t
-    if client is not None:
-        store.invalidate_local()
-        t = time.perf_counter(); store.get_index(kb); out["l2_redis"] = time.perf_counter() - t
-    t = time.perf_counter(); store.get_index(kb); out["l1_memory"] = time.perf_counter() - t
-    return out

@@ -24,7 +24,7 @@ no embedding) with:
 Per tier: the HNSW index (the migration's: m=16, ef_construction=64, cosine) is
 dropped before the load and built after it (timed, with maintenance_work_mem
 ``--maintenance-work-mem``); the BM25 index is built from the stored tokens,
-saved and loaded from each tier (``knowledge.stores.index_load_timings``); a
+saved and loaded from each tier (``knowledge.keyword_store.index_load_timings``); a
 fresh process loads it from Redis and reports its memory (RSS); then real
 questions (cmrc2018/dev) go through ``search_cached_payload``, the call the search
 API makes, in hybrid, keyword-only and vector-only mode. Query embeddings are
@@ -250,7 +250,7 @@ def measure_rss(kb_id: int) -> dict:
     from knowledge.models import KnowledgeBase
     from knowledge.retrieval.analysis import get_analyzer
     from knowledge.services.search import kb_search_config
-    from knowledge.stores import keyword_store
+    from knowledge.keyword_store import keyword_store
 
     get_analyzer().tokenize("预热")  # jieba's dictionary: every web worker holds it anyway
     config = kb_search_config(KnowledgeBase.objects.get(pk=kb_id))
@@ -277,7 +277,7 @@ def measure_tier(kb, user, queries: list[str]) -> dict:
     from django.db import connection
 
     from knowledge.services.search import kb_search_config
-    from knowledge.stores import index_load_timings, keyword_store
+    from knowledge.keyword_store import index_load_timings, keyword_store
 
     kb.refresh_from_db()
     config = kb_search_config(kb)
@@ -295,6 +295,7 @@ def measure_tier(kb, user, queries: list[str]) -> dict:
     return {
         "bm25_build_s": round(loads["build"], 2), "bm25_load_l3_postgres_s": round(loads["l3_postgres"], 3),
         "bm25_load_l2_redis_s": round(loads.get("l2_redis", float("nan")), 3), "bm25_blob_mb": round(blob_bytes / 1e6, 1),
+        "bm25_l0_first_s": round(loads["l0_write"], 3), "bm25_l0_map_s": round(loads["l0_map"], 4),
         "memory": memory,
         "hybrid_p50_ms": round(percentile(hybrid, 50), 1), "hybrid_p95_ms": round(percentile(hybrid, 95), 1),
         "keyword_p50_ms": round(percentile(keyword, 50), 1), "keyword_p95_ms": round(percentile(keyword, 95), 1),

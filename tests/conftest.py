@@ -27,6 +27,16 @@ os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 # tests/knowledge/test_recovery.py calls the sweep directly and gives its worker processes their own.
 os.environ.setdefault("ZHIKU_SWEEP_SECONDS", "0")
 
+# The BM25 index files (the L0 tier) of the processes a test starts (searchers, servers, Celery workers):
+# this session's own folder, so they never map a file another run wrote for other content.
+if "ZHIKU_BM25_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["ZHIKU_BM25_DIR"] = tempfile.mkdtemp(prefix="zhiku-test-bm25-")
+    atexit.register(shutil.rmtree, os.environ["ZHIKU_BM25_DIR"], True)
+
 pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fixtures of the browser tests
 
 
@@ -34,6 +44,7 @@ pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fi
 def _media_and_mode(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ZHIKU_INGEST_MODE = "sync"
+    settings.ZHIKU_BM25_DIR = str(tmp_path / "bm25")  # this test's machine: no index file from another test
     settings.ZHIKU_SWEEP_SECONDS = 0
     # Recalibration after every ingestion would slow the suite; tests/knowledge/test_calibration.py turns it on.
     settings.ZHIKU_AUTO_CALIBRATE = False

@@ -5,7 +5,7 @@ searches as a web process does (``search_cached_payload``: the Redis result cach
 and keeps its caches for as long as it lives, so a test can change a KB from another process and
 see whether this one's next search notices. Request: ``{"username", "kb_id", "query", "mode"}``;
 answer: ``{"chunks": [{"id", "document_id", "content"}], "cached", "bm25_source"}``, where
-``bm25_source`` is where this process got the KB's BM25 index ("l1" = its own memory).
+``bm25_source`` is where this process got the KB's BM25 index ("l1" = what it already held, "l0" = the machine's file).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from knowledge.services.search import search_cached_payload
-    from knowledge.stores import keyword_store
+    from knowledge.keyword_store import keyword_store
 
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:

@@ -21,7 +21,7 @@ from knowledge.retrieval.protocols import KBSearchConfig
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.kbs import kb_bump_version
 from knowledge.services.parsing import parse_stored
-from knowledge.stores import keyword_store
+from knowledge.keyword_store import keyword_store
 
 logger = logging.getLogger(__name__)
 

@@ -18,24 +18,17 @@ rows, so its cost grows with the postings it touches, not the corpus size.
 
 from __future__ import annotations
 
-import io
-import json
 import math
-import struct
-import zlib
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Protocol, Sequence
 
 import numpy as np
 
-MAGIC = b"ZKBM25"
-FORMAT_VERSION = 1
-_HEADER = struct.Struct("<6sH")  # magic, format version
+from . import bm25_blob
+from .bm25_blob import FORMAT_VERSION, MAGIC, IndexFormatError
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "BM25Index", "IndexFormatError", "ListTerms", "TermTable"]
 
 DocInput = tuple[int, Sequence[str]]
-
-
-class IndexFormatError(ValueError):
-    """A serialised BM25 index is not one this code can read."""
 
 
 class BM25Index:
@@ -47,22 +40,11 @@ class BM25Index:
 
     __slots__ = (
         "k1", "b", "epsilon", "ids", "n_docs", "avgdl", "average_idf",
-        "_vocab", "_terms", "_indptr", "_cols", "_tf", "_doc_len", "_w", "_idf", "_id_pos",
+        "_terms", "_indptr", "_cols", "_tf", "_doc_len", "_w", "_idf", "_id_order", "_sorted_ids", "_doc_norm",
     )
 
-    def __init__(
-        self,
-        *,
-        terms: list[str],
-        ids: np.ndarray,
-        doc_len: np.ndarray,
-        indptr: np.ndarray,
-        cols: np.ndarray,
-        tf: np.ndarray,
-        k1: float,
-        b: float,
-        epsilon: float,
-    ) -> None:
+    def __init__(self, *, terms: list[str], ids: np.ndarray, doc_len: np.ndarray, indptr: np.ndarray,
+                 cols: np.ndarray, tf: np.ndarray, k1: float, b: float, epsilon: float) -> None:
         """Low-level constructor over a ready CSR; use ``build``/``from_bytes`` instead."""
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
         self.ids = np.ascontiguousarray(ids, dtype=np.int64)
@@ -70,11 +52,11 @@ class BM25Index:
         self._indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self._cols = np.ascontiguousarray(cols, dtype=np.int32)
         self._tf = np.ascontiguousarray(tf, dtype=np.int32)
-        self._terms = terms
-        self._vocab = {t: i for i, t in enumerate(terms)}
+        self._terms: TermTable = ListTerms(terms)
         self.n_docs = int(self.ids.shape[0])
-        self._id_pos = {int(i): p for p, i in enumerate(self.ids.tolist())}
-        if len(self._id_pos) != self.n_docs:
+        self._id_order = np.argsort(self.ids, kind="stable")
+        self._sorted_ids = self.ids[self._id_order]
+        if self.n_docs > 1 and not np.all(np.diff(self._sorted_ids) > 0):
             raise ValueError("document ids must be unique")
         total = int(self._doc_len.sum())
         self.avgdl = total / self.n_docs if self.n_docs else 0.0
@@ -87,13 +69,56 @@ class BM25Index:
         idf[idf < 0] = self.epsilon * self.average_idf
         self._idf = idf
 
-        # Per-posting saturation, written as rank_bm25 writes it so the floats agree.
-        if self._tf.shape[0]:
-            tf_f = self._tf.astype(np.float64)
-            dl = self._doc_len[self._cols].astype(np.float64)
-            self._w = tf_f * (self.k1 + 1) / (tf_f + self.k1 * (1 - self.b + self.b * dl / self.avgdl))
-        else:
-            self._w = np.zeros(0, dtype=np.float64)
+        self._doc_norm: Optional[np.ndarray] = None
+        self._w: Optional[np.ndarray] = self._saturation(0, self._tf.shape[0])
+
+    def _saturation(self, start: int, end: int) -> np.ndarray:
+        """``w`` of postings start..end, written as rank_bm25 writes it so the floats agree (same operations, same order)."""
+        if end <= start:
+            return np.zeros(0, dtype=np.float64)
+        tf_f = self._tf[start:end].astype(np.float64)
+        cols = self._cols[start:end]
+        if self._doc_norm is not None:  # k1 * (1 - b + b * |d| / avgdl) per document: the same floats, fewer operations
+            return tf_f * (self.k1 + 1) / (tf_f + self._doc_norm[cols])
+        return tf_f * (self.k1 + 1) / (tf_f + self.doc_norm(self._doc_len[cols]))
+
+    def doc_norm(self, doc_len: np.ndarray) -> np.ndarray:
+        """k1 * (1 - b + b * |d| / avgdl) for these document lengths."""
+        return self.k1 * (1 - self.b + self.b * doc_len.astype(np.float64) / self.avgdl)
+
+    @classmethod
+    def from_state(cls, *, terms: "TermTable", arrays: dict[str, np.ndarray], k1: float, b: float, epsilon: float,
+                   avgdl: float, average_idf: float) -> "BM25Index":
+        """An index over ready arrays (``state_arrays``; bm25_file.py maps them), taken as they are: no copy.
+
+        Optional: w (without it, a query computes its postings' w: the same floats), doc_norm.
+        """
+        self = cls.__new__(cls)
+        self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        self.avgdl, self.average_idf = float(avgdl), float(average_idf)
+        self._terms = terms
+        self.ids, self._doc_len, self._indptr = arrays["ids"], arrays["doc_len"], arrays["indptr"]
+        self._cols, self._tf, self._w, self._idf = arrays["cols"], arrays["tf"], arrays.get("w"), arrays["idf"]
+        self._id_order, self._sorted_ids, self._doc_norm = arrays["id_order"], arrays["sorted_ids"], arrays.get("doc_norm")
+        self.n_docs = int(self.ids.shape[0])
+        return self
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays ``from_state`` takes (w left out): scoring from them gives exactly this index's floats."""
+        return {"ids": self.ids, "doc_len": self._doc_len, "indptr": self._indptr, "cols": self._cols,
+                "tf": self._tf, "idf": self._idf, "id_order": self._id_order, "sorted_ids": self._sorted_ids}
+
+    @property
+    def terms(self) -> "TermTable":
+        return self._terms
+
+    def positions(self, doc_ids: Iterable[int]) -> np.ndarray:
+        """Column of each id in ``self.ids``; -1 for an id not indexed."""
+        wanted = np.fromiter((int(i) for i in doc_ids), dtype=np.int64)
+        if self.n_docs == 0 or wanted.shape[0] == 0:
+            return np.full(wanted.shape[0], -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._sorted_ids, wanted), self.n_docs - 1)
+        return np.where(self._sorted_ids[at] == wanted, self._id_order[at], -1).astype(np.int64)
 
     # --- building ---------------------------------------------------------------
 
@@ -134,23 +159,21 @@ class BM25Index:
         it). Only the added documents are counted in Python; the rest is array
         work on the stored postings.
         """
-        remove = {int(i) for i in remove_ids}
+        # Long: one pass of array steps (drop, renumber, add, prune terms, re-sort) that share their arrays.
         keep = np.ones(self.n_docs, dtype=bool)
-        for doc_id in remove:
-            pos = self._id_pos.get(doc_id)
-            if pos is not None:
-                keep[pos] = False
+        pos = self.positions(set(remove_ids))
+        keep[pos[pos >= 0]] = False
 
         # Surviving postings, columns renumbered to the surviving documents.
         new_col_of_old = np.cumsum(keep, dtype=np.int64) - 1
         posting_keep = keep[self._cols]
-        rows = np.repeat(np.arange(len(self._terms), dtype=np.int64), np.diff(self._indptr))[posting_keep]
+        rows = np.repeat(np.arange(self.n_terms, dtype=np.int64), np.diff(self._indptr))[posting_keep]
         cols = new_col_of_old[self._cols[posting_keep]]
         tf = self._tf[posting_keep].astype(np.int64)
         ids = list(self.ids[keep].tolist())
         lengths = list(self._doc_len[keep].tolist())
 
-        vocab = dict(self._vocab)
+        vocab = {t: i for i, t in enumerate(self._terms.as_list())}
         add_rows: list[int] = []
         add_cols: list[int] = []
         add_tf: list[int] = []
@@ -202,7 +225,7 @@ class BM25Index:
         return self.n_docs
 
     def __contains__(self, doc_id: object) -> bool:
-        return isinstance(doc_id, (int, np.integer)) and int(doc_id) in self._id_pos
+        return isinstance(doc_id, (int, np.integer)) and int(self.positions([int(doc_id)])[0]) >= 0
 
     @property
     def n_terms(self) -> int:
@@ -210,7 +233,7 @@ class BM25Index:
 
     def idf(self, token: str) -> float:
         """The token's idf after the epsilon floor; 0.0 for a token not in the corpus."""
-        row = self._vocab.get(token)
+        row = self._terms.row(token)
         return 0.0 if row is None else float(self._idf[row])
 
     def max_idf(self) -> float:
@@ -226,7 +249,7 @@ class BM25Index:
         missing = self.max_idf()
         total = 0.0
         for t in tokens:
-            row = self._vocab.get(t)
+            row = self._terms.row(t)
             total += missing if row is None else float(self._idf[row])
         return total
 
@@ -236,12 +259,12 @@ class BM25Index:
         For "not found" signals such as the share of the query's idf a passage
         covers; empty for an unknown id.
         """
-        pos = self._id_pos.get(int(doc_id))
-        if pos is None:
+        pos = int(self.positions([int(doc_id)])[0])
+        if pos < 0:
             return []
         found: list[str] = []
         for t in query_tokens:
-            row = self._vocab.get(t)
+            row = self._terms.row(t)
             if row is None:
                 continue
             start, end = int(self._indptr[row]), int(self._indptr[row + 1])
@@ -254,7 +277,7 @@ class BM25Index:
         """Document columns and score contributions of every posting the query touches."""
         counts: dict[int, int] = {}
         for t in query_tokens:
-            row = self._vocab.get(t)
+            row = self._terms.row(t)
             if row is not None:
                 counts[row] = counts.get(row, 0) + 1
         if not counts:
@@ -264,7 +287,8 @@ class BM25Index:
         for row, count in counts.items():
             start, end = self._indptr[row], self._indptr[row + 1]
             cols_parts.append(self._cols[start:end])
-            contrib = self._idf[row] * self._w[start:end]
+            w = self._w[start:end] if self._w is not None else self._saturation(int(start), int(end))
+            contrib = self._idf[row] * w
             weight_parts.append(contrib * count if count > 1 else contrib)
         return np.concatenate(cols_parts), np.concatenate(weight_parts)
 
@@ -308,96 +332,42 @@ class BM25Index:
         order = np.lexsort((doc_ids, -scores))[:top_k]
         return [(int(i), float(s)) for i, s in zip(doc_ids[order].tolist(), scores[order].tolist())]
 
-    # --- serialisation ----------------------------------------------------------
-
+    # --- serialisation (the blob of the L2/L3 tiers: bm25_blob.py; the mapped file: bm25_file.py) ----
     def to_bytes(self) -> bytes:
-        """Header (magic, format version) + zlib of JSON metadata and ``.npy`` arrays. No pickle.
-
-        Arrays are stored compactly: document frequencies instead of the CSR row
-        pointer, per-row gaps instead of absolute document columns, each in the
-        narrowest unsigned integer type that holds it.
-        """
-        meta = {
-            "k1": self.k1,
-            "b": self.b,
-            "epsilon": self.epsilon,
-            "n_docs": self.n_docs,
-            "terms": self._terms,
-        }
-        df = np.diff(self._indptr)
-        gaps = self._cols.astype(np.int64)
-        gaps[1:] -= gaps[:-1].copy()
-        starts = self._indptr[:-1][df > 0]
-        gaps[starts] = self._cols[starts]  # each row restarts from column 0
-        buf = io.BytesIO()
-        meta_bytes = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        buf.write(struct.pack("<Q", len(meta_bytes)))
-        buf.write(meta_bytes)
-        for array in (self.ids, _narrow(self._doc_len), _narrow(df), _narrow(gaps), _narrow(self._tf)):
-            np.lib.format.write_array(buf, array, allow_pickle=False)
-        return _HEADER.pack(MAGIC, FORMAT_VERSION) + zlib.compress(buf.getvalue(), 3)
+        """Header (magic, format version) + zlib of JSON metadata and ``.npy`` arrays. No pickle."""
+        return bm25_blob.encode(self)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "BM25Index":
         """Load ``to_bytes`` output; raises ``IndexFormatError`` on any other input."""
-        data = bytes(data)
-        if len(data) < _HEADER.size:
-            raise IndexFormatError("BM25 index blob is too short")
-        magic, version = _HEADER.unpack_from(data)
-        if magic != MAGIC:
-            raise IndexFormatError("not a zhiku BM25 index (bad magic)")
-        if version != FORMAT_VERSION:
-            raise IndexFormatError(
-                f"BM25 index format version {version} is not supported (expected {FORMAT_VERSION}); rebuild it"
-            )
-        try:
-            payload = zlib.decompress(data[_HEADER.size :])
-            buf = io.BytesIO(payload)
-            (meta_len,) = struct.unpack("<Q", buf.read(8))
-            meta = json.loads(buf.read(meta_len).decode("utf-8"))
-            # allow_pickle=False: an object array raises ValueError instead of unpickling.
-            arrays = [np.lib.format.read_array(buf, allow_pickle=False) for _ in range(5)]
-        except (zlib.error, struct.error, ValueError, UnicodeDecodeError, EOFError) as exc:
-            raise IndexFormatError(f"corrupt BM25 index: {exc}") from exc
-        if not isinstance(meta, dict):
-            raise IndexFormatError("corrupt BM25 index: bad metadata")
-        ids, doc_len, df, gaps, tf = arrays
-        terms = meta.get("terms")
-        n_docs = meta.get("n_docs")
-        ok = (
-            isinstance(terms, list)
-            and all(isinstance(t, str) for t in terms)
-            and all(a.ndim == 1 and a.dtype.kind in "iu" for a in arrays)
-            and ids.shape[0] == n_docs == doc_len.shape[0]
-            and df.shape[0] == len(terms)
-            and int(df.sum()) == gaps.shape[0] == tf.shape[0]
-        )
-        if not ok:
-            raise IndexFormatError("corrupt BM25 index: inconsistent arrays")
-        indptr = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(df, out=indptr[1:])
-        # Undo the per-row gaps: a running sum minus the sum before each row's start.
-        running = np.cumsum(gaps.astype(np.int64))
-        before_row = np.concatenate([[0], running])[indptr[:-1]]
-        cols = running - np.repeat(before_row, df.astype(np.int64))
-        if cols.shape[0] and (int(cols.min()) < 0 or int(cols.max()) >= n_docs):
-            raise IndexFormatError("corrupt BM25 index: document column out of range")
-        try:
-            return cls(
-                terms=terms, ids=ids, doc_len=doc_len, indptr=indptr, cols=cols, tf=tf,
-                k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"],
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise IndexFormatError(f"corrupt BM25 index: {exc}") from exc
+        return bm25_blob.decode(data, cls)
 
 
-def _narrow(array: np.ndarray) -> np.ndarray:
-    """The array in the narrowest unsigned type holding its (non-negative) values."""
-    top = int(array.max()) if array.shape[0] else 0
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if top <= np.iinfo(dtype).max:
-            return array.astype(dtype)
-    return array.astype(np.uint64)
+class TermTable(Protocol):
+    """The vocabulary: term → CSR row. ``ListTerms`` in memory, ``bm25_file.MappedTerms`` from a mapped file."""
+
+    def row(self, term: str) -> Optional[int]: ...
+    def __len__(self) -> int: ...
+    def as_list(self) -> list[str]: ...
+
+
+class ListTerms:
+    """Terms in row order and a dict from term to row."""
+
+    __slots__ = ("_terms", "_rows")
+
+    def __init__(self, terms: list[str]) -> None:
+        self._terms = terms
+        self._rows = {t: i for i, t in enumerate(terms)}
+
+    def row(self, term: str) -> Optional[int]:
+        return self._rows.get(term)
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def as_list(self) -> list[str]:
+        return self._terms  # (not copied: callers only read it)
 
 
 def _csr_from_pairs(

@@ -27,7 +27,8 @@ from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user
 from knowledge.ingestion.text import analyzer_config
 from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
-from knowledge.stores import DjangoChunkStore, PgVectorStore, keyword_store, redis_client
+from knowledge.keyword_store import keyword_store
+from knowledge.stores import DjangoChunkStore, PgVectorStore, redis_client
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from knowledge.access import (
 from knowledge.models import Chunk, Document, EvalQuestion, KnowledgeBase, Role
 from knowledge.services.calibration import recalibrate_kb
 from knowledge.services.kbs import membership_set
-from knowledge.stores import keyword_store
+from knowledge.keyword_store import keyword_store
 from tests.helpers import redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/13"

@@ -7,7 +7,7 @@ from knowledge.models import EvalQuestion, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import defaults
 from knowledge.services import calibration
 from knowledge.services.kbs import membership_set
-from knowledge.stores import keyword_store
+from knowledge.keyword_store import keyword_store
 
 DOCS = {
     "price.md": "# 价格\n\n知库专业版的价格是每月一百元，企业版请联系销售。按年付款可以打八折。\n",

@@ -289,7 +289,7 @@ def test_headings_are_indexed_for_keywords(kb, ingest):
 def test_dictionary_change_retokenizes_and_the_keyword_index_follows(kb, ingest, alice):
     from knowledge.services.kbs import kb_update
     from knowledge.services.search import kb_search_config
-    from knowledge.stores import BM25IndexStore
+    from knowledge.keyword_store import BM25IndexStore
 
     ingest(kb, {"a.md": "# 产品\n\n知库专业版支持混合检索。\n"})
     store = BM25IndexStore()

@@ -19,7 +19,7 @@ from celery import Celery
 import knowledge.services.search as search_service
 from knowledge.models import Chunk
 from knowledge.services.search import CachingEmbedder, kb_search_config
-from knowledge.stores import BM25IndexStore, keyword_store
+from knowledge.keyword_store import BM25IndexStore, keyword_store
 from tests.helpers import redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/11"
@@ -102,12 +102,12 @@ def test_a_query_embedding_cached_by_one_installation_is_not_read_by_another(set
 
 @needs_redis
 @pytest.mark.django_db
-def test_a_bm25_index_written_under_one_prefix_is_not_read_under_another(loaded, settings, shared_redis):
+def test_a_bm25_index_written_under_one_prefix_is_not_read_under_another(loaded, settings, shared_redis, tmp_path):
     installation(settings, A)
     cfg = kb_search_config(loaded)
     BM25IndexStore().get_index(cfg)
     assert len(shared_redis.keys(f"{A}:bm25:{loaded.pk}:*")) == 1
-    reader = BM25IndexStore()
+    reader = BM25IndexStore(directory=str(tmp_path / "machine-b"))  # another machine: no file of this index
     reader.get_index(cfg)
     assert reader.last_source[loaded.pk] == "l2"
     # Installation A's index is empty for this KB id and version (another database, other content):

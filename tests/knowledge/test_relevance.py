@@ -7,7 +7,7 @@ from knowledge.models import KnowledgeBase
 from knowledge.retrieval import defaults
 from knowledge.retrieval.protocols import KBSearchConfig
 from knowledge.services.search import search_run
-from knowledge.stores import keyword_store
+from knowledge.keyword_store import keyword_store
 
 FAQ = {
     "常见问题.md": (

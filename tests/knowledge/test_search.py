@@ -16,7 +16,7 @@ from knowledge.retrieval.protocols import AccessScope, KeywordUnavailable
 from knowledge.services.chunks import chunk_update
 from knowledge.services.kbs import membership_set
 from knowledge.services.search import kb_search_config
-from knowledge.stores import BM25IndexStore, keyword_store
+from knowledge.keyword_store import BM25IndexStore, keyword_store
 from tests.helpers import redis_available
 
 DOCS = {
@@ -147,8 +147,8 @@ class TestPermissionsInQueries:
 
 @pytest.mark.django_db
 class TestKeywordIndexTiers:
-    def test_edit_that_keeps_the_count_is_noticed_and_applied_incrementally(self, loaded):
-        store = BM25IndexStore()
+    def test_edit_that_keeps_the_count_is_noticed_and_applied_incrementally(self, loaded, tmp_path):
+        store = BM25IndexStore(directory=str(tmp_path / "machine-a"))  # a machine with no index file yet
         cfg = kb_search_config(loaded)
         BM25IndexRow.objects.filter(kb=loaded).delete()  # ingestion stored one: start from none
         first = store.get_index(cfg)
@@ -160,7 +160,7 @@ class TestKeywordIndexTiers:
         index = store.get_index(cfg)
         assert store.last_source[loaded.pk] == "incremental" and index.n_docs == 4
         assert index.search(["独角兽"], 1)[0][0] == chunk.pk
-        rebuilt = BM25IndexStore()
+        rebuilt = BM25IndexStore(directory=str(tmp_path / "machine-b"))
         BM25IndexRow.objects.filter(kb=loaded).delete()
         full = rebuilt.get_index(cfg)
         q = ["知库", "安装", "独角兽", "价格"]
@@ -180,7 +180,7 @@ class TestKeywordIndexTiers:
         index = BM25IndexStore().get_index(kb_search_config(loaded))  # a third process, nothing in memory
         assert index.search(["独角兽"], 1)[0][0] == chunk.pk
 
-    def test_second_process_loads_from_the_database_row_without_pickle(self, loaded, monkeypatch):
+    def test_second_process_loads_from_the_database_row_without_pickle(self, loaded, monkeypatch, tmp_path):
         cfg = kb_search_config(loaded)
         BM25IndexStore().get_index(cfg)
         row = BM25IndexRow.objects.get(kb=loaded)
@@ -189,22 +189,22 @@ class TestKeywordIndexTiers:
         import pickle
 
         monkeypatch.setattr(pickle, "loads", lambda *a, **k: pytest.fail("unpickling"))
-        other = BM25IndexStore()
+        other = BM25IndexStore(directory=str(tmp_path / "machine-b"))  # another machine: no file of this index
         other.get_index(cfg)
         assert other.last_source[loaded.pk] == "l3"
         other.get_index(cfg)
         assert other.last_source[loaded.pk] == "l1"
 
     @needs_redis
-    def test_redis_tier(self, loaded, settings):
+    def test_redis_tier(self, loaded, settings, tmp_path):
         settings.REDIS_URL = REDIS_URL
         settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}}
         redis.Redis.from_url(REDIS_URL).flushdb()
         cfg = kb_search_config(loaded)
-        BM25IndexStore().get_index(cfg)
+        BM25IndexStore(directory=str(tmp_path / "machine-a")).get_index(cfg)  # indexed before Redis was on: not from L0
         keys = redis.Redis.from_url(REDIS_URL).keys(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{loaded.pk}:*")
         assert len(keys) == 1
-        other = BM25IndexStore()
+        other = BM25IndexStore(directory=str(tmp_path / "machine-b"))  # another machine: no file of this index
         other.get_index(cfg)
         assert other.last_source[loaded.pk] == "l2"
 

@@ -20,7 +20,8 @@ from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
 from knowledge.services.kbs import kb_bump_version
 from knowledge.services.search import kb_search_config, search_run
-from knowledge.stores import binary_cursor, index_load_timings, keyword_store
+from knowledge.keyword_store import index_load_timings, keyword_store
+from knowledge.stores import binary_cursor
 
 STAND_IN = StandInEmbedder.model_id
 
