@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 
 from knowledge.errors import CODES
+from knowledge.ingest_errors import BUDGET_MESSAGES, MESSAGES
 
 DOC = Path(settings.BASE_DIR) / "docs" / "api.md"
 START, END = "<!-- error-codes:start (manage.py error_codes --markdown --write) -->", "<!-- error-codes:end -->"
@@ -31,6 +32,18 @@ def markdown_table() -> str:
             rows.append(f"| `{entry.code}` | {status} | {raised} | {_cell(entry.message)} |")
             for name, variant in entry.variants.items():
                 rows.append(f"| ↳ `{name}` | | | {_cell(variant)} |")
+    return "\n".join(rows) + "\n\n" + document_failures_table()
+
+
+def document_failures_table() -> str:
+    """A document's failure codes (its ``error_code``; the preview answers them as 400), then each budget's sentence."""
+    rows = ["Document failure codes (`error_code` of a failed document, from `knowledge/ingest_errors.py`):", "",
+            "| code | message |", "|---|---|"]
+    with translation.override("en"):
+        for code, message in sorted(MESSAGES.items()):
+            rows.append(f"| `{code}` | {_cell(message)} |")
+            if code == "resource_limit":
+                rows += [f"| ↳ `{budget}` | {_cell(text)} |" for budget, text in sorted(BUDGET_MESSAGES.items())]
     return "\n".join(rows) + "\n"
 
 
