@@ -114,6 +114,8 @@ class _Chunker:
             return
         self.in_article = ""
         level = min(max(block.level, 1), 6)
+        if block.meta.get("title"):
+            return  # the document's title (a parser said so): it heads every chunk already, opening no section
         if self.open_heading is not None and level <= self.open_heading.level:
             self._close_empty(self.open_heading)
         while self.stack and self.stack[-1][0] >= level:

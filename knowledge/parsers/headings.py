@@ -214,6 +214,17 @@ class HeadingDetector:
         return False
 
 
+def title_line(blocks: list[Block]) -> str:
+    """A numbered document's first paragraph when it reads as its title (one short line, not a sentence, before
+    a numbered heading); "" when there is none."""
+    if not blocks or not any(block.kind == "heading" for block in blocks[1:]):
+        return ""
+    first = blocks[0]
+    if first.kind != "text" or "\n" in first.text or len(first.text) > _MAX_TITLE or first.text.endswith(_SENTENCE_TAIL):
+        return ""
+    return " ".join(first.text.split())
+
+
 def with_numbered_headings(blocks: list[Block], *, detector: HeadingDetector | None = None) -> list[Block]:
     """Split text blocks at numbered heading lines, which become heading blocks with levels.
 
