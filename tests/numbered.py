@@ -142,11 +142,12 @@ def as_docx(name: str, *, styled_title: bool = False) -> bytes:
 
 
 def as_pdf(name: str) -> bytes:
-    """A text PDF: the title large on top, every numbered line a body paragraph (no larger heading font)."""
+    """A text PDF: the title large on top, every numbered line a body paragraph (no larger heading font). No running
+    header: on a one-page file nothing tells it from the text (the layout drops headers repeated across pages)."""
     from tests.docgen import policy_pdf
 
     title, lines = DOCUMENTS[name]
-    data, _ = policy_pdf(content=[("p", line) for line in lines], title=title)
+    data, _ = policy_pdf(content=[("p", line) for line in lines], title=title, running_header="")
     return data
 
 
@@ -168,3 +169,27 @@ def heading_only(chunks, name: str) -> list[str]:
     heads = headings_of(name) | {title}
     return [c.content for c in chunks
             if all(" ".join(line.split()) in heads for line in c.content.split("\n") if line.strip())]
+
+
+def measure() -> dict:
+    """For scripts/bench_documents.py: per format, the checked chunks under their right path and the heading-only
+    chunks, over the four documents."""
+    from knowledge.chunking import chunk_document
+    from knowledge.parsers import parse_file
+
+    formats = {"txt (GBK)": lambda n: (f"{n}.txt", as_txt(n, "gbk")), "docx": lambda n: (f"{n}.docx", as_docx(n)),
+               "docx (Title style)": lambda n: (f"{n}.docx", as_docx(n, styled_title=True)),
+               "pdf": lambda n: (f"{n}.pdf", as_pdf(n))}
+    report = {}
+    for label, make in formats.items():
+        right = checked = only_headings = chunks_total = 0
+        wrong: list[str] = []
+        for name in DOCUMENTS:
+            chunks = chunk_document(parse_file(*make(name)))
+            r, n, w = placed(chunks, name)
+            right, checked, wrong = right + r, checked + n, wrong + w
+            only_headings += len(heading_only(chunks, name))
+            chunks_total += len(chunks)
+        report[label] = {"right_path": right, "checked": checked, "share": round(right / checked, 4),
+                         "heading_only_chunks": only_headings, "chunks": chunks_total, "wrong": wrong}
+    return report
