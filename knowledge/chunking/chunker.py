@@ -236,8 +236,8 @@ class _Chunker:
             lead = "\n".join(self.carried)
             self.carried = []
             metadata = {**metadata, "heading_chars": len(lead) + 1}
-            enriched = (enriched.replace(content, f"{lead}\n{content}", 1) if content in enriched
-                        else f"{lead}\n{enriched}")
+            at = enriched.rfind(content)  # the body ends the enriched text (after the title, topic, caption)
+            enriched = f"{enriched[:at]}{lead}\n{enriched[at:]}" if at >= 0 else f"{lead}\n{enriched}"
             content = f"{lead}\n{content}"
         known = [page for page in pages if page is not None]
         self.drafts.append(

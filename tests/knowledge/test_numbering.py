@@ -170,3 +170,8 @@ def test_docx_and_pptx_placeholder_core_titles_give_way() -> None:
     buffer = io.BytesIO()
     deck.save(buffer)
     assert parse_file("演示文稿1.pptx", buffer.getvalue()).title == "季度经营分析"
+
+
+def test_an_untitled_html_page_is_named_by_its_heading() -> None:
+    page = "<html><head><title>Untitled</title></head><body><h1>报销指南</h1><p>发票须在三十日内提交。</p></body></html>"
+    assert parse_file("page.html", page.encode()).title == "报销指南"
