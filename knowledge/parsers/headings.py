@@ -6,8 +6,12 @@ sentence (no closing 。；，), and its number continues the sequence of its ki
 1.2 only after 1.1 under 1.), which rules out 「1.5倍」, dates and stray numbers at a line start. A run
 of numbered lines introduced by a colon (「需提交以下材料：」) is a list, not headings.
 
-Levels follow the conventional order (编 > 章 > 节 > 条 > 一、 > （一） > 1. > 1.1 > (1)) among the kinds
-a document actually uses: a notice numbered only 一、/（一） gets levels 1 and 2.
+Nesting: 「第X编/章/节」 are sections (编 > 章 > 节); inside each, the other kinds (一、, （一）, 1., 1.1, (1))
+nest by order of first appearance, so a notice numbered only 一、/（一） gets levels 1 and 2 and one that
+starts with （一） puts it outermost. 「第X条」 is an article: it stands inside whatever heading is open and
+closes none of them (「一、交通费 / 第三条 … / 二、住宿费」 keeps 第三条 under 一、); ``feed`` reports it at the
+level below the open headings, but it opens no section (the chunker keeps it as the first words of its
+article's text, ``is_article``).
 """
 from __future__ import annotations
 
@@ -22,8 +26,11 @@ _CN_NUM = r"[零〇一二两三四五六七八九十百]+"
 _NUM = rf"(?:{_CN_NUM}|\d{{1,3}})"
 _SPACE = r"[ \t\u3000]"
 
-# Conventional rank of each kind: lower is outer.
+# Conventional rank of each kind (lower is outer); only the sections' (编 > 章 > 节) decide the nesting, the
+# others nest by first appearance (``HeadingDetector.level_for``).
 _RANKS = {"part": 5, "chapter": 10, "section": 20, "article": 30, "cn": 40, "cn_paren": 50, "arabic": 60, "arabic_paren": 70}
+_SECTION_KINDS = frozenset({"part", "chapter", "section"})
+_NUMBERED_RANK = 100  # numbered kinds rank after the sections, by their order of first appearance
 
 _ORDINAL = re.compile(rf"^第{_SPACE}*(?P<num>{_NUM}){_SPACE}*(?P<unit>[编章节条])(?P<sep>{_SPACE}*)(?P<title>.*)$")
 _CN = re.compile(rf"^(?P<num>{_CN_NUM})[、．](?P<sep>{_SPACE}*)(?P<title>.*)$")
@@ -39,6 +46,12 @@ _MAX_RUN_IN = 20  # 「（一）加强组织领导。各地区要……」: the 
 _LIST_INTRO = tuple("：:")
 # What follows 「第三条」 when a sentence refers to the article rather than starting it.
 _REFERENCE_NEXT = frozenset("规所的之中和及或与至、，,。；;：:（(第款项")
+
+
+def is_article(text: str) -> bool:
+    """Whether a heading's text is an article's label (「第三条」), which opens no section of its own."""
+    found = candidate(text)
+    return found is not None and found.kind == "article" and not found.rest
 
 
 def cn_number(text: str) -> int | None:
@@ -142,6 +155,7 @@ class HeadingDetector:
 
     stack: list[tuple[float, str]] = field(default_factory=list)  # (rank, kind) of the open headings, outer first
     last: dict[str, tuple[int, ...]] = field(default_factory=dict)  # last accepted number per kind
+    order: list[str] = field(default_factory=list)  # numbered kinds in order of first appearance in the section
     list_kind: str | None = None
     list_next: tuple[int, ...] = ()
 
@@ -158,13 +172,24 @@ class HeadingDetector:
         if not self._continues(found):
             return None
         self.last[found.kind] = found.number
-        return self.level_for(found.kind, found.rank), found
+        if found.kind == "article":  # inside the open headings, closing none
+            return min(len(self.stack) + 1, 6), found
+        if found.kind in _SECTION_KINDS:
+            return self.level_for(found.kind, found.rank), found
+        if found.kind not in self.order:
+            self.order.append(found.kind)
+        return self.level_for(found.kind, _NUMBERED_RANK + self.order.index(found.kind)), found
 
     def level_for(self, kind: str, rank: float) -> int:
-        """The level of a heading of ``kind`` here: its place among the open headings of outer rank."""
+        """The level of a heading of ``kind`` here: its place among the open headings of outer rank.
+
+        A heading ranked before the numbered kinds (a section, a larger font) starts a new section, where the
+        numbered kinds take their order afresh."""
         while self.stack and self.stack[-1][0] >= rank:
             self.stack.pop()
         self.stack.append((rank, kind))
+        if rank < _NUMBERED_RANK:
+            self.order = []
         return min(len(self.stack), 6)
 
     def _continues(self, found: Candidate) -> bool:
@@ -187,6 +212,17 @@ class HeadingDetector:
             return True
         self.list_kind = None
         return False
+
+
+def title_line(blocks: list[Block]) -> str:
+    """A numbered document's first paragraph when it reads as its title (one short line, not a sentence, before
+    a numbered heading); "" when there is none."""
+    if not blocks or not any(block.kind == "heading" for block in blocks[1:]):
+        return ""
+    first = blocks[0]
+    if first.kind != "text" or "\n" in first.text or len(first.text) > _MAX_TITLE or first.text.endswith(_SENTENCE_TAIL):
+        return ""
+    return " ".join(first.text.split())
 
 
 def with_numbered_headings(blocks: list[Block], *, detector: HeadingDetector | None = None) -> list[Block]:

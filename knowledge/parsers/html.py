@@ -9,6 +9,7 @@ from bs4.dammit import EncodingDetector
 from knowledge.parsers.blocks import is_cjk, table_block
 from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.titles import metadata_title
 
 _DROP = frozenset(
     {"script", "style", "nav", "noscript", "template", "head", "iframe", "svg", "canvas", "object", "button", "select"}
@@ -30,7 +31,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     markup, encoding = _decode(data)
     soup = BeautifulSoup(markup, "lxml")
     title_tag = soup.find("title")
-    page_title = _squash(title_tag.get_text()) if title_tag else ""
+    page_title = metadata_title(_squash(title_tag.get_text())) if title_tag else ""  # not 「Untitled」
     blocks = _Walker().walk(soup.body or soup)
     first_h1 = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
     metadata: dict = {"encoding": encoding}

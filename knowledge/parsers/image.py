@@ -6,6 +6,7 @@ import io
 import statistics
 
 from knowledge.parsers.budget import ResourceLimit
+from knowledge.parsers.headings import title_line
 from knowledge.parsers.layout import BlockBuilder, Line, TableItem, body_size
 from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
 
@@ -56,7 +57,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions, doc_type: str = "png
     confidence = statistics.fmean(item.confidence for item in recognised) if recognised else 1.0
     metadata = {"ocr": True, "ocr_confidence": round(confidence, 4), "width": image.width, "height": image.height,
                 "format": format_.lower()}
-    return ParsedDocument(title=stem, doc_type=doc_type, blocks=blocks, metadata=metadata)
+    title = title_line(blocks)  # a notice's first line over its numbered headings: its title, not a chunk
+    return ParsedDocument(title=title or stem, doc_type=doc_type, blocks=blocks[1:] if title else blocks,
+                          metadata=metadata)
 
 
 def parse_png(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:

@@ -35,6 +35,7 @@ from knowledge.parsers.layout import (
 from knowledge.parsers.pdf_scans import recognise_scans
 from knowledge.parsers.pdf_text import in_reading_order, merge_continued_tables, read_page
 from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
+from knowledge.titles import metadata_title
 
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
@@ -131,7 +132,8 @@ def _title_line(line_pages: list[list[Line]], numbers: list[int], body: float) -
 
 
 def _info_title(reader: PdfReader, metadata: dict) -> str:
-    """The document information's title unless a tool generated it (and its author into ``metadata``)."""
+    """The document information's title unless a tool generated it or it is a placeholder (``(anonymous)``,
+    ``knowledge.titles.metadata_title``), and its author into ``metadata``."""
     info_title = ""
     try:
         info = reader.metadata
@@ -140,7 +142,7 @@ def _info_title(reader: PdfReader, metadata: dict) -> str:
             metadata["author"] = str(info.author)
     except Exception:  # a broken /Info dictionary must not sink an otherwise readable file
         pass
-    return "" if _GENERATED_TITLE.search(info_title) else info_title
+    return "" if _GENERATED_TITLE.search(info_title) else metadata_title(info_title)
 
 
 def _read_text_layer(data: bytes, readable: int | None, declared: int, options: ParseOptions):

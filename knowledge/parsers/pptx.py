@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from knowledge.parsers.blocks import table_block
 from knowledge.parsers.budget import cut_short, over_count
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.titles import metadata_title
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
@@ -48,7 +49,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if core.author:
         metadata["author"] = core.author
     first_title = next((b.text for b in blocks if b.kind == "heading" and not b.text.startswith("第 ")), "")
-    return ParsedDocument(title=(core.title or "").strip() or first_title or stem, doc_type="pptx", blocks=blocks,
+    return ParsedDocument(title=metadata_title(core.title) or first_title or stem, doc_type="pptx", blocks=blocks,
                           metadata=metadata)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 from knowledge.parsers.decoding import decode_text
-from knowledge.parsers.headings import with_numbered_headings
+from knowledge.parsers.headings import title_line, with_numbered_headings
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
-_TITLE_TAIL = tuple("。；;，,、：:！!？?…")
 
 
 def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
@@ -17,20 +16,12 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     blocks = with_numbered_headings(paragraph_blocks(text))
     metadata: dict = {"encoding": encoding}
     headings = sum(block.kind == "heading" for block in blocks)
-    title = _title_line(blocks) if headings else ""
+    title = title_line(blocks)
     if title:
         blocks = blocks[1:]
     if headings:
         metadata["numbered_headings"] = headings
     return ParsedDocument(title=title or stem, doc_type="text", blocks=blocks, metadata=metadata)
-
-
-def _title_line(blocks: list[Block]) -> str:
-    """A numbered document's first paragraph when it reads as its title: one short line, not a sentence."""
-    first = blocks[0]
-    if first.kind != "text" or "\n" in first.text or len(first.text) > 40 or first.text.endswith(_TITLE_TAIL):
-        return ""
-    return " ".join(first.text.split())
 
 
 def paragraph_blocks(text: str) -> list[Block]:

@@ -67,21 +67,25 @@ def test_section_path_follows_the_heading_stack() -> None:
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
 
 
-def test_heading_chunk_only_for_a_section_without_body_or_subsections() -> None:
+def test_no_chunk_is_only_a_heading() -> None:
     doc = _doc(
+        _h("员工手册", 1),  # the document's title: no chunk of its own
         _h("第一章", 1),  # has a subsection: no chunk of its own
-        _h("1.1 空小节", 2),  # closed by a sibling with no body: heading chunk
+        _h("1.1 空小节", 2),  # closed by a sibling with no body: into the next chunk
         _h("1.2 小节", 2), _t("正文。"),
-        _h("附录", 1),  # last section, empty: heading chunk
+        _h("附录", 1),  # last section, empty: into the last chunk
     )
     chunks = chunk_document(doc)
     assert [(c.chunk_type, c.content, c.section_path) for c in chunks] == [
-        ("heading", "1.1 空小节", ["第一章", "1.1 空小节"]),
-        ("text", "正文。", ["第一章", "1.2 小节"]),
-        ("heading", "附录", ["附录"]),
+        ("text", "1.1 空小节\n正文。\n附录", ["第一章", "1.2 小节"]),
     ]
-    assert chunks[0].metadata["level"] == 2
-    assert chunks[0].enriched == "员工手册\n主题：第一章 > 1.1 空小节\n1.1 空小节"
+    assert chunks[0].metadata["heading_chars"] == len("1.1 空小节\n")
+    assert chunks[0].enriched == "员工手册\n主题：第一章 > 1.2 小节\n1.1 空小节\n正文。\n附录"
+
+
+def test_a_document_of_headings_only_keeps_them_as_its_text() -> None:
+    chunks = chunk_document(_doc(_h("第一章", 1), _h("第二章", 1)))
+    assert [(c.chunk_type, c.content) for c in chunks] == [("heading", "第一章\n第二章")]
 
 
 # --- merging and splitting -------------------------------------------------------------------

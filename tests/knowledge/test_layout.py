@@ -110,10 +110,13 @@ def test_gbk_policy_text_gets_sections_from_its_numbering() -> None:
         (1, "第一章 总则"), (2, "第一条"), (2, "第二条"), (1, "第二章 假期种类"), (2, "第三条"), (2, "第四条"),
         (1, "第三章 附则"), (2, "第五条")]
     chunks = chunk_document(doc)
-    by_path = {" > ".join(c.section_path): c.content for c in chunks}
-    assert by_path["第二章 假期种类 > 第三条"] == "公司假期分为以下几类：\n1. 年休假\n2. 病假\n3. 事假"
-    assert "1.5倍" in by_path["第二章 假期种类 > 第四条"] and "2024.3.1" in by_path["第二章 假期种类 > 第四条"]
-    assert by_path["第三章 附则 > 第五条"] == "本规定自2024年3月1日起施行。"
+    # An article opens no section: it is its chunk's first words, under the chapter it stands in.
+    by_article = {c.metadata["article"]: c for c in chunks}
+    assert by_article["第三条"].content == "第三条 公司假期分为以下几类：\n1. 年休假\n2. 病假\n3. 事假"
+    assert by_article["第三条"].section_path == ["第二章 假期种类"]
+    assert "1.5倍" in by_article["第四条"].content and "2024.3.1" in by_article["第四条"].content
+    assert (by_article["第五条"].content, by_article["第五条"].section_path) == (
+        "第五条 本规定自2024年3月1日起施行。", ["第三章 附则"])
 
 
 def test_docx_without_heading_styles_gets_sections_from_its_numbering() -> None:
@@ -182,7 +185,7 @@ def test_pdf_table_is_kept_whole_with_its_header(policy) -> None:
     (table,) = [b for b in doc.blocks if b.kind == "table"]
     assert [list(row) for row in table.rows] == truth.tables[0]
     (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
-    assert chunk.section_path == ["第三章 费用标准", "第五条"]
+    assert (chunk.section_path, chunk.metadata["article"]) == (["第三章 费用标准"], "第五条")
     assert chunk.content.splitlines()[0] == "| 城市类别 | 职级 | 住宿上限（元/晚） | 伙食补助（元/天） |"
     assert chunk.metadata["columns"] == truth.tables[0][0]
 
@@ -373,8 +376,10 @@ def test_policy_pdf_ingests_with_sections_tables_and_pages(kb, ingest) -> None:
 def test_gbk_policy_text_ingests_into_article_sections(kb, ingest) -> None:
     (doc,) = ingest(kb, {"请假管理规定.txt": POLICY_TEXT.encode("gbk")})
     assert doc.status == "ready", doc.error_message
-    paths = [c.section_path for c in doc.chunks.order_by("ordinal")]
-    assert ["第二章 假期种类", "第四条"] in paths and ["第三章 附则", "第五条"] in paths
+    chunks = list(doc.chunks.order_by("ordinal"))
+    paths = [c.section_path for c in chunks]
+    placed = {c.metadata.get("article"): c.section_path for c in chunks}
+    assert placed["第四条"] == ["第二章 假期种类"] and placed["第五条"] == ["第三章 附则"]
     assert not any("2024.3.1" in " ".join(p) or "1.5倍" in " ".join(p) for p in paths)
 
 
