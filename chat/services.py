@@ -32,8 +32,9 @@ from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
 from knowledge.errors import ApplicationError, fail
 from knowledge.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
+from knowledge.retrieval.protocols import AccessScope
 from knowledge.retrieval.types import RetrievalResult
-from knowledge.selectors import kb_get_for_user
+from knowledge.selectors import kbs_get_for_user
 from knowledge.services.kbs import llm_models
 from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
 from knowledge.services.search import search_kbs
@@ -126,6 +127,8 @@ class Turn:
     previous_queries: list[str] = field(default_factory=list)
     """Earlier standalone queries (each question as retrieval saw it), oldest first."""
     answer: AnswerSettings = field(default_factory=AnswerSettings)
+    scope: AccessScope | None = None
+    """What ``user`` may read in ``kbs``, resolved by the same check (one statement, ``kbs_get_for_user``)."""
 
 
 def _history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
@@ -154,7 +157,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
             conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
             ids = ids or list(conversation.kb_ids or [])
         kb_ids_required(ids)
-        kbs = [kb_get_for_user(user=user, kb_id=kb_id) for kb_id in ids]
+        kbs, scope = kbs_get_for_user(user=user, kb_ids=ids)
         history: list[Message] = []
         if conversation is None:
             conversation = Conversation.objects.create(user=user, title=question[:TITLE_CHARS], kb_ids=ids)
@@ -166,7 +169,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
-        message_id=answer.pk, kb_ids=ids, kbs=kbs, question=question, not_found_text=kbs[0].not_found_text,
+        message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question, not_found_text=kbs[0].not_found_text,
         history=_history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
@@ -290,7 +293,7 @@ async def _retrieve(turn: Turn, query: str, record: TurnRecord) -> RetrievalResu
     t = time.perf_counter()
     # A list question's list may run on into the next chunk: adjacent results of one document are merged;
     # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
-    result = await in_thread(search_kbs)(user=turn.user, query=query, kbs=turn.kbs,
+    result = await in_thread(search_kbs)(user=turn.user, query=query, kbs=turn.kbs, scope=turn.scope,
                                          merge_adjacent=is_list_question(query), continue_announced=True)
     record.since("retrieval_ms", t)
     record.timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}

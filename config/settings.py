@@ -350,6 +350,9 @@ ZHIKU_PENDING_REQUEUE_SECONDS = float(os.environ.get("ZHIKU_PENDING_REQUEUE_SECO
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
+# Seconds a worker thread (search pool, chat executor) keeps its database connection across tasks, whatever
+# DB_CONN_MAX_AGE says for request threads (knowledge/dbconn.py).
+ZHIKU_WORKER_CONN_MAX_AGE = env_int("ZHIKU_WORKER_CONN_MAX_AGE", 300)
 ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
 # Recalibrate a KB's judge (knowledge.services.calibration) when its content or labelled
 # questions change, in the background like ingestion. Off: only on request (POST .../calibration/).

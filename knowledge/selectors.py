@@ -7,7 +7,9 @@ from django.contrib.auth.models import Group
 from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from knowledge.access import caller_role, documents_readable_q, has_role, kb_role, role_at_least, with_caller_role
+from knowledge.access import (caller_role, documents_readable_q, has_role, kb_role, role_at_least, kbs_with_caller_access,
+                              scope_of_annotated, with_caller_role)
+from knowledge.retrieval.protocols import AccessScope
 from knowledge.errors import fail
 from knowledge.models import Chunk, Document, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
 
@@ -28,6 +30,29 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     if not role_at_least(role, min_role):
         raise fail("role_required", role=min_role.value)
     return kb
+
+
+def kbs_get_for_user(*, user, kb_ids, min_role: Role = Role.VIEWER) -> tuple[list[KnowledgeBase], AccessScope]:
+    """``kb_get_for_user`` of each id, in the order given, and the ``AccessScope`` of a search of them, in one query.
+
+    The first id that fails, in the order given, raises what ``kb_get_for_user`` raises for it.
+    """
+    ids = [int(k) for k in kb_ids]
+    if not ids or not user.is_authenticated:
+        if ids:
+            raise fail("kb_not_found")
+        return [], scope_of_annotated(user=user, kbs=[])
+    found = {kb.pk: kb for kb in kbs_with_caller_access(user=user, kb_ids=ids)}
+    kbs = []
+    for kb_id in dict.fromkeys(ids):
+        kb = found.get(kb_id)
+        role = caller_role(kb, user=user) if kb is not None else None
+        if role is None:
+            raise fail("kb_not_found")
+        if not role_at_least(role, min_role):
+            raise fail("role_required", role=min_role.value)
+        kbs.append(kb)
+    return kbs, scope_of_annotated(user=user, kbs=kbs)
 
 
 def kbs_with_caller_info(qs: QuerySet[KnowledgeBase], *, user) -> QuerySet[KnowledgeBase]:

@@ -1,6 +1,6 @@
 """Chat benchmark: time to first token and total time over the websocket, then N concurrent chats on one daphne.
 
-    .venv/bin/python scripts/bench_chat.py [--concurrency 100] [--sequential 20]
+    .venv/bin/python scripts/bench_chat.py [--concurrency 100 | --levels 25,50,100] [--sequential 20]
 
 It migrates the local database, makes a ``bench-chat`` user with a KB built
 from docs/ and README.md (the demo KB's content), starts daphne on a free
@@ -157,16 +157,19 @@ async def run(args, kb_id: int, token: str, port: int) -> None:
         results.append(await one_chat(url, origin, kb_id, q, args.timeout))
     summary(f"sequential, one chat at a time ({args.sequential})", results)
 
-    started = time.perf_counter()
-    chosen = [questions[i % len(questions)] for i in range(args.concurrency)]
-    results = await asyncio.gather(*(one_chat(url, origin, kb_id, q, args.timeout) for q in chosen))
-    summary(f"load: {args.concurrency} concurrent websocket chats, one daphne", results, time.perf_counter() - started)
+    for level in args.levels or [args.concurrency]:
+        started = time.perf_counter()
+        chosen = [questions[i % len(questions)] for i in range(level)]
+        results = await asyncio.gather(*(one_chat(url, origin, kb_id, q, args.timeout) for q in chosen))
+        summary(f"load: {level} concurrent websocket chats, one daphne", results, time.perf_counter() - started)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--sequential", type=int, default=20)
+    parser.add_argument("--levels", type=lambda v: [int(x) for x in v.split(",") if x.strip()], default=None,
+                        help="concurrency levels run one after another, e.g. 25,50,100 (instead of --concurrency)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before a chat counts as lost")
     args = parser.parse_args()
 

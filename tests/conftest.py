@@ -41,6 +41,16 @@ pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fi
 
 
 @pytest.fixture(autouse=True)
+def _search_pool_closed():
+    """A test that used the search pool or the chat's executor threads leaves none of their kept connections
+    open (knowledge/dbconn.py; one would block the test database's drop)."""
+    yield
+    from knowledge.services.search import close_search_pool
+
+    close_search_pool()
+
+
+@pytest.fixture(autouse=True)
 def _media_and_mode(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.ZHIKU_INGEST_MODE = "sync"

@@ -12,9 +12,10 @@ from typing import Any, Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from knowledge.access import scope_for
+from knowledge.dbconn import close_worker_connections, in_kept_connection
 from knowledge.embeddings import get_embedder
 from knowledge.errors import fail
 from knowledge.jsonable import candidate_json, jsonable
@@ -24,7 +25,7 @@ from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFil
 from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
-from knowledge.selectors import kb_get_for_user
+from knowledge.selectors import kbs_get_for_user
 from knowledge.ingestion.text import analyzer_config
 from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
 from knowledge.keyword_store import keyword_store
@@ -125,25 +126,30 @@ def _reranker_for(kb: KBSearchConfig):
 _pool: ThreadPoolExecutor | None = None
 
 
-def _in_worker(fn, arg):
-    # Worker threads get no request cycle to manage their DB connection: each task does what a request's start
-    # and end do (close_old_connections). With DB_CONN_MAX_AGE > 0 a thread keeps its connection across tasks,
-    # as a request thread does; with 0 it opens one per task, which costs each path a new PostgreSQL backend
-    # with cold catalog caches (~20-30 ms a search on 2 cores, docs/scaling.md).
-    close_old_connections()
-    try:
-        return fn(arg)
-    finally:
-        close_old_connections()
-
-
 def _parallel_map(fn, items) -> list:
-    """Run the per-KB retrieval paths on a persistent pool (one connection per task)."""
+    """The first item on the caller's thread (its connection is open already: the access check used it), the
+    others on a persistent pool whose threads keep their connections (``knowledge.dbconn``)."""
     global _pool
+    items = list(items)
+    if len(items) < 2:
+        return [fn(item) for item in items]
     with _lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=settings.ZHIKU_SEARCH_WORKERS, thread_name_prefix="zhiku-search")
-    return list(_pool.map(lambda item: _in_worker(fn, item), items))
+        pool = _pool
+    futures = [pool.submit(in_kept_connection, fn, item) for item in items[1:]]
+    first = fn(items[0])
+    return [first] + [f.result() for f in futures]
+
+
+def close_search_pool() -> None:
+    """Stop the pool, then close every worker thread's kept connection (tests call it after each test)."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+    close_worker_connections()
 
 
 def get_retriever() -> HybridRetriever:
@@ -178,8 +184,8 @@ def search_run(*, user, kb_ids: Sequence, request: SearchRequest | None = None, 
     passes (1, 0) to read the judge's raw logit.
     """
     request, kb_ids = _checked(_request(request, options), kb_ids)
-    kbs = _readable(user, kb_ids, min_role)
-    return _search(request, kbs, scope=scope_for(user=user, kbs=kbs), calibration_override=calibration_override)
+    kbs, scope = kbs_get_for_user(user=user, kb_ids=kb_ids, min_role=min_role)
+    return _search(request, kbs, scope=scope, calibration_override=calibration_override)
 
 
 def _request(request: SearchRequest | None, options: dict[str, Any]) -> SearchRequest:
@@ -203,18 +209,13 @@ def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, l
     return replace(request, query=query), ids
 
 
-def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], merge_adjacent: bool = False,
-               continue_announced: bool = False) -> RetrievalResult:
+def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], scope: AccessScope | None = None,
+               merge_adjacent: bool = False, continue_announced: bool = False) -> RetrievalResult:
     """A hybrid search of KBs already resolved and checked for ``user`` in this request (a chat turn's, by
-    ``chat.services.turn_start``): their access is not looked up a second time; what ``user`` may read in them
-    (``scope_for``) is read now, from the database."""
+    ``chat.services.turn_start``): their access is not looked up a second time. ``scope`` is what the same
+    check resolved (``knowledge.selectors.kbs_get_for_user``); without it, it is read now (``scope_for``)."""
     request = SearchRequest(query=query_clean(query), merge_adjacent=merge_adjacent, continue_announced=continue_announced)
-    return _search(request, kbs, scope=scope_for(user=user, kbs=list(kbs)))
-
-
-def _readable(user, kb_ids: Sequence, min_role: Role = Role.VIEWER) -> list[KnowledgeBase]:
-    """The KBs, each checked for the caller (404 for one they cannot read)."""
-    return [kb_get_for_user(user=user, kb_id=kb_id, min_role=min_role) for kb_id in dict.fromkeys(kb_ids)]
+    return _search(request, kbs, scope=scope if scope is not None else scope_for(user=user, kbs=list(kbs)))
 
 
 def _search(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
@@ -261,8 +262,7 @@ def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | No
     for the access they hold now, never the old one.
     """
     request, kb_ids = _checked(_request(request, options), kb_ids)
-    kbs = _readable(user, kb_ids)  # 404 before any cache is read
-    scope = scope_for(user=user, kbs=kbs)
+    kbs, scope = kbs_get_for_user(user=user, kb_ids=kb_ids)  # 404 before any cache is read
     client = None if request.debug else redis_client()
     key = None
     if client is not None:

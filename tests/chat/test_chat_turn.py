@@ -35,16 +35,18 @@ async def test_a_turn_looks_up_each_kb_once(chat_kb, make_kb, alice, alice_token
     looked_up: list[int] = []
 
     def counting(lookup):
-        def run(*, user, kb_id, **kwargs):
-            looked_up.append(kb_id)
-            return lookup(user=user, kb_id=kb_id, **kwargs)
+        def run(*, user, kb_ids, **kwargs):
+            looked_up.append(list(kb_ids))
+            return lookup(user=user, kb_ids=kb_ids, **kwargs)
         return run
 
-    monkeypatch.setattr(chat_services, "kb_get_for_user", counting(chat_services.kb_get_for_user))
-    monkeypatch.setattr(search_service, "kb_get_for_user", counting(search_service.kb_get_for_user))
+    # One resolve-and-check of both KBs per turn (one statement); the search reuses it and its scope.
+    monkeypatch.setattr(chat_services, "kbs_get_for_user", counting(chat_services.kbs_get_for_user))
+    monkeypatch.setattr(search_service, "kbs_get_for_user", counting(search_service.kbs_get_for_user))
+    monkeypatch.setattr(search_service, "scope_for", lambda **kw: pytest.fail("the turn's scope is read again"))
     events = await ask([chat_kb.pk, other.pk], alice_token)
     assert events[-1]["type"] == "finish" and events[-1]["hit"] is True
-    assert looked_up == [chat_kb.pk, other.pk]
+    assert looked_up == [[chat_kb.pk, other.pk]]
 
 
 async def test_not_found_shows_the_first_kbs_text_whichever_kb_decided(make_kb, alice, alice_token, ingest):
