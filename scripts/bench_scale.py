@@ -205,11 +205,17 @@ def search_latencies(user, kb_id: int, queries: list[str], mode: str) -> list[fl
     return out
 
 
-def measure_tier(kb, user, queries: list[str], bench: Path) -> dict:
+def measure_tier(kb, user, queries: list[str], bench: Path, row: dict, save) -> None:
+    """The tier's figures into ``row``, each stage printed and saved as it ends (a long tier leaves what it got)."""
     from django.db import connection
 
-    from knowledge.services.search import kb_search_config
     from knowledge.keyword_store import index_load_timings, keyword_store
+    from knowledge.services.search import kb_search_config
+
+    def done(figures: dict) -> None:
+        row.update(figures)
+        print(json.dumps(figures, ensure_ascii=False), flush=True)
+        save()
 
     kb.refresh_from_db()
     config = kb_search_config(kb)
@@ -217,20 +223,14 @@ def measure_tier(kb, user, queries: list[str], bench: Path) -> dict:
     with connection.cursor() as cur:
         cur.execute("SELECT octet_length(data) FROM knowledge_bm25index WHERE kb_id = %s", [kb.pk])
         blob_bytes = cur.fetchone()[0]
-    memory = worker_memory(kb.pk, bench)
+    done({"bm25_build_s": round(loads["build"], 2), "bm25_load_l3_postgres_s": round(loads["l3_postgres"], 3),
+          "bm25_load_l2_redis_s": round(loads.get("l2_redis", float("nan")), 3), "bm25_blob_mb": round(blob_bytes / 1e6, 1),
+          "bm25_l0_first_s": round(loads["l0_write"], 3), "bm25_l0_map_s": round(loads["l0_map"], 4)})
     keyword_store().get_index(config)  # this process's L1, so searches below measure searching, not loading
-    hybrid = search_latencies(user, kb.pk, queries, "hybrid")
-    keyword = search_latencies(user, kb.pk, queries, "keyword")
-    vector = search_latencies(user, kb.pk, queries, "vector")
-    return {
-        "bm25_build_s": round(loads["build"], 2), "bm25_load_l3_postgres_s": round(loads["l3_postgres"], 3),
-        "bm25_load_l2_redis_s": round(loads.get("l2_redis", float("nan")), 3), "bm25_blob_mb": round(blob_bytes / 1e6, 1),
-        "bm25_l0_first_s": round(loads["l0_write"], 3), "bm25_l0_map_s": round(loads["l0_map"], 4),
-        "memory": memory,
-        "hybrid_p50_ms": round(percentile(hybrid, 50), 1), "hybrid_p95_ms": round(percentile(hybrid, 95), 1),
-        "keyword_p50_ms": round(percentile(keyword, 50), 1), "keyword_p95_ms": round(percentile(keyword, 95), 1),
-        "vector_p50_ms": round(percentile(vector, 50), 1), "vector_p95_ms": round(percentile(vector, 95), 1),
-    }
+    for mode in ("hybrid", "keyword", "vector"):
+        took = search_latencies(user, kb.pk, queries, mode)
+        done({f"{mode}_p50_ms": round(percentile(took, 50), 1), f"{mode}_p95_ms": round(percentile(took, 95), 1)})
+    done({"memory": worker_memory(kb.pk, bench)})
 
 
 def print_table(tiers: list[dict]) -> None:
@@ -262,6 +262,7 @@ def main() -> int:
     parser.add_argument("--bench", type=Path, default=default_bench_dir())
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench-scale" / "scale.json")
     parser.add_argument("--keep", action="store_true", help="keep the KB afterwards (default: delete it)")
+    parser.add_argument("--resume", action="store_true", help="grow the KB a killed run left, from its chunk count")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # internal: measure_worker in a fresh process
     parser.add_argument("--wait", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -274,7 +275,7 @@ def main() -> int:
     from django.contrib.auth import get_user_model
     from django.db.models import F
 
-    from knowledge.models import KnowledgeBase
+    from knowledge.models import Chunk, KnowledgeBase
     from knowledge.retrieval.analysis import get_analyzer
     from knowledge.services.kbs import kb_create
     from knowledge.services.search import _embedder_for, kb_search_config
@@ -290,9 +291,11 @@ def main() -> int:
         queries = [json.loads(line)["text"] for _, line in zip(range(args.queries), fh)]
 
     user = get_user_model().objects.filter(is_superuser=True).order_by("pk").first()
-    for old in KnowledgeBase.objects.filter(name=KB_NAME):
+    kept = KnowledgeBase.objects.filter(name=KB_NAME).order_by("pk").last() if args.resume else None
+    for old in KnowledgeBase.objects.filter(name=KB_NAME).exclude(pk=getattr(kept, "pk", None)):
         delete_kb(old)  # left by an interrupted run
-    kb = kb_create(owner=user, name=KB_NAME, description="scripts/bench_scale.py")
+    kb = kept or kb_create(owner=user, name=KB_NAME, description="scripts/bench_scale.py")
+    done = Chunk.objects.filter(kb=kb).count()  # 0, or the chunks of the run resumed (--resume)
     config = kb_search_config(kb)
     fingerprint = get_analyzer(config.analyzer).fingerprint
     embedder = _embedder_for(kb.embedding_model)
@@ -307,9 +310,8 @@ def main() -> int:
     report = {"machine": f"{os.cpu_count()} CPUs", "queries": len(queries), "query_embed_ms": round(embed_ms, 1),
               "base_vectors": args.base_vectors, "noise": args.noise, "maintenance_work_mem": args.maintenance_work_mem,
               "real_passages": len(pairs), "tiers": results}
-    done = 0
     try:
-        for tier in tiers:
+        for tier in (t for t in tiers if t > done):
             drop_hnsw(definitions)
             insert_s = insert_chunks(kb, done, tier, pairs, tokens, base, fingerprint, args.noise)
             done = tier
@@ -320,9 +322,8 @@ def main() -> int:
                    "hnsw_build_s": round(hnsw_s, 1), "hnsw_mb": round(hnsw_bytes / 1e6, 1)}
             print(f"tier {tier:,}: inserted in {insert_s:.0f} s, HNSW built in {hnsw_s:.0f} s; measuring …", flush=True)
             results.append(row)
-            row.update(measure_tier(kb, user, queries, args.bench))
-            print(json.dumps(row, ensure_ascii=False), flush=True)
-            args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2))
+            measure_tier(kb, user, queries, args.bench, row,
+                         lambda: args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2)))
     finally:
         build_hnsw(definitions, args.maintenance_work_mem)  # never leave the table without its indexes
         if not args.keep:
