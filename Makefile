@@ -74,8 +74,8 @@ DURATION ?= 60
 loadtest: venv
 	$(BIN)/python scripts/loadtest/run.py --host $(if $(findstring ://,$(HOST)),$(HOST),http://$(HOST):$(PORT)) --users $(USERS) --duration $(DURATION)
 
-# Cost as the corpus grows (docs/scaling.md): `make bench-scale TIERS=10000,100000`.
-TIERS ?= 10000,100000,300000
+# Cost as the corpus grows (docs/scaling.md): `make bench-scale TIERS=10000,100000` for fewer tiers.
+TIERS ?= 10000,100000,300000,1000000
 bench-scale: migrate
 	$(BIN)/python scripts/bench_scale.py --tiers $(TIERS)
 

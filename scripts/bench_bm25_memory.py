@@ -85,11 +85,11 @@ def run_workers(mode: str, path: Path, queries_path: Path, count: int) -> dict:
 
 
 def build_corpus(chunks: int, bench: Path, cache: Path) -> list[tuple[int, list[str]]]:
-    import bench_scale
+    import scale_corpus
 
-    pairs, tokens = bench_scale.load_corpus(bench, cache, processes=2)
+    pairs, tokens = scale_corpus.load_corpus(bench, cache, processes=2)
     permutations: dict[int, np.ndarray] = {}
-    return [(k + 1, bench_scale.passage(k, pairs, tokens, permutations)[1]) for k in range(chunks)]
+    return [(k + 1, scale_corpus.passage(k, pairs, tokens, permutations)[1]) for k in range(chunks)]
 
 
 def main() -> int:
@@ -97,13 +97,13 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:5])
         return 0
-    import bench_scale
+    import scale_corpus
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=300_000)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--queries", type=int, default=150)
-    parser.add_argument("--bench", type=Path, default=bench_scale.default_bench_dir())
+    parser.add_argument("--bench", type=Path, default=scale_corpus.default_bench_dir())
     parser.add_argument("--cache", type=Path, default=ROOT / "var" / "bench-scale")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench-scale" / "bm25-memory.json")
     args = parser.parse_args()

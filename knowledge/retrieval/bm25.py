@@ -129,17 +129,25 @@ class BM25Index:
         """Index ``(doc_id, tokens)`` pairs; ids must be unique."""
         ids: list[int] = []
         lengths: list[int] = []
-        all_tokens: list[str] = []
+        vocab: dict[str, int] = {}
+        parts: list[np.ndarray] = []
+        batch: list[str] = []
+
+        def flush() -> None:  # term ids in order of first appearance, C-level passes, a batch of tokens at a time:
+            for term in dict.fromkeys(batch):  # all the corpus's token strings at once outgrew 10 GB at 1M chunks
+                vocab.setdefault(term, len(vocab))
+            parts.append(np.fromiter(map(vocab.__getitem__, batch), dtype=np.int64, count=len(batch)))
+            batch.clear()
+
         for doc_id, tokens in docs:
             ids.append(int(doc_id))
             lengths.append(len(tokens))
-            all_tokens.extend(tokens)
-        # Vocabulary in order of first appearance, and the term id of every token,
-        # in C-level passes (a per-token Python loop is most of the build time).
-        terms = list(dict.fromkeys(all_tokens))
-        vocab = {t: i for i, t in enumerate(terms)}
-        rows = np.fromiter(map(vocab.__getitem__, all_tokens), dtype=np.int64, count=len(all_tokens))
-        del all_tokens
+            batch.extend(tokens)
+            if len(batch) >= 1_000_000:
+                flush()
+        flush()
+        terms, rows = list(vocab), np.concatenate(parts)
+        del parts, vocab
         cols = np.repeat(np.arange(len(ids), dtype=np.int64), np.asarray(lengths, dtype=np.int64))
         indptr, out_cols, tf = _csr_from_pairs(rows, cols, len(terms), len(ids))
         return cls(

@@ -295,3 +295,17 @@ def test_retrieval_core_imports_neither_django_nor_pickle():
             if words[:1] in (["import"], ["from"]) and len(words) > 1:
                 module = words[1].split(".")[0]
                 assert module not in ("django", "pickle"), f"{path.name}: {line.strip()}"
+
+
+def test_a_build_over_more_tokens_than_one_batch_scores_like_rank_bm25():
+    """The build numbers terms a batch of a million tokens at a time: across batches, same scores as rank_bm25."""
+    rng = random.Random(7)
+    vocabulary = [f"词{i}" for i in range(3000)]
+    docs = [[rng.choice(vocabulary) for _ in range(rng.randint(300, 700))] for _ in range(2200)]
+    assert sum(map(len, docs)) > 1_000_000  # more than one batch
+    docs.append(["只在最后一批"] * 3)  # a term first seen after the first batch
+    index = BM25Index.build(enumerate(docs))
+    reference = BM25Okapi(docs)
+    for q in (["词1", "词2999"], ["只在最后一批"], ["词17", "只在最后一批", "没有"]):
+        _assert_same_scores(index.scores_for(q), reference.get_scores(q))
+    assert index.search(["只在最后一批"], 5)[0][0] == len(docs) - 1
