@@ -1,0 +1,145 @@
+"""Tables on a PDF page: ruled ones from their lines (pdfplumber), borderless ones from the text's alignment.
+
+A borderless table is a run of text lines cut at wide gaps (``pdf_text._segments``) whose pieces fall into
+the same columns: the pieces' x-ranges, merged where they overlap, leave at least two columns with a gutter
+no piece crosses. pdfplumber's own "text" strategy was measured and not used: on a page of prose it takes the
+whole page for a table (docs/ingestion.md); the runs here start only where lines are cut into cells.
+"""
+from __future__ import annotations
+
+import statistics
+
+from knowledge.parsers.layout import Line, TableItem, join_lines
+
+_MIN_ROWS = 3  # header and two rows (two rows are enough with three or more columns)
+_MAX_ROW_GAP = 2.0  # a gap over this many character heights between two lines ends the run
+_FORM_LABEL = ("：", ":")
+
+
+def ruled_tables(page, number: int) -> list[TableItem]:
+    """The page's tables drawn with lines (pdfplumber's default "lines" strategy)."""
+    tables = []
+    for found in page.find_tables():
+        rows = [[_cell(cell) for cell in row] for row in found.extract()]
+        if len(rows) >= 2 and max(len(row) for row in rows) >= 2 and any(any(row) for row in rows):
+            x0, top, x1, bottom = found.bbox
+            tables.append(TableItem(rows=rows, top=top, bottom=bottom, x0=x0, x1=x1, page=number,
+                                    row_pages=[number] * len(rows)))
+    return tables
+
+
+def borderless_tables(rows: list[list[Line]], number: int) -> tuple[list[TableItem], list[list[Line]]]:
+    """``(tables, the rows left outside them)`` from the page's text lines, each a list of its pieces
+    (left to right), top to bottom."""
+    tables: list[TableItem] = []
+    rest: list[list[Line]] = []
+    index = 0
+    while index < len(rows):
+        found = _table(rows[index:_run_end(rows, index)], number)
+        if found is None:
+            rest.append(rows[index])
+            index += 1
+            continue
+        tables.append(found[0])
+        index += found[1]
+    return tables, rest
+
+
+def _run_end(rows: list[list[Line]], start: int) -> int:
+    """The end of the run of cut lines starting at ``start`` (``start`` when that line is not cut).
+
+    Lines of one piece stay inside the run while cut lines follow them closely (a cell's wrapped text).
+    """
+    if len(rows[start]) < 2:
+        return start
+    end = last_cut = start + 1
+    while end < len(rows):
+        previous, line = rows[end - 1], rows[end]
+        size = max(statistics.median(piece.size for piece in line), 1.0)
+        if line[0].top - max(piece.bottom for piece in previous) > _MAX_ROW_GAP * size:
+            break
+        end += 1
+        if len(line) >= 2:
+            last_cut = end
+    return last_cut
+
+
+def _columns(pieces: list[Line]) -> list[list[float]]:
+    """The x-ranges of the pieces merged where they overlap: one ``[x0, x1]`` a column, left to right."""
+    columns: list[list[float]] = []
+    for piece in sorted(pieces, key=lambda p: p.x0):
+        if columns and piece.x0 <= columns[-1][1] + 0.5 * piece.size:
+            columns[-1][1] = max(columns[-1][1], piece.x1)
+        else:
+            columns.append([piece.x0, piece.x1])
+    return columns
+
+
+def _fits(columns: list[list[float]], piece: Line) -> bool:
+    """A piece inside one column (a cell's wrapped line), not across the gutters."""
+    return any(c[0] - piece.size <= piece.x0 and piece.x1 <= c[1] + piece.size for c in columns)
+
+
+def _table(run: list[list[Line]], number: int) -> tuple[TableItem, int] | None:
+    """``(table, lines used)`` from the start of the run, or ``None`` when its pieces do not line up in
+    columns like a table's cells."""
+    if not run:
+        return None
+    columns = _columns([piece for row in run if len(row) >= 2 for piece in row])
+    used = 0
+    for row in run:  # a line of one piece across the gutters (prose after the table) ends it
+        if len(row) < 2 and not _fits(columns, row[0]):
+            break
+        used += 1
+    while used and len(run[used - 1]) < 2:
+        used -= 1
+    run = run[:used]
+    cut = [row for row in run if len(row) >= 2]
+    if len(columns) < 2 or len(cut) < (_MIN_ROWS if len(columns) == 2 else _MIN_ROWS - 1):
+        return None
+    pieces = [piece for row in run for piece in row]
+    if not _looks_tabular(columns, cut, pieces):
+        return None
+    tops = [row[0].top for row in cut]
+    pitch = statistics.median(b - a for a, b in zip(tops, tops[1:]))
+    table_rows: list[list[list[str]]] = []
+    last_top = None
+    for row in run:  # a line close under the one before (less than 0.7 of a row's pitch) continues its row
+        top = min(piece.top for piece in row)
+        if last_top is None or top - last_top >= 0.7 * pitch:
+            table_rows.append([[] for _ in columns])
+        for piece in row:
+            table_rows[-1][_column(columns, piece)].append(" ".join(piece.text.split()))
+        last_top = top
+    cells = [[join_lines(parts) if parts else "" for parts in row] for row in table_rows]
+    if sum(bool(cell) for row in cells for cell in row) < 0.5 * len(cells) * len(columns):
+        return None
+    table = TableItem(rows=cells, top=min(p.top for p in pieces), bottom=max(p.bottom for p in pieces),
+                      x0=min(p.x0 for p in pieces), x1=max(p.x1 for p in pieces), page=number,
+                      row_pages=[number] * len(cells), columns=[c[0] for c in columns])
+    return table, used
+
+
+def _looks_tabular(columns: list[list[float]], cut: list[list[Line]], pieces: list[Line]) -> bool:
+    """Cells, not a form of labels and values nor two columns of running text."""
+    if any(len({_column(columns, piece) for piece in row}) < 2 for row in cut):
+        return False  # a cut line whose pieces fall in one column: not cells side by side
+    if len(columns) > 2:
+        return True
+    firsts = [row[0].text.rstrip() for row in cut]
+    if sum(text.endswith(_FORM_LABEL) for text in firsts) >= len(firsts) / 2:
+        return False  # 「申请人：      张伟」 reads line by line
+    width = max(p.x1 for p in pieces) - min(p.x0 for p in pieces)
+    return statistics.median(p.x1 - p.x0 for p in pieces) <= 0.3 * width
+
+
+def _column(columns: list[list[float]], piece: Line) -> int:
+    middle = (piece.x0 + piece.x1) / 2
+    return min(range(len(columns)), key=lambda i: 0 if columns[i][0] <= middle <= columns[i][1]
+               else min(abs(middle - columns[i][0]), abs(middle - columns[i][1])))
+
+
+def _cell(value: str | None) -> str:
+    """A cell's text with its wrapped lines rejoined (no space between CJK characters)."""
+    parts = [part.strip() for part in (value or "").split("\n") if part.strip()]
+    return join_lines(parts) if parts else ""
