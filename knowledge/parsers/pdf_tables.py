@@ -1,8 +1,8 @@
 """Tables on a PDF page: ruled ones from their lines (pdfplumber), borderless ones from the text's alignment.
 
 A borderless table is a run of text lines cut at wide gaps (``pdf_text._segments``) whose pieces fall into
-the same columns: the pieces' x-ranges, merged where they overlap, leave at least two columns with a gutter
-no piece crosses. pdfplumber's own "text" strategy was measured and not used: on a page of prose it takes the
+the same columns: the x-ranges of the run's pieces (cut at any gap wider than a word space), merged where they
+overlap, leave at least two columns with a gutter no piece crosses. pdfplumber's own "text" strategy was measured and not used: on a page of prose it takes the
 whole page for a table (docs/ingestion.md); the runs here start only where lines are cut into cells.
 """
 from __future__ import annotations
@@ -28,11 +28,13 @@ def ruled_tables(page, number: int) -> list[TableItem]:
     return tables
 
 
-def borderless_tables(rows: list[list[Line]], number: int) -> tuple[list[TableItem], list[list[Line]]]:
-    """``(tables, the rows left outside them)`` from the page's text lines, each a list of its pieces
-    (left to right), top to bottom."""
+Row = tuple[list[Line], list[Line]]  # a text line's pieces cut at wide gaps, and cut at any gap over a word space
+
+
+def borderless_tables(rows: list[Row], number: int) -> tuple[list[TableItem], list[Row]]:
+    """``(tables, the rows left outside them)`` from the page's text lines (``Row``), top to bottom."""
     tables: list[TableItem] = []
-    rest: list[list[Line]] = []
+    rest: list[Row] = []
     index = 0
     while index < len(rows):
         found = _table(rows[index:_run_end(rows, index)], number)
@@ -45,16 +47,16 @@ def borderless_tables(rows: list[list[Line]], number: int) -> tuple[list[TableIt
     return tables, rest
 
 
-def _run_end(rows: list[list[Line]], start: int) -> int:
+def _run_end(rows: list[Row], start: int) -> int:
     """The end of the run of cut lines starting at ``start`` (``start`` when that line is not cut).
 
     Lines of one piece stay inside the run while cut lines follow them closely (a cell's wrapped text).
     """
-    if len(rows[start]) < 2:
+    if len(rows[start][0]) < 2:
         return start
     end = last_cut = start + 1
     while end < len(rows):
-        previous, line = rows[end - 1], rows[end]
+        previous, line = rows[end - 1][0], rows[end][0]
         size = max(statistics.median(piece.size for piece in line), 1.0)
         if line[0].top - max(piece.bottom for piece in previous) > _MAX_ROW_GAP * size:
             break
@@ -80,21 +82,21 @@ def _fits(columns: list[list[float]], piece: Line) -> bool:
     return any(c[0] - piece.size <= piece.x0 and piece.x1 <= c[1] + piece.size for c in columns)
 
 
-def _table(run: list[list[Line]], number: int) -> tuple[TableItem, int] | None:
+def _table(rows: list[Row], number: int) -> tuple[TableItem, int] | None:
     """``(table, lines used)`` from the start of the run, or ``None`` when its pieces do not line up in
     columns like a table's cells."""
-    if not run:
+    if not rows:
         return None
-    columns = _columns([piece for row in run if len(row) >= 2 for piece in row])
+    columns = _columns([piece for wide, fine in rows if len(wide) >= 2 for piece in fine])
     used = 0
-    for row in run:  # a line of one piece across the gutters (prose after the table) ends it
-        if len(row) < 2 and not _fits(columns, row[0]):
+    for wide, _ in rows:  # a line of one piece across the gutters (prose after the table) ends it
+        if len(wide) < 2 and not _fits(columns, wide[0]):
             break
         used += 1
-    while used and len(run[used - 1]) < 2:
+    while used and len(rows[used - 1][0]) < 2:
         used -= 1
-    run = run[:used]
-    cut = [row for row in run if len(row) >= 2]
+    run = [fine for _, fine in rows[:used]]
+    cut = [fine for wide, fine in rows[:used] if len(wide) >= 2]
     if len(columns) < 2 or len(cut) < (_MIN_ROWS if len(columns) == 2 else _MIN_ROWS - 1):
         return None
     pieces = [piece for row in run for piece in row]

@@ -35,23 +35,27 @@ def read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
     for found in text_page.extract_text_lines(return_chars=True, strip=True):
         if not found["text"].strip():
             continue
-        rows.append([Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
-                          bottom=segment["bottom"], size=segment["size"], page=number,
-                          page_height=float(page.height)) for segment in _segments(found)])
+        # Pieces cut at wide gaps (columns, cells far apart), and at any gap wider than a word space
+        # (cells close together), for the borderless tables.
+        rows.append(tuple([Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
+                                bottom=segment["bottom"], size=segment["size"], page=number,
+                                page_height=float(page.height)) for segment in _segments(found, gap)]
+                          for gap in (2.5, 0.5)))
     borderless, rows = borderless_tables(rows, number)
     tables.extend(borderless)
-    lines = [line for row in rows for line in row]
+    lines = [line for row, _ in rows for line in row]
     return lines, tables
 
 
-def _segments(line: dict) -> list[dict]:
-    """A text line cut where a wide gap separates its characters: two columns side by side are two lines."""
+def _segments(line: dict, gap: float = 2.5) -> list[dict]:
+    """A text line cut where a gap over ``gap`` character heights separates its characters: two columns side by
+    side are two lines."""
     chars = sorted((c for c in line["chars"] if c.get("text", "").strip()), key=lambda c: c["x0"])
     sizes = [char["size"] for char in chars] or [0.0]
     size = statistics.median(sizes)
     groups: list[list[dict]] = [[]]
     for char in chars:
-        if groups[-1] and char["x0"] - groups[-1][-1]["x1"] > 2.5 * max(size, 1.0):
+        if groups[-1] and char["x0"] - groups[-1][-1]["x1"] > gap * max(size, 1.0):
             groups.append([])
         groups[-1].append(char)
     if len(groups) == 1:
