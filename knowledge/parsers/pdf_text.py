@@ -65,7 +65,7 @@ def _segments(line: dict, gap: float = 2.5) -> list[dict]:
     for group in groups:
         text = group[0]["text"]
         for before, char in zip(group, group[1:]):
-            text += (" " if char["x0"] - before["x1"] > 0.25 * size else "") + char["text"]
+            text += (" " if char["x0"] - before["x1"] > 0.15 * size else "") + char["text"]  # a space is ~0.2 em
         out.append({"text": text, "x0": group[0]["x0"], "x1": max(c["x1"] for c in group),
                     "top": min(c["top"] for c in group), "bottom": max(c["bottom"] for c in group),
                     "size": statistics.median(c["size"] for c in group)})
