@@ -2,6 +2,8 @@
 above it kept as the table's caption (``tabular`` decides which sheets are FAQ sheets)."""
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.xml.functions import iterparse  # defusedxml's when installed, as openpyxl itself reads
 
@@ -37,6 +39,7 @@ def fill_merged(rows: list[tuple[int, list[str]]], merges: list[Merge]) -> tuple
     """Each merged range's value copied into all its cells, on the rows the sheet has; and the rows where a
     range spans columns (a grouped header's upper row)."""
     by_number = {number: cells for number, cells in rows}
+    numbers = sorted(by_number)
     spanning: set[int] = set()
     for low_col, low_row, high_col, high_row in merges:
         first = by_number.get(low_row)
@@ -45,10 +48,9 @@ def fill_merged(rows: list[tuple[int, list[str]]], merges: list[Merge]) -> tuple
             continue
         if high_col > low_col:
             spanning.add(low_row)
-        for number in range(low_row, high_row + 1):
-            cells = by_number.get(number)
-            if cells is None:
-                continue
+        # Only the rows the sheet has: a range over a million rows costs what its filled rows cost.
+        for number in numbers[bisect_left(numbers, low_row):bisect_right(numbers, high_row)]:
+            cells = by_number[number]
             if len(cells) < high_col:
                 cells.extend([""] * (high_col - len(cells)))
             for column in range(low_col - 1, high_col):

@@ -109,3 +109,113 @@ def test_uploaded_borderless_table_pdf_becomes_searchable_table_chunks(kb, alice
     assert found.status_code == 200, found.content
     results = found.json()["results"]
     assert results and any("zk-node-27" in (r.get("content") or r.get("text") or "") for r in results[:3]), results[:3]
+
+
+# --- spreadsheets as tables ----------------------------------------------------------------------
+
+
+def _standards_xlsx() -> bytes:
+    """A price sheet as offices make them: a merged title row, a grouped two-row header, merged row labels;
+    a second sheet of parameters; a third of questions and answers."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "住宿标准"
+    sheet.append(["2024年住宿标准"])
+    sheet.merge_cells("A1:E1")
+    sheet.append(["城市类别", "职级", "住宿标准", None, "备注"])
+    sheet.append([None, None, "上限（元/晚）", "补助（元/天）", None])
+    for cells in ("C2:D2", "A2:A3", "B2:B3", "E2:E3"):
+        sheet.merge_cells(cells)
+    sheet.append(["一类城市", "总监", 900, 150, "含早餐"])
+    sheet.append([None, "经理", 700, 120, None])
+    sheet.merge_cells("A4:A5")
+    sheet.append(["二类城市", "总监", 700, 120, None])
+    params = workbook.create_sheet("设备参数")
+    params.append(["型号", "功率（W）", "重量（kg）", "说明"])
+    for i in range(1, 61):
+        params.append([f"ZK-{i:03d}", 100 + i, 4.5, f"第{i}号设备，适用于机房和办公室，保修三年。"])
+    faq = workbook.create_sheet("常见问题")
+    faq.append(["问题", "答案"])
+    faq.append(["设备多久保修？", "三年。"])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def test_sheet_with_merged_cells_becomes_a_table_with_its_header_and_caption() -> None:
+    doc = parse_file("标准.xlsx", _standards_xlsx())
+    assert doc.metadata["tables"] == 2 and doc.metadata["faq_count"] == 1
+    assert [(b.kind, b.text) for b in doc.blocks if b.kind == "heading"] == [
+        ("heading", "住宿标准"), ("heading", "设备参数"), ("heading", "常见问题")]
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert [list(row) for row in table.rows] == [
+        ["城市类别", "职级", "住宿标准 上限（元/晚）", "住宿标准 补助（元/天）", "备注"],
+        ["一类城市", "总监", "900", "150", "含早餐"],
+        ["一类城市", "经理", "700", "120", ""],  # the merged 「一类城市」 fills each row it spans
+        ["二类城市", "总监", "700", "120", ""],
+    ]
+    assert table.meta["caption"] == "2024年住宿标准" and table.meta["header_row"] == 2
+    (chunk, *_) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
+    assert chunk.section_path == ["住宿标准"] and chunk.metadata["caption"] == "2024年住宿标准"
+    assert "表格：2024年住宿标准" in chunk.enriched and "字段：城市类别、职级" in chunk.enriched
+
+
+def test_long_sheet_splits_by_whole_rows_each_part_with_the_header() -> None:
+    doc = parse_file("标准.xlsx", _standards_xlsx())
+    parts = [c for c in chunk_document(doc) if c.chunk_type == "table" and c.section_path == ["设备参数"]]
+    assert len(parts) > 3
+    header = "| 型号 | 功率（W） | 重量（kg） | 说明 |"
+    assert all(part.content.splitlines()[0] == header for part in parts)
+    rows = [line for part in parts for line in part.content.splitlines()[2:]]
+    assert rows == [f"| ZK-{i:03d} | {100 + i} | 4.5 | 第{i}号设备，适用于机房和办公室，保修三年。 |" for i in range(1, 61)]
+    (faq,) = [c for c in chunk_document(doc) if c.chunk_type == "faq"]
+    assert faq.section_path == ["常见问题"] and faq.metadata["question"] == "设备多久保修？"
+
+
+def test_csv_that_is_not_question_and_answer_is_a_table() -> None:
+    text = "价格表（2024年）,,\n型号,单价（元）,库存\nZK-1,100,5\nZK-2,\"1,200\",0\n"
+    doc = parse_file("价格.csv", text.encode("gbk"))
+    (table,) = _tables(doc)
+    assert [list(row) for row in table.rows] == [["型号", "单价（元）", "库存"], ["ZK-1", "100", "5"], ["ZK-2", "1,200", "0"]]
+    assert table.meta["caption"] == "价格表（2024年）"
+    assert doc.metadata["columns"] == ["型号", "单价（元）", "库存"] and doc.metadata["tables"] == 1
+    faq = parse_file("faq.csv", "问题,答案,分类\n怎么退款？,七天内。,售后\n".encode())
+    assert [b.kind for b in faq.blocks] == ["faq"]  # a question–answer header keeps the sheet an FAQ
+
+
+def test_sheet_with_huge_merges_and_no_header_costs_only_its_cells() -> None:
+    import re
+    import zipfile
+
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    for row in ([1, 2, 3], [4, 5, 6], [7, 8, 9]):
+        sheet.append(row)
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    # Two thousand merges over a million rows each, written into the XML (openpyxl itself would make a cell of
+    # each): they cost what the sheet's own rows cost, and a merge from an empty cell fills nothing.
+    merges = "".join(f'<mergeCell ref="A{n}:XFD1048576"/>' for n in range(10, 2010))
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                data = re.sub(rb"</sheetData>", b"</sheetData><mergeCells count=\"2000\">" + merges.encode() + b"</mergeCells>",
+                              data)
+            target.writestr(info, data)
+    (table,) = _tables(parse_file("numbers.xlsx", out.getvalue()))
+    assert [list(row) for row in table.rows] == [["1", "2", "3"], ["4", "5", "6"], ["7", "8", "9"]]
+
+
+@pytest.mark.django_db
+def test_uploaded_sheet_becomes_searchable_table_chunks(kb, ingest) -> None:
+    (doc,) = ingest(kb, {"标准.xlsx": _standards_xlsx()})
+    assert doc.status == "ready", doc.error_message
+    tables = list(doc.chunks.filter(chunk_type="table").order_by("ordinal"))
+    assert tables[0].section_path == ["住宿标准"] and "| 一类城市 | 经理 | 700 | 120 |  |" in tables[0].content
+    assert all(t.content.startswith("| 型号 |") for t in tables[1:])
