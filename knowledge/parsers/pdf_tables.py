@@ -2,8 +2,9 @@
 
 A borderless table is a run of text lines cut at wide gaps (``pdf_text._segments``) whose pieces fall into
 the same columns: the x-ranges of the run's pieces (cut at any gap wider than a word space), merged where they
-overlap, leave at least two columns with a gutter no piece crosses. pdfplumber's own "text" strategy was measured and not used: on a page of prose it takes the
-whole page for a table (docs/ingestion.md); the runs here start only where lines are cut into cells.
+overlap, leave at least two columns with a gutter no piece crosses. pdfplumber's own "text" strategy was
+measured and not used: on a page of prose it takes the whole page for a table (docs/ingestion.md); the runs
+here start only where lines are cut into cells.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import statistics
 
 from knowledge.parsers.layout import Line, TableItem, join_lines
 
-_MIN_ROWS = 3  # header and two rows (two rows are enough with three or more columns)
+_MIN_ROWS = 3  # cut lines in a table: its header and two rows
 _MAX_ROW_GAP = 2.0  # a gap over this many character heights between two lines ends the run
 _FORM_LABEL = ("：", ":")
 
@@ -32,12 +33,45 @@ Row = tuple[list[Line], list[Line]]  # a text line's pieces cut at wide gaps, an
 
 
 def borderless_tables(rows: list[Row], number: int) -> tuple[list[TableItem], list[Row]]:
-    """``(tables, the rows left outside them)`` from the page's text lines (``Row``), top to bottom."""
+    """``(tables, the rows left outside them)`` from the page's text lines (``Row``), top to bottom.
+
+    On a page of two text columns each column is searched alone, so that a column of prose beside a table
+    is not taken for one of its columns.
+    """
+    middle = _column_gutter([piece for wide, _ in rows for piece in wide])
+    if middle is None:
+        return _tables_in(rows, number)
+    tables, rest = [], []
+    for side in (lambda p: p.x1 < middle, lambda p: p.x0 > middle):
+        half = [([p for p in wide if side(p)], [p for p in fine if side(p)]) for wide, fine in rows]
+        found, left = _tables_in([row for row in half if row[0]], number)
+        tables.extend(found)
+        rest.extend(left)
+    rest.extend(([p for p in wide if p.x0 <= middle <= p.x1], []) for wide, _ in rows
+                if any(p.x0 <= middle <= p.x1 for p in wide))
+    return tables, rest
+
+
+def _column_gutter(pieces: list[Line]) -> float | None:
+    """The page's middle when it is set in two columns of running text (as ``pdf_text.in_reading_order`` reads
+    it: at least three wide lines on each side), else ``None``."""
+    if not pieces:
+        return None
+    left_edge, right_edge = min(p.x0 for p in pieces), max(p.x1 for p in pieces)
+    middle, wide = (left_edge + right_edge) / 2, 0.3 * (right_edge - left_edge)
+    left = sum(p.x1 < middle and p.x1 - p.x0 >= wide for p in pieces)
+    right = sum(p.x0 > middle and p.x1 - p.x0 >= wide for p in pieces)
+    return middle if left >= 3 and right >= 3 else None
+
+
+def _tables_in(rows: list[Row], number: int) -> tuple[list[TableItem], list[Row]]:
     tables: list[TableItem] = []
     rest: list[Row] = []
+    pieces = [piece for wide, _ in rows for piece in wide]
+    width = max((p.x1 for p in pieces), default=0.0) - min((p.x0 for p in pieces), default=0.0)
     index = 0
     while index < len(rows):
-        found = _table(rows[index:_run_end(rows, index)], number)
+        found = _table(rows[index:_run_end(rows, index)], number, width)
         if found is None:
             rest.append(rows[index])
             index += 1
@@ -82,9 +116,9 @@ def _fits(columns: list[list[float]], piece: Line) -> bool:
     return any(c[0] - piece.size <= piece.x0 and piece.x1 <= c[1] + piece.size for c in columns)
 
 
-def _table(rows: list[Row], number: int) -> tuple[TableItem, int] | None:
+def _table(rows: list[Row], number: int, width: float) -> tuple[TableItem, int] | None:
     """``(table, lines used)`` from the start of the run, or ``None`` when its pieces do not line up in
-    columns like a table's cells."""
+    columns like a table's cells; ``width`` is the page's text width."""
     if not rows:
         return None
     columns = _columns([piece for wide, fine in rows if len(wide) >= 2 for piece in fine])
@@ -97,10 +131,10 @@ def _table(rows: list[Row], number: int) -> tuple[TableItem, int] | None:
         used -= 1
     run = [fine for _, fine in rows[:used]]
     cut = [fine for wide, fine in rows[:used] if len(wide) >= 2]
-    if len(columns) < 2 or len(cut) < (_MIN_ROWS if len(columns) == 2 else _MIN_ROWS - 1):
+    if len(columns) < 2 or len(cut) < _MIN_ROWS:
         return None
     pieces = [piece for row in run for piece in row]
-    if not _looks_tabular(columns, cut, pieces):
+    if not _looks_tabular(columns, cut, pieces, width):
         return None
     tops = [row[0].top for row in cut]
     pitch = statistics.median(b - a for a, b in zip(tops, tops[1:]))
@@ -122,10 +156,17 @@ def _table(rows: list[Row], number: int) -> tuple[TableItem, int] | None:
     return table, used
 
 
-def _looks_tabular(columns: list[list[float]], cut: list[list[Line]], pieces: list[Line]) -> bool:
-    """Cells, not a form of labels and values nor two columns of running text."""
+def _looks_tabular(columns: list[list[float]], cut: list[list[Line]], pieces: list[Line], page_width: float) -> bool:
+    """Cells, not a form of labels and values nor running text beside a table or another column of it."""
     if any(len({_column(columns, piece) for piece in row}) < 2 for row in cut):
         return False  # a cut line whose pieces fall in one column: not cells side by side
+    if sum(_aligned(row) for row in cut) < 0.8 * len(cut):
+        return False  # lines of text beside lines of text (prose by a table), not the cells of one row
+    for index in range(len(columns)):  # a column of full lines of text (over a third of the page) is prose
+        column = [p for p in pieces if _column(columns, p) == index]
+        if (len(column) >= 3 and statistics.median(p.x1 - p.x0 for p in column) >= 0.35 * page_width
+                and statistics.median(len(p.text) for p in column) >= 12):
+            return False
     if len(columns) > 2:
         return True
     firsts = [row[0].text.rstrip() for row in cut]
@@ -133,6 +174,13 @@ def _looks_tabular(columns: list[list[float]], cut: list[list[Line]], pieces: li
         return False  # 「申请人：      张伟」 reads line by line
     width = max(p.x1 for p in pieces) - min(p.x0 for p in pieces)
     return statistics.median(p.x1 - p.x0 for p in pieces) <= 0.3 * width
+
+
+def _aligned(row: list[Line]) -> bool:
+    """The cells of one row share their top, middle or bottom (within a fifth of a character)."""
+    tolerance = 0.2 * max(min(p.size for p in row), 1.0)
+    return any(max(edge(p) for p in row) - min(edge(p) for p in row) <= tolerance
+               for edge in (lambda p: p.top, lambda p: p.bottom, lambda p: (p.top + p.bottom) / 2))
 
 
 def _column(columns: list[list[float]], piece: Line) -> int:

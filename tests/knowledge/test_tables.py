@@ -85,6 +85,29 @@ def test_prose_pdfs_give_no_table() -> None:
     assert not _tables(parse_file("guide.pdf", buffer.getvalue()))
 
 
+def test_a_column_of_prose_beside_a_small_table_is_not_taken_into_it() -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=A4)
+    page.setFont("STSong-Light", 11)
+    prose = [f"左栏正文第{i + 1}行，一栏宽的一整行文字说明。" for i in range(20)]
+    for index, line in enumerate(prose):
+        page.drawString(60, 760 - index * 16, line)
+    for index, row in enumerate([["型号", "功率", "重量"]] + [[f"ZK-{i}", str(100 + i), "4.5"] for i in range(8)]):
+        for column, cell in enumerate(row):
+            page.drawString(320 + column * 70, 740 - index * 19, cell)
+    page.save()
+    doc = parse_file("beside.pdf", buffer.getvalue())
+    assert not _tables(doc)
+    text = "".join(b.text for b in doc.blocks)
+    assert all(line in text for line in prose)
+
+
 @pytest.mark.django_db
 def test_uploaded_borderless_table_pdf_becomes_searchable_table_chunks(kb, alice, client_for,
                                                                      django_capture_on_commit_callbacks) -> None:
