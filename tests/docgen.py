@@ -112,11 +112,12 @@ def _reportlab_font(embedded: bool) -> str:
 
 
 def policy_pdf(*, content: list | None = None, title: str = POLICY_TITLE, running_header: str = "星河科技 内部文件",
-               embedded_font: bool = False, pad_pages: int = 0) -> tuple[bytes, Truth]:
+               embedded_font: bool = False, pad_pages: int = 0, ruled: bool = True) -> tuple[bytes, Truth]:
     """A policy-style PDF: a title, numbered headings, paragraphs, ruled tables, a running header and
     page-number footer on every page. ``pad_pages`` filler paragraphs push later content (and a long
     table) across page breaks. ``embedded_font`` embeds a TrueType CJK font, needed to render the pages
-    as images (STSong-Light is a standard CID font that renderers may not have)."""
+    as images (STSong-Light is a standard CID font that renderers may not have). ``ruled=False`` draws the
+    tables without lines or shading (reportlab's default ``Table``, as most exported reports look)."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
@@ -154,9 +155,11 @@ def policy_pdf(*, content: list | None = None, title: str = POLICY_TITLE, runnin
             table = Table([[Paragraph(c, ParagraphStyle("cell", fontName=font, fontSize=10, leading=13,
                                                         wordWrap="CJK")) for c in row] for row in rows],
                           repeatRows=1, hAlign="LEFT")
-            table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.6, colors.black),
-                                       ("BACKGROUND", (0, 0), (-1, 0), colors.whitesmoke),
-                                       ("VALIGN", (0, 0), (-1, -1), "MIDDLE")]))
+            style = [("VALIGN", (0, 0), (-1, -1), "MIDDLE")]
+            if ruled:
+                style += [("GRID", (0, 0), (-1, -1), 0.6, colors.black),
+                          ("BACKGROUND", (0, 0), (-1, 0), colors.whitesmoke)]
+            table.setStyle(TableStyle(style))
             story.append(table)
             story.append(Spacer(1, 6))
             truth.tables.append([list(r) for r in rows])

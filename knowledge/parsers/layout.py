@@ -52,6 +52,7 @@ class TableItem:
     x1: float
     page: int
     row_pages: list[int] = field(default_factory=list)
+    columns: list[float] = field(default_factory=list)  # left edges of a borderless table's columns
 
 
 def in_margin(line: Line) -> bool:

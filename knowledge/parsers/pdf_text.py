@@ -1,9 +1,11 @@
-"""The PDF text layer, page by page: lines and ruled tables in reading order; tables continued across pages merged."""
+"""The PDF text layer, page by page: lines and tables (ruled or borderless, ``pdf_tables``) in reading order;
+tables continued across pages merged."""
 from __future__ import annotations
 
 import statistics
 
 from knowledge.parsers.layout import Line, TableItem, join_lines
+from knowledge.parsers.pdf_tables import borderless_tables, ruled_tables
 
 
 _MIN_TEXT_CHARS = 20  # a page with fewer characters than this over a page-sized image is a scan
@@ -11,7 +13,7 @@ _SCAN_COVER = 0.5  # ... where the images cover at least this share of the page
 
 
 def read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
-    """The page's lines outside tables and its ruled tables; ``None`` for a scanned page (OCR it)."""
+    """The page's lines outside tables and its tables; ``None`` for a scanned page (OCR it)."""
     chars = [char for char in page.chars if char.get("text", "").strip()]
     area = max(page.width * page.height, 1.0)
     covered = sum(max(0.0, (image["x1"] - image["x0"]) * (image["bottom"] - image["top"])) for image in page.images)
@@ -19,13 +21,7 @@ def read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
         return None
     if not chars:
         return [], []
-    tables = []
-    for found in page.find_tables():
-        rows = [[_cell(cell) for cell in row] for row in found.extract()]
-        if len(rows) >= 2 and max(len(row) for row in rows) >= 2 and any(any(row) for row in rows):
-            x0, top, x1, bottom = found.bbox
-            tables.append(TableItem(rows=rows, top=top, bottom=bottom, x0=x0, x1=x1, page=number,
-                                    row_pages=[number] * len(rows)))
+    tables = ruled_tables(page, number)
 
     def outside(obj: dict) -> bool:
         if obj.get("object_type") != "char":
@@ -35,25 +31,31 @@ def read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
         return not any(t.x0 <= x <= t.x1 and t.top <= y <= t.bottom for t in tables)
 
     text_page = page.filter(outside) if tables else page
-    lines = []
+    rows = []
     for found in text_page.extract_text_lines(return_chars=True, strip=True):
         if not found["text"].strip():
             continue
-        for segment in _segments(found):
-            lines.append(Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
-                              bottom=segment["bottom"], size=segment["size"], page=number,
-                              page_height=float(page.height)))
+        # Pieces cut at wide gaps (columns, cells far apart), and at any gap wider than a word space
+        # (cells close together), for the borderless tables.
+        rows.append(tuple([Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
+                                bottom=segment["bottom"], size=segment["size"], page=number,
+                                page_height=float(page.height)) for segment in _segments(found, gap)]
+                          for gap in (2.5, 0.5)))
+    borderless, rows = borderless_tables(rows, number)
+    tables.extend(borderless)
+    lines = [line for row, _ in rows for line in row]
     return lines, tables
 
 
-def _segments(line: dict) -> list[dict]:
-    """A text line cut where a wide gap separates its characters: two columns side by side are two lines."""
+def _segments(line: dict, gap: float = 2.5) -> list[dict]:
+    """A text line cut where a gap over ``gap`` character heights separates its characters: two columns side by
+    side are two lines."""
     chars = sorted((c for c in line["chars"] if c.get("text", "").strip()), key=lambda c: c["x0"])
     sizes = [char["size"] for char in chars] or [0.0]
     size = statistics.median(sizes)
     groups: list[list[dict]] = [[]]
     for char in chars:
-        if groups[-1] and char["x0"] - groups[-1][-1]["x1"] > 2.5 * max(size, 1.0):
+        if groups[-1] and char["x0"] - groups[-1][-1]["x1"] > gap * max(size, 1.0):
             groups.append([])
         groups[-1].append(char)
     if len(groups) == 1:
@@ -63,17 +65,11 @@ def _segments(line: dict) -> list[dict]:
     for group in groups:
         text = group[0]["text"]
         for before, char in zip(group, group[1:]):
-            text += (" " if char["x0"] - before["x1"] > 0.25 * size else "") + char["text"]
+            text += (" " if char["x0"] - before["x1"] > 0.15 * size else "") + char["text"]  # a space is ~0.2 em
         out.append({"text": text, "x0": group[0]["x0"], "x1": max(c["x1"] for c in group),
                     "top": min(c["top"] for c in group), "bottom": max(c["bottom"] for c in group),
                     "size": statistics.median(c["size"] for c in group)})
     return out
-
-
-def _cell(value: str | None) -> str:
-    """A cell's text with its wrapped lines rejoined (no space between CJK characters)."""
-    parts = [part.strip() for part in (value or "").split("\n") if part.strip()]
-    return join_lines(parts) if parts else ""
 
 
 def in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | TableItem]:
@@ -150,6 +146,8 @@ def merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Lin
             width = max(previous.x1 - previous.x0, 1.0)
             same_columns = max(map(len, previous.rows)) == max(map(len, following.rows))
             aligned = abs(previous.x0 - following.x0) < 0.05 * width and abs(previous.x1 - following.x1) < 0.05 * width
+            if previous.columns and len(previous.columns) == len(following.columns):  # borderless: text edges
+                aligned = all(abs(a - b) < 0.05 * width for a, b in zip(previous.columns, following.columns))
             if same_columns and aligned:
                 rows = following.rows
                 row_pages = following.row_pages

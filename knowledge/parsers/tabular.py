@@ -1,4 +1,5 @@
-"""CSV and XLSX question–answer sheets: one FAQ block per row."""
+"""CSV and XLSX: question–answer sheets as one FAQ block per row; other sheets as tables (``sheets``), one
+section per sheet."""
 from __future__ import annotations
 
 import csv
@@ -11,6 +12,7 @@ import openpyxl
 
 from knowledge.parsers.blocks import faq_block
 from knowledge.parsers.decoding import decode_text
+from knowledge.parsers.sheets import fill_merged, merged_ranges, table_blocks
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 QUESTION_HEADERS = frozenset({"question", "questions", "问题", "问", "q", "提问", "问句", "标准问题", "query"})
@@ -29,8 +31,14 @@ def parse_csv(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocumen
     # The csv module refuses fields over 131,072 characters; a long answer is fine up to the file's text budget.
     csv.field_size_limit(max(csv.field_size_limit(), options.max_chars))
     rows = list(csv.reader(io.StringIO(text), dialect=_sniff_dialect(text)))
-    blocks, columns = faq_blocks(rows)
-    metadata: dict = {"encoding": encoding, "faq_count": len(blocks), "columns": columns}
+    metadata: dict = {"encoding": encoding}
+    if is_faq_sheet(rows):
+        blocks, columns = faq_blocks(rows)
+    else:
+        blocks = table_blocks([(n, list(row[:MAX_COLUMNS])) for n, row in enumerate(rows, start=1)], meta={})
+        columns = list(blocks[0].rows[0]) if blocks else []
+        metadata["tables"] = len(blocks)
+    metadata.update(faq_count=sum(b.kind == "faq" for b in blocks), columns=columns)
     return ParsedDocument(title=stem, doc_type="csv", blocks=blocks, metadata=metadata)
 
 
@@ -38,15 +46,23 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
     # The container was already checked for ZIP bombs by base._sniff; read_only streams the sheets.
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
-        sheets = [(sheet.title, _sheet_rows(sheet)) for sheet in workbook.worksheets]
+        sheets = []
+        for sheet in workbook.worksheets:
+            rows = _sheet_rows(sheet)
+            sheets.append((sheet.title, rows, merged_ranges(workbook, sheet, MAX_COLUMNS) if rows else []))
         title = (workbook.properties.title or "").strip()
     finally:
         workbook.close()
-    sheets = [(name, rows) for name, rows in sheets if rows]
+    sheets = [sheet for sheet in sheets if sheet[1]]
     blocks: list[Block] = []
     columns: dict[str, list[str]] = {}
-    for name, rows in sheets:
-        sheet_blocks, sheet_columns = faq_blocks_numbered(rows, meta={"sheet": name})
+    for name, rows, merges in sheets:
+        if is_faq_sheet([cells for _, cells in rows]):
+            sheet_blocks, sheet_columns = faq_blocks_numbered(rows, meta={"sheet": name})
+        else:
+            filled, spanning = fill_merged(rows, merges)
+            sheet_blocks = table_blocks(filled, meta={"sheet": name}, spanning=spanning)
+            sheet_columns = list(sheet_blocks[0].rows[0]) if sheet_blocks else []
         if not sheet_blocks:
             continue
         if len(sheets) > 1:
@@ -54,11 +70,29 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
         blocks.extend(sheet_blocks)
         columns[name] = sheet_columns
     metadata: dict = {
-        "sheets": [name for name, _ in sheets],
+        "sheets": [name for name, _, _ in sheets],
         "faq_count": sum(b.kind == "faq" for b in blocks),
         "columns": columns,
     }
+    if tables := sum(b.kind == "table" for b in blocks):
+        metadata["tables"] = tables
     return ParsedDocument(title=title or stem, doc_type="xlsx", blocks=blocks, metadata=metadata)
+
+
+def is_faq_sheet(rows: list[list[str]]) -> bool:
+    """Question–answer pairs: a header naming a question or an answer column, or rows of at most two cells
+    (a question and its answer without a header). Any other sheet is a table."""
+    filled = [row for row in rows if any((cell or "").strip() for cell in row)]
+    if not filled:
+        return True
+    header = {(cell or "").strip(_HEADER_TRIM).lower() for cell in filled[0]}
+    if header & (QUESTION_HEADERS | ANSWER_HEADERS):
+        return True
+    return all(_last_filled(row) <= 2 for row in filled)
+
+
+def _last_filled(row: list[str]) -> int:
+    return max((i + 1 for i, cell in enumerate(row) if (cell or "").strip()), default=0)
 
 
 def _sheet_rows(sheet) -> list[tuple[int, list[str]]]:
