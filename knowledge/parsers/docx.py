@@ -1,4 +1,4 @@
-"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles."""
+"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles; pictures by OCR."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +14,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.blocks import table_block
-from knowledge.parsers.headings import with_numbered_headings
+from knowledge.parsers.pictures import PictureReader, numbered_around_pictures
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -28,7 +28,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     document: DocxDocument = docx.Document(io.BytesIO(data))
     blocks: list[Block] = []
     title_styled: Block | None = None  # the first block, when it is in the Title style
-    for item in _body_items(document):
+    items = list(_body_items(document))
+    pictures = PictureReader(options, sum(len(_picture_ids(item)) for item in items if isinstance(item, Paragraph)))
+    for item in items:
         if isinstance(item, Paragraph):
             block = _paragraph_block(item)
             style = ((item.style.name if item.style is not None else "") or "").strip().lower()
@@ -40,14 +42,17 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             block = None
         if block is not None:
             blocks.append(block)
+        if isinstance(item, Paragraph):  # its pictures, after its text, where they stand
+            for picture in _picture_ids(item):
+                blocks.extend(pictures.blocks(_picture_blob(document, picture)))
     styled = [block for block in blocks if block.kind == "heading"]
     if not styled:
         # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
-        blocks = with_numbered_headings(blocks)
+        blocks = numbered_around_pictures(blocks)
     elif len(styled) == 1 and blocks[0] is title_styled:
         # Only the title (Title style) is styled: the numbered headings are its sections, one level down.
         blocks = [blocks[0]] + [dataclasses.replace(block, level=min(block.level + blocks[0].level, 6))
-                                if block.kind == "heading" else block for block in with_numbered_headings(blocks[1:])]
+                                if block.kind == "heading" else block for block in numbered_around_pictures(blocks[1:])]
     core = document.core_properties
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
     metadata: dict = {}
@@ -57,6 +62,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         metadata["created"] = core.created.isoformat()
     if core.modified:
         metadata["modified"] = core.modified.isoformat()
+    pictures.finish(metadata)
     title = (core.title or "").strip() or first_heading or stem
     return ParsedDocument(title=title, doc_type="docx", blocks=blocks, metadata=metadata)
 
@@ -78,6 +84,17 @@ def _body_items(document: DocxDocument) -> Iterator[Paragraph | Table]:
                     yield from walk(content)
 
     yield from walk(document.element.body)
+
+
+def _picture_ids(paragraph: Paragraph) -> list[str]:
+    """Relationship ids of the paragraph's embedded pictures (DrawingML ``a:blip``, VML ``v:imagedata``), in order."""
+    return list(paragraph._p.xpath(".//*[local-name()='blip']/@*[local-name()='embed']"
+                                   " | .//*[local-name()='imagedata']/@*[local-name()='id']"))
+
+
+def _picture_blob(document: DocxDocument, relationship: str) -> bytes | None:
+    part = document.part.related_parts.get(relationship)
+    return getattr(part, "blob", None)
 
 
 def _paragraph_block(paragraph: Paragraph) -> Block | None:
