@@ -92,11 +92,12 @@ def convert(data: bytes, doc_type: str, options: ParseOptions) -> bytes:
         command = [*_program(soffice), "--headless", "--invisible", "--norestore", "--nolockcheck", "--nodefault",
                    "--nologo", f"-env:UserInstallation={Path(folder, 'profile').as_uri()}",
                    f"--infilter={in_filter}", "--convert-to", _EXPORT[target], "--outdir", str(out), str(source)]
-        _run(command, timeout, folder)
+        status = _run(command, timeout, folder)
         result = out / f"source.{target}"
         if not result.is_file() or result.stat().st_size == 0:
             raise ParseError("conversion_failed", f"LibreOffice could not open the .{doc_type} file; it may be"
-                                                  " damaged, protected by a password, or of another format")
+                                                  f" damaged, protected by a password, or of another format (exit"
+                                                  f" status {status})")
         if result.stat().st_size > options.max_unzipped_bytes:
             raise ParseError("archive_bomb", f"the converted file is {result.stat().st_size} bytes, over the limit"
                                              f" of {options.max_unzipped_bytes}")
@@ -128,8 +129,9 @@ def _program(soffice: str) -> list[str]:
 _RESTART = 81  # soffice.bin's exit status after it created a fresh profile: start it again (oosplash would)
 
 
-def _run(command: list[str], timeout: float, folder: str) -> None:
-    """Run LibreOffice in its own process group (session), killing the whole group when it outlives ``timeout``."""
+def _run(command: list[str], timeout: float, folder: str) -> int:
+    """Run LibreOffice in its own process group (session), killing the whole group when it outlives ``timeout``;
+    its exit status (negative: the signal that ended it, e.g. for memory over the parse's budget)."""
     env = {**os.environ, "HOME": folder, "TMPDIR": folder, "SAL_USE_VCLPLUGIN": "svp", "OOO_DISABLE_RECOVERY": "1",
            "SAL_DISABLE_WATCHDOG": "1"}
     deadline = time.monotonic() + timeout
@@ -149,7 +151,8 @@ def _run(command: list[str], timeout: float, folder: str) -> None:
             with _running_lock:
                 _running.discard(process.pid)
         if status != _RESTART:
-            return
+            return status
+    return status
 
 
 def _kill_group(pgid: int) -> None:
