@@ -16,7 +16,9 @@ says so (a preview whose client left), and takes the result as JSON through a pi
 number of bytes: nothing is unpickled from the child and the parent never holds more than the parsed
 text. The budgets only the parser can count (characters, pages, OCR pages, inflated PDF bytes) are
 in ``knowledge.parsers.budget``. Any budget exceeded is ``ResourceLimit`` (``resource_limit``) naming
-it; the child is killed, so nothing it half-built survives.
+it; the child is killed, so nothing it half-built survives. A LibreOffice conversion
+(``knowledge.parsers.legacy``) is the child's own child: it inherits the rlimits, ends before the
+wall time (``ParseOptions.wall_deadline``) and dies with the child (``setpriv --pdeathsig``).
 """
 from __future__ import annotations
 
