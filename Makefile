@@ -36,9 +36,10 @@ migrate: messages
 bootstrap: migrate
 	$(BIN)/python manage.py bootstrap --url http://$(HOST):$(PORT)
 
-# The OCR libraries first, so that bootstrap's lines (admin password, demo KB) are the last before the server's.
+# The OCR libraries and LibreOffice first, so that bootstrap's lines (admin password, demo KB) are the last before the server's.
 run: migrate
 	bash scripts/ensure_ocr.sh $(BIN)/python
+	bash scripts/ensure_libreoffice.sh
 	$(BIN)/python manage.py bootstrap --url http://$(HOST):$(PORT)
 	$(BIN)/python scripts/serve.py --host $(HOST) --port $(PORT)
 
@@ -48,10 +49,12 @@ cluster: messages
 	bash scripts/ensure_redis.sh
 	bash scripts/ensure_nginx.sh
 	bash scripts/ensure_ocr.sh $(BIN)/python
+	bash scripts/ensure_libreoffice.sh
 	$(BIN)/python scripts/cluster.py start --web $(WEB) --workers $(WORKERS) --host $(HOST) --port $(PORT)
 
 worker: messages
 	bash scripts/ensure_ocr.sh $(BIN)/python
+	bash scripts/ensure_libreoffice.sh
 	$(BIN)/celery -A config worker -l info --concurrency 1
 
 test: venv
@@ -59,6 +62,7 @@ test: venv
 	bash scripts/ensure_chromium.sh
 	bash scripts/ensure_nginx.sh
 	bash scripts/ensure_ocr.sh $(BIN)/python
+	bash scripts/ensure_libreoffice.sh
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 bench-ingest: migrate

@@ -23,6 +23,8 @@ MESSAGES = {
     "ingest_error": _("Processing failed because of an internal error; retry, and tell the administrator if it fails again."),
     "ingest_crashed": _("Processing stopped several times without finishing (the worker died or was killed); check the file, then retry."),
     "resource_limit": _("Reading the file went over a limit set for one file, so it was stopped."),
+    "converter_missing": _("Reading this file type needs LibreOffice, which is not installed on the server; ask the administrator, or save the file as DOCX, XLSX or PPTX and upload it again."),
+    "conversion_failed": _("LibreOffice could not open the file: it may be damaged, protected by a password, or not of the type its extension says; save it as DOCX, XLSX or PPTX and upload it again."),
 }
 
 # resource_limit: which budget (knowledge.parsers.budget), with its limit as %(limit)s.

@@ -19,6 +19,7 @@ Reports, against the text the documents were made from:
 ``--tables`` measures table cell accuracy alone, ruled and borderless (reportlab ``Table`` with and without its
 grid) on the policy's 7-row table, the manual's 28-row table across a page break and a 40-row table with wrapped
 cells, against pdfplumber's own "text" strategy on the same borderless pages.
+- legacy formats (LibreOffice) and pictures inside DOCX/PPTX: ``scripts/bench_legacy_pictures.py``'s figures.
 
 With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
 Tesseract (``chi_sim``) on the same pages when they are installed, for docs/ingestion.md.
@@ -190,6 +191,9 @@ def main() -> None:
                       "seconds": round(seconds, 2)})
     report["screenshots"] = shots
     report["numbering"] = measure_numbering()
+    from bench_legacy_pictures import legacy_figures, picture_figures  # legacy formats and pictures in documents
+
+    report["legacy"], report["pictures"] = legacy_figures(), picture_figures()
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
@@ -311,6 +315,10 @@ def print_report(report: dict) -> None:
             print(f"  {engine}: " + "  ".join(f"{k} {v}" for k, v in figures.items()))
     print("\nscreenshots (PNG):", "  ".join(f"chars {s['char_accuracy']:.2%} in {s['seconds']} s" for s in report["screenshots"]))
     print("\n" + numbering_lines(report["numbering"]))
+    if "legacy" in report:
+        from bench_legacy_pictures import print_report as print_legacy_pictures
+
+        print_legacy_pictures(report)
 
 
 def numbering_lines(numbering: dict) -> str:

@@ -28,6 +28,17 @@ SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".png": "png",
     ".jpg": "jpeg",
     ".jpeg": "jpeg",
+    # Converted by LibreOffice (knowledge.parsers.legacy) and read as DOCX, XLSX or PPTX.
+    ".doc": "doc",
+    ".wps": "wps",
+    ".rtf": "rtf",
+    ".odt": "odt",
+    ".xls": "xls",
+    ".et": "et",
+    ".ods": "ods",
+    ".ppt": "ppt",
+    ".dps": "dps",
+    ".odp": "odp",
 }
 
 # doc_type -> (module in this package, function name)
@@ -44,6 +55,8 @@ _PARSERS: dict[str, tuple[str, str]] = {
     "pptx": ("pptx", "parse"),
     "png": ("image", "parse_png"),
     "jpeg": ("image", "parse_jpeg"),
+    **{doc_type: ("legacy", "parse") for doc_type in ("doc", "wps", "rtf", "odt", "xls", "et", "ods", "ppt", "dps",
+                                                      "odp")},
 }
 
 _LABELS = {
@@ -59,10 +72,29 @@ _LABELS = {
     "pptx": "PowerPoint (PPTX)",
     "png": "PNG image",
     "jpeg": "JPEG image",
+    "doc": "Word 97-2003 (DOC)",
+    "wps": "WPS Writer (WPS)",
+    "rtf": "Rich Text (RTF)",
+    "odt": "OpenDocument text (ODT)",
+    "xls": "Excel 97-2003 (XLS)",
+    "et": "WPS Spreadsheets (ET)",
+    "ods": "OpenDocument spreadsheet (ODS)",
+    "ppt": "PowerPoint 97-2003 (PPT)",
+    "dps": "WPS Presentation (DPS)",
+    "odp": "OpenDocument presentation (ODP)",
 }
 
 _TEXT_TYPES = frozenset({"markdown", "text", "html", "csv", "eml", "jsonl"})
-_ZIP_MEMBERS = {"docx": "word/document.xml", "xlsx": "xl/workbook.xml", "pptx": "ppt/presentation.xml"}
+_ZIP_MEMBERS = {"docx": "word/document.xml", "xlsx": "xl/workbook.xml", "pptx": "ppt/presentation.xml",
+                "odt": "content.xml", "ods": "content.xml", "odp": "content.xml"}
+_ODF_MIMETYPES = {"odt": b"opendocument.text", "ods": b"opendocument.spreadsheet", "odp": b"opendocument.presentation"}
+_OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# OLE2 compound files (Word/Excel/PowerPoint 97 and WPS's twins share the magic): the stream that makes each kind,
+# found by its UTF-16 name in the compound file's directory.
+_OLE2_STREAMS = {"doc": ("WordDocument",), "wps": ("WordDocument",), "xls": ("Workbook", "Book"),
+                 "et": ("Workbook", "Book"), "ppt": ("PowerPoint Document",), "dps": ("PowerPoint Document",)}
+_OLE2_KINDS = (("WordDocument", "a Word document"), ("Workbook", "an Excel workbook"),
+               ("PowerPoint Document", "a PowerPoint presentation"))
 _IMAGE_MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
 _BOMB_CHECK_FLOOR = 10 * 1024 * 1024  # below this many unzipped bytes the ratio is not checked
 
@@ -119,8 +151,9 @@ def parse_nested(filename: str, data: bytes, options: ParseOptions) -> ParsedDoc
     parser: Callable[..., ParsedDocument] = getattr(
         importlib.import_module(f".{module_name}", __package__), func_name
     )
+    extra = {"doc_type": doc_type} if module_name == "legacy" else {}
     try:
-        doc = parser(data, stem=stem or name, options=options)
+        doc = parser(data, stem=stem or name, options=options, **extra)
     except (ParseError, MemoryError):  # MemoryError: over the memory budget (knowledge.parsers.worker)
         raise
     except RecursionError as exc:
@@ -155,6 +188,13 @@ def _sniff(doc_type: str, data: bytes, options: ParseOptions) -> None:
             raise ParseError("type_mismatch", "the file has a .pdf name but is not a PDF (no %PDF- header)")
     elif doc_type in _ZIP_MEMBERS:
         check_ooxml_zip(data, doc_type, options)
+        if doc_type in _ODF_MIMETYPES and _ODF_MIMETYPES[doc_type] not in data[:200]:
+            raise ParseError("type_mismatch", f"the ZIP file has a {label} name but is not that OpenDocument type")
+    elif doc_type in _OLE2_STREAMS:
+        _check_ole2(data, doc_type)
+    elif doc_type == "rtf":
+        if data.lstrip()[:5] != b"{\\rtf":
+            raise ParseError("type_mismatch", f"the file has a {label} name but does not start with {{\\rtf")
     elif doc_type in _IMAGE_MAGIC:
         if not data.startswith(_IMAGE_MAGIC[doc_type]):
             other = next((what for magic, what in _BINARY_MAGIC if data.startswith(magic)), "not such an image")
@@ -166,6 +206,25 @@ def _sniff(doc_type: str, data: bytes, options: ParseOptions) -> None:
                     raise ParseError("type_mismatch", f"the file has a {label} name but is {what}")
             if b"\x00" in data and bomless_utf16(data) is None:
                 raise ParseError("type_mismatch", f"the file has a {label} name but contains binary data")
+
+
+def _check_ole2(data: bytes, doc_type: str) -> None:
+    """An OLE2 compound file holding the stream of the claimed kind (or none that says otherwise: LibreOffice
+    then decides)."""
+    label = _LABELS[doc_type]
+    if not data.startswith(_OLE2_MAGIC):
+        other = next((what for magic, what in _BINARY_MAGIC if data.startswith(magic)), "not an OLE2 compound file")
+        raise ParseError("type_mismatch", f"the file has a {label} name but is {other}")
+    if any(_entry(stream) in data for stream in _OLE2_STREAMS[doc_type]):
+        return
+    other = next((what for stream, what in _OLE2_KINDS if _entry(stream) in data), None)
+    if other is not None:
+        raise ParseError("type_mismatch", f"the file has a {label} name but is {other}")
+
+
+def _entry(stream: str) -> bytes:
+    """A stream's name as an OLE2 directory entry holds it: UTF-16LE, NUL-terminated."""
+    return stream.encode("utf-16-le") + b"\0\0"
 
 
 def check_ooxml_zip(data: bytes, doc_type: str, options: ParseOptions) -> None:

@@ -1,4 +1,4 @@
-"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles."""
+"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles; pictures by OCR."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +14,8 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.blocks import table_block
-from knowledge.parsers.headings import title_line, with_numbered_headings
+from knowledge.parsers.headings import title_line
+from knowledge.parsers.pictures import PictureReader, numbered_around_pictures
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 from knowledge.titles import metadata_title
 
@@ -30,7 +31,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     blocks: list[Block] = []
     title_styled: Block | None = None  # the first block, when it is in the Title style
     title_text = ""  # the first paragraph, when it is the title of a document numbered without heading styles
-    for item in _body_items(document):
+    items = list(_body_items(document))
+    pictures = PictureReader(options, sum(len(_picture_ids(item)) for item in items if isinstance(item, Paragraph)))
+    for item in items:
         if isinstance(item, Paragraph):
             block = _paragraph_block(item)
             style = ((item.style.name if item.style is not None else "") or "").strip().lower()
@@ -42,16 +45,19 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             block = None
         if block is not None:
             blocks.append(block)
+        if isinstance(item, Paragraph):  # its pictures, after its text, where they stand
+            for picture in _picture_ids(item):
+                blocks.extend(pictures.blocks(_picture_blob(document, picture)))
     styled = [block for block in blocks if block.kind == "heading"]
     if not styled:
         # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
-        blocks = with_numbered_headings(blocks)
+        blocks = numbered_around_pictures(blocks)
         if first_line := title_line(blocks):  # a title typed as a plain first paragraph, as over a 通知 or 办法
             title_text, blocks = first_line, blocks[1:]
     elif len(styled) == 1 and blocks[0] is title_styled:
         # Only the title (Title style) is styled: the numbered headings are its sections, one level down.
         blocks = [blocks[0]] + [dataclasses.replace(block, level=min(block.level + blocks[0].level, 6))
-                                if block.kind == "heading" else block for block in with_numbered_headings(blocks[1:])]
+                                if block.kind == "heading" else block for block in numbered_around_pictures(blocks[1:])]
     core = document.core_properties
     first_heading = title_text or next((b.text for b in blocks if b.kind == "heading"), "")
     metadata: dict = {}
@@ -61,6 +67,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         metadata["created"] = core.created.isoformat()
     if core.modified:
         metadata["modified"] = core.modified.isoformat()
+    pictures.finish(metadata)
     title = metadata_title(core.title) or first_heading or stem  # not 「Microsoft Word - 文档1.docx」
     return ParsedDocument(title=title, doc_type="docx", blocks=blocks, metadata=metadata)
 
@@ -128,3 +135,14 @@ def _outline_level(ppr) -> int | None:  # type: ignore[no-untyped-def]
         return int(element.get(qn("w:val")))
     except (TypeError, ValueError):
         return None
+
+
+def _picture_ids(paragraph: Paragraph) -> list[str]:
+    """Relationship ids of the paragraph's embedded pictures (DrawingML ``a:blip``, VML ``v:imagedata``), in order."""
+    return list(paragraph._p.xpath(".//*[local-name()='blip']/@*[local-name()='embed']"
+                                   " | .//*[local-name()='imagedata']/@*[local-name()='id']"))
+
+
+def _picture_blob(document: DocxDocument, relationship: str) -> bytes | None:
+    part = document.part.related_parts.get(relationship)
+    return getattr(part, "blob", None)

@@ -1,4 +1,5 @@
-"""PowerPoint PPTX via python-pptx: one section per slide (its title the heading), text, tables and notes."""
+"""PowerPoint PPTX via python-pptx: one section per slide (its title the heading), text, tables, pictures (by OCR)
+and notes."""
 from __future__ import annotations
 
 import io
@@ -6,6 +7,7 @@ from collections.abc import Iterator
 
 from knowledge.parsers.blocks import table_block
 from knowledge.parsers.budget import cut_short, over_count
+from knowledge.parsers.pictures import PictureReader
 from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
 from knowledge.titles import metadata_title
 
@@ -21,6 +23,8 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if over_count(options, "pages", options.max_pages, len(slides), "slides in the presentation"):
         slides = slides[:options.max_pages]
         cut_short(options, "pages", options.max_pages, pages_read=len(slides))
+    pictures = PictureReader(options, sum(_picture_blob(shape) is not None for slide in slides
+                                          for shape in _shapes(slide.shapes)))
     for number, slide in enumerate(slides, start=1):
         title_shape = slide.shapes.title
         title = " ".join((title_shape.text_frame.text if title_shape is not None and title_shape.has_text_frame
@@ -38,6 +42,8 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
                 text = "\n".join(line for line in lines if line)
                 if text:
                     blocks.append(Block(kind="text", text=text, page=number))
+            elif (blob := _picture_blob(shape)) is not None:
+                blocks.extend(pictures.blocks(blob, page=number))
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame
             text = (notes.text if notes is not None else "").strip()
@@ -46,11 +52,22 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
                 blocks.append(Block(kind="text", text=f"备注：{text}", page=number, meta={"notes": True}))
     core = deck.core_properties
     metadata: dict = {"slides": len(deck.slides), "notes": notes_count}
+    pictures.finish(metadata)
     if core.author:
         metadata["author"] = core.author
     first_title = next((b.text for b in blocks if b.kind == "heading" and not b.text.startswith("第 ")), "")
     return ParsedDocument(title=metadata_title(core.title) or first_title or stem, doc_type="pptx", blocks=blocks,
                           metadata=metadata)
+
+
+def _picture_blob(shape) -> bytes | None:  # type: ignore[no-untyped-def]
+    """The image of a picture shape (or a placeholder holding a picture), else None."""
+    if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        return None
+    try:
+        return shape.image.blob
+    except Exception:  # noqa: BLE001 - not a picture, or a linked picture whose image is not in the file
+        return None
 
 
 def _shapes(shapes) -> Iterator:  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 ERROR_CODES = frozenset(
     {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch",
-     "ocr_failed", "image_too_large", "resource_limit"}
+     "ocr_failed", "image_too_large", "resource_limit", "converter_missing", "conversion_failed"}
 )
 
 
@@ -76,4 +76,6 @@ class ParseOptions:
     max_inflated_bytes: int = 256 * 1024 * 1024  # bytes inflated from a PDF's compressed streams, all together
     preview: bool = False  # read only what the budgets allow and say where it stopped, instead of failing
     deadline: float | None = None  # time.monotonic() after which a preview starts no further page
+    wall_deadline: float | None = None  # time.monotonic() at which the parse's wall-clock budget ends
+    max_pictures: int = 50  # pictures inside a DOCX/PPTX read by OCR (they also count against max_ocr_pages)
     usage: Usage = field(default_factory=Usage, compare=False)

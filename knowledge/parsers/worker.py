@@ -16,7 +16,9 @@ says so (a preview whose client left), and takes the result as JSON through a pi
 number of bytes: nothing is unpickled from the child and the parent never holds more than the parsed
 text. The budgets only the parser can count (characters, pages, OCR pages, inflated PDF bytes) are
 in ``knowledge.parsers.budget``. Any budget exceeded is ``ResourceLimit`` (``resource_limit``) naming
-it; the child is killed, so nothing it half-built survives.
+it; the child is killed, so nothing it half-built survives. A LibreOffice conversion
+(``knowledge.parsers.legacy``) is the child's own child: it inherits the rlimits, ends before the
+wall time (``ParseOptions.wall_deadline``) and dies with the child (``setpriv --pdeathsig``).
 """
 from __future__ import annotations
 
@@ -40,13 +42,15 @@ MIB = 1024 * 1024
 _PRELOAD = [
     "knowledge.parsers.worker", "knowledge.parsers.pdf", "knowledge.parsers.tabular", "knowledge.parsers.docx",
     "knowledge.parsers.pptx", "knowledge.parsers.html", "knowledge.parsers.markdown", "knowledge.parsers.eml",
-    "knowledge.parsers.jsonl", "knowledge.parsers.text", "knowledge.parsers.image", "pdfplumber", "pypdfium2", "pptx",
+    "knowledge.parsers.jsonl", "knowledge.parsers.text", "knowledge.parsers.image", "knowledge.parsers.legacy",
+    "pdfplumber", "pypdfium2", "pptx",
 ]
 # A preview stops starting pages once this share of its time budget is spent, so that it can still
 # answer with what it read before the parent's hard limit; the rest is for chunking and the answer.
 _PREVIEW_SOFT_SHARE = 0.75
 _GRACE_SECONDS = 10  # the child ends itself this long after its wall time, should the parent not have
 _ORPHANED = 70  # the child's exit status when it ended itself so
+_CONVERT_MARGIN = 3  # a LibreOffice conversion ends this long before the wall time, so the child can still answer
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,7 @@ def _child_main(filename: str, path: str, limits: dict, conn, requester: int) ->
             max_unzipped_bytes=limit.max_unzipped_bytes, max_chars=limit.max_chars, max_pages=limit.max_pages,
             max_ocr_pages=limit.max_ocr_pages, max_inflated_bytes=limit.max_inflated_mb * MIB, preview=limit.preview,
             deadline=started + _PREVIEW_SOFT_SHARE * limit.wall_seconds if limit.preview else None, usage=usage,
+            wall_deadline=started + limit.wall_seconds - _CONVERT_MARGIN,
             on_page=lambda done, total: _send(conn, {"event": "page", "done": done, "total": total}),
         )
         try:
@@ -232,15 +237,17 @@ def _watchdog(requester: int, give_up: float) -> None:
     """End the child when the process that asked for the parse is gone, or its time is long past: nobody
     would read the answer, and that process's wall-time kill cannot come any more. (The child's parent
     is the forkserver, which outlives the requester while children hold it open.)"""
+    from knowledge.parsers.legacy import kill_running
+
     while True:
         time.sleep(0.5)
         try:
             os.kill(requester, 0)
-        except ProcessLookupError:
-            os._exit(_ORPHANED)
-        except PermissionError:  # the pid was taken by another user's process: the requester is gone
-            os._exit(_ORPHANED)
-        if time.monotonic() > give_up:
+            gone = False
+        except (ProcessLookupError, PermissionError):  # PermissionError: the pid is another user's process now
+            gone = True
+        if gone or time.monotonic() > give_up:
+            kill_running()  # LibreOffice conversions (they would also die with this process: legacy._program)
             os._exit(_ORPHANED)
 
 

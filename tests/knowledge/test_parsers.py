@@ -123,12 +123,13 @@ def test_supported_extensions_map_to_doc_types() -> None:
     assert SUPPORTED_EXTENSIONS[".md"] == "markdown"
     assert SUPPORTED_EXTENSIONS[".htm"] == "html"
     assert set(SUPPORTED_EXTENSIONS.values()) == {
-        "markdown", "text", "html", "docx", "pdf", "csv", "xlsx", "eml", "jsonl", "pptx", "png", "jpeg"
+        "markdown", "text", "html", "docx", "pdf", "csv", "xlsx", "eml", "jsonl", "pptx", "png", "jpeg",
+        "doc", "wps", "rtf", "odt", "xls", "et", "ods", "ppt", "dps", "odp",
     }
 
 
 def test_unknown_extension_is_unsupported_type() -> None:
-    assert _code("slides.ppt", b"\xd0\xcf\x11\xe0") == "unsupported_type"
+    assert _code("slides.key", b"\xd0\xcf\x11\xe0") == "unsupported_type"
     assert _code("README", b"hello") == "unsupported_type"
 
 
