@@ -15,7 +15,6 @@ term frequencies, plus the precomputed saturation ``w`` for every posting (it
 depends only on tf, |d|, avgdl, k1, b). A query reads only its own terms'
 rows, so its cost grows with the postings it touches, not the corpus size.
 """
-
 from __future__ import annotations
 
 import math
