@@ -29,7 +29,7 @@ def test_borderless_table_is_kept_whole_with_its_header() -> None:
     (table,) = _tables(doc)
     assert [list(row) for row in table.rows] == truth.tables[0]
     (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
-    assert chunk.section_path == ["第三章 费用标准", "第五条"]
+    assert chunk.section_path == ["第三章 费用标准"]  # 「第五条」 is an article, not a section
     assert chunk.content.splitlines()[0] == "| 城市类别 | 职级 | 住宿上限（元/晚） | 伙食补助（元/天） |"
     texts = [b.text for b in doc.blocks if b.kind == "text"]
     assert texts == truth.paragraphs  # no table row leaks into the paragraphs, no paragraph into the table
