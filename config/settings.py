@@ -15,18 +15,6 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ZHIKU_VAR_DIR", BASE_DIR / "var"))
 
 
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return default if value in (None, "") else int(value)
-
-
 # ZHIKU_ENV: "local" (default: a laptop, the embedded database unless DATABASE_URL is
 # set, a throwaway secret) or "production" (everything explicit, HTTPS only).
 ZHIKU_ENV = os.environ.get("ZHIKU_ENV", "").strip().lower() or "local"

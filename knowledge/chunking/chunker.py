@@ -263,3 +263,4 @@ def table_lines(block: Block) -> tuple[list[str], list[str], tuple[str, ...]]:
     header_size = 2 if len(lines) > 1 and TABLE_SEPARATOR.match(lines[1].strip()) else 1
     header = lines[:header_size]
     columns = tuple(cell.strip() for cell in header[0].strip().strip("|").split("|")) if header else ()
+    return header, lines[header_size:], columns

@@ -350,3 +350,14 @@ def test_empty_blocks_are_ignored_and_empty_document_gives_no_chunks() -> None:
 def test_invalid_config_is_rejected(values: dict) -> None:
     with pytest.raises(ValueError):
         ChunkingConfig(**values)
+
+
+def test_a_table_known_only_by_its_markdown_is_split_by_rows_with_its_header():
+    # A table block may carry its Markdown without parsed rows: the header is
+    # read from the Markdown itself.
+    body = "\n".join(f"| 型号{i} | {i * 100} 元 |" for i in range(60))
+    table = Block(kind="table", text="| 型号 | 价格 |\n|---|---|\n" + body)
+    chunks = chunk_document(_doc(table), ChunkingConfig(table_max_chars=300))
+    assert len(chunks) > 1 and all(c.chunk_type == "table" for c in chunks)
+    assert all(c.content.startswith("| 型号 | 价格 |\n|---|---|\n") for c in chunks)
+    assert [line for c in chunks for line in c.content.split("\n")[2:]] == body.split("\n")
