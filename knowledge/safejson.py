@@ -103,4 +103,4 @@ def loads(raw: str | bytes, *, limit_bytes: int | None = None, limit_depth: int 
     return value
 
 
-__all__ = ["ApplicationError", "check_characters", "check_depth", "loads", "max_bytes", "max_depth"]
+__all__ = ["check_characters", "check_depth", "loads", "max_bytes", "max_depth"]

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import logging
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 from django.conf import settings
