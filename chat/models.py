@@ -7,12 +7,30 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 
+class Channel(models.TextChoices):
+    """Where a conversation was asked."""
+
+    CONSOLE = "console", _("console")
+    API = "api", _("OpenAI-compatible API")
+    MCP = "mcp", _("MCP")
+    EMBED = "embed", _("embedded chat")
+    SHARE = "share", _("share link")
+    TRY = "try", _("assistant preview")
+
+
 class Conversation(models.Model):
     """A user's chat over one or more knowledge bases; only its owner may read it."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="conversations")
     title = models.CharField(verbose_name=_("title"), max_length=200, blank=True, default="")
     kb_ids = models.JSONField(verbose_name=_("knowledge bases"), default=list, blank=True, help_text=_("The KBs the last question searched"))
+    # A conversation with an assistant (assistants/) belongs to the assistant's owner, who answers for what it
+    # reads; ``channel`` says where it was asked and ``visitor`` tells a share link's or an embed's visitors apart.
+    assistant = models.ForeignKey("assistants.Assistant", verbose_name=_("assistant"), on_delete=models.CASCADE,
+                                  null=True, blank=True, related_name="conversations")
+    channel = models.CharField(verbose_name=_("channel"), max_length=10, choices=Channel.choices, default=Channel.CONSOLE)
+    visitor = models.CharField(verbose_name=_("visitor"), max_length=64, blank=True, default="",
+                               help_text=_("A share link's or embed's visitor (an opaque id); blank otherwise"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
@@ -20,7 +38,8 @@ class Conversation(models.Model):
         verbose_name = _("conversation")
         verbose_name_plural = _("conversations")
         ordering = ["-updated_at", "-id"]
-        indexes = [models.Index(fields=["user", "-updated_at"], name="conversation_user_recent")]
+        indexes = [models.Index(fields=["user", "-updated_at"], name="conversation_user_recent"),
+                   models.Index(fields=["assistant", "visitor", "-updated_at"], name="conversation_assistant_recent")]
 
     def __str__(self) -> str:
         return self.title or f"conversation {self.pk}"

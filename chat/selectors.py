@@ -8,14 +8,14 @@ from knowledge.errors import fail
 
 
 def conversation_list(*, user) -> QuerySet[Conversation]:
-    """The user's conversations, most recently active first, with their message counts."""
-    return Conversation.objects.filter(user=user).annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
+    """The user's own conversations (not their assistants'), most recently active first, with their message counts."""
+    return Conversation.objects.filter(user=user, assistant__isnull=True).annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
 
 
 def conversation_get(*, user, conversation_id) -> Conversation:
     """The user's conversation; anyone else's (or a missing one) is NotFound ``conversation_not_found``."""
     try:
-        return Conversation.objects.get(pk=int(conversation_id), user=user)
+        return Conversation.objects.get(pk=int(conversation_id), user=user, assistant__isnull=True)
     except (Conversation.DoesNotExist, TypeError, ValueError):
         raise fail("conversation_not_found") from None
 
@@ -38,7 +38,7 @@ def answer_get(*, user, message_id) -> Message:
     """An assistant message in one of the user's conversations, else NotFound ``message_not_found``."""
     try:
         return Message.objects.select_related("conversation").get(
-            pk=int(message_id), conversation__user=user, role=Role.ASSISTANT,
+            pk=int(message_id), conversation__user=user, conversation__assistant__isnull=True, role=Role.ASSISTANT,
         )
     except (Message.DoesNotExist, TypeError, ValueError):
         raise fail("message_not_found") from None

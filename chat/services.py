@@ -129,9 +129,11 @@ class Turn:
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     scope: AccessScope | None = None
     """What ``user`` may read in ``kbs``, resolved by the same check (one statement, ``kbs_get_for_user``)."""
+    search_overrides: dict[str, Any] = field(default_factory=dict)
+    """Search settings that replace each KB's (an assistant's top_k and verdict lines: ``knowledge.services.search``)."""
 
 
-def _history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
+def history_pairs(*, user, messages: list[Message]) -> list[tuple[str, str]]:
     """Earlier turns for rewriting and the prompt, as the user may read them now (chat/history.py): an answer
     given from a passage they can no longer read is left out, so a follow-up cannot bring it back."""
     readable = readable_view(user=user, messages=messages)
@@ -170,7 +172,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question, not_found_text=kbs[0].not_found_text,
-        history=_history_pairs(user=user, messages=history),
+        history=history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
     )
@@ -294,7 +296,8 @@ async def _retrieve(turn: Turn, query: str, record: TurnRecord) -> RetrievalResu
     # A list question's list may run on into the next chunk: adjacent results of one document are merged;
     # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
     result = await in_thread(search_kbs)(user=turn.user, query=query, kbs=turn.kbs, scope=turn.scope,
-                                         merge_adjacent=is_list_question(query), continue_announced=True)
+                                         merge_adjacent=is_list_question(query), continue_announced=True,
+                                         overrides=turn.search_overrides)
     record.since("retrieval_ms", t)
     record.timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
     return result

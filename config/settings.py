@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "accounts",
     "knowledge",
     "chat",
+    "assistants",
 ]
 
 MIDDLEWARE = [
@@ -355,6 +356,8 @@ ZHIKU_LLM_MODEL = os.environ.get("ZHIKU_LLM_MODEL", "")
 ZHIKU_LLM_MODELS = [m.strip() for m in os.environ.get("ZHIKU_LLM_MODELS", "").split(",") if m.strip()]
 ZHIKU_LLM_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TIMEOUT", "60"))
 ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
+# Requests a minute one assistant or KB key may make (each key may set its own; assistants/keys.py).
+ZHIKU_KEY_RATE_LIMIT = env_int("ZHIKU_KEY_RATE_LIMIT", 60)
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

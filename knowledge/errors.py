@@ -72,6 +72,16 @@ class BodyTooLarge(ApplicationError):
     default_code = "body_too_large"
 
 
+class NotAuthenticated(ApplicationError):
+    status_code = 401
+    default_code = "not_authenticated"
+
+
+class Throttled(ApplicationError):
+    status_code = 429
+    default_code = "throttled"
+
+
 @dataclass(frozen=True)
 class ErrorCode:
     """One registered code: the class it is raised as (which gives its status) and its message template.
@@ -101,6 +111,11 @@ CODES: dict[str, ErrorCode] = {}
 def _code(code: str, error: type[ApplicationError] | None, message, *, status: int | None = None, **variants) -> None:
     assert code not in CODES, f"error code {code!r} registered twice"
     CODES[code] = ErrorCode(code, error, message, variants, status)
+
+
+def register(code: str, error: type[ApplicationError] | None, message, *, status: int | None = None, **variants) -> None:
+    """Register an app's own code (its ``errors`` module, imported by its AppConfig.ready): the same one registry."""
+    _code(code, error, message, status=status, **variants)
 
 
 def fail(code: str, variant: str | None = None, *, extra: dict | None = None, on_field: str | None = None,

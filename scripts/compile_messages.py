@@ -1,4 +1,4 @@
-"""Compile every locale/*/LC_MESSAGES/*.po into its .mo, in pure Python (no system gettext needed).
+"""Compile every locale/*/LC_MESSAGES/*.po (and each app's <app>/locale/…) into its .mo, in pure Python (no system gettext needed).
 
 ``make migrate`` (so ``make run`` and ``make test``) and the test suite's start run it; it
 rewrites a .mo only when its .po is newer. Django's ``compilemessages`` would do the same
@@ -122,7 +122,12 @@ def mo_bytes(messages: dict[str, str]) -> bytes:
 
 
 def po_files(locale_dir: Path = LOCALE_DIR) -> list[Path]:
-    return sorted(locale_dir.glob("*/LC_MESSAGES/*.po"))
+    """The project's catalogues, then (for the project's own directory) each app's ``<app>/locale/`` one, which
+    Django reads after LOCALE_PATHS: an app keeps its own messages, so parallel work on two apps doesn't edit one file."""
+    found = sorted(locale_dir.glob("*/LC_MESSAGES/*.po"))
+    if locale_dir == LOCALE_DIR:
+        found += sorted(ROOT.glob("*/locale/*/LC_MESSAGES/*.po"))
+    return found
 
 
 def stale(po: Path) -> bool:

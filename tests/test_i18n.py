@@ -127,7 +127,7 @@ def test_project_catalogues_compile_like_msgfmt(tmp_path):
     for po in compile_messages.po_files():
         ours = tmp_path / "ours.mo"
         ours.write_bytes(compile_messages.mo_bytes(compile_messages.parse_po(po)))
-        if po.name == "django.po":
+        if po.name == "django.po" and po.is_relative_to(compile_messages.LOCALE_DIR):
             assert _catalog(ours)["Sign in"] == "登录"
         if shutil.which("msgfmt"):
             reference = tmp_path / "reference.mo"

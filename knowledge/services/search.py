@@ -210,17 +210,31 @@ def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, l
 
 
 def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], scope: AccessScope | None = None,
-               merge_adjacent: bool = False, continue_announced: bool = False) -> RetrievalResult:
+               merge_adjacent: bool = False, continue_announced: bool = False,
+               overrides: dict[str, Any] | None = None) -> RetrievalResult:
     """A hybrid search of KBs already resolved and checked for ``user`` in this request (a chat turn's, by
     ``chat.services.turn_start``): their access is not looked up a second time. ``scope`` is what the same
-    check resolved (``knowledge.selectors.kbs_get_for_user``); without it, it is read now (``scope_for``)."""
+    check resolved (``knowledge.selectors.kbs_get_for_user``); without it, it is read now (``scope_for``).
+    ``overrides`` replace fields of every KB's ``KBSearchConfig`` (an assistant's top_k and verdict lines)."""
     request = SearchRequest(query=query_clean(query), merge_adjacent=merge_adjacent, continue_announced=continue_announced)
-    return _search(request, kbs, scope=scope if scope is not None else scope_for(user=user, kbs=list(kbs)))
+    return _search(request, kbs, scope=scope if scope is not None else scope_for(user=user, kbs=list(kbs)),
+                   overrides=overrides)
+
+
+def search_resolved(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
+                    overrides: dict[str, Any] | None = None) -> RetrievalResult:
+    """A search of KBs the caller already resolved and checked, with ``scope`` from that check (an API key's
+    search: ``assistants.services``); the request is checked here as ``search_run`` checks it."""
+    request, _ = _checked(request, [kb.pk for kb in kbs])
+    return _search(request, kbs, scope=scope, overrides=overrides)
 
 
 def _search(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
-            calibration_override: tuple[float, float] | None = None) -> RetrievalResult:
+            calibration_override: tuple[float, float] | None = None,
+            overrides: dict[str, Any] | None = None) -> RetrievalResult:
     configs = [kb_search_config(kb) for kb in kbs]
+    if overrides:
+        configs = [replace(c, **overrides) for c in configs]
     if calibration_override is not None:
         configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
     try:

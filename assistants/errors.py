@@ -1,0 +1,30 @@
+"""The assistants' error codes, registered in the one registry (knowledge/errors.py) when the app loads."""
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from knowledge.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, Throttled, ValidationFailed, register
+
+# --- assistants -------------------------------------------------------------------------------------------------
+register("assistant_not_found", NotFound, _("Assistant not found."))
+register("assistant_name_taken", Conflict, _("You already have an assistant named %(name)r."))
+register("assistant_no_kbs", ValidationFailed, _("An assistant needs at least one knowledge base."))
+register("assistant_unavailable", PermissionDenied,
+         _("This assistant's owner can no longer read any of its knowledge bases."))
+register("invalid_assistant", ValidationFailed, _("An assistant needs a name."),
+         origins=_("allowed_origins is a list of at most %(limit)s origins, each scheme://host[:port], e.g. https://intranet.example.com."),
+         suggested=_("suggested_questions is a list of at most %(limit)s questions of at most %(chars)s characters each."),
+         share_access=_("share_access is off, public or members."),
+         kb_ids=_("An assistant searches at most %(limit)s knowledge bases."))
+
+# --- API keys ---------------------------------------------------------------------------------------------------
+register("key_missing", NotAuthenticated, _("Send the key as Authorization: Bearer <key>."))
+register("key_invalid", NotAuthenticated, _("The API key is not valid, or it was revoked."))
+register("key_wrong_kind", PermissionDenied, _("This key cannot be used here; it needs a key of %(needed)s."))
+register("key_not_found", NotFound, _("API key not found."))
+register("key_rate_limited", Throttled, _("This key is over its %(limit)s requests a minute; retry in %(retry)s s."))
+
+# --- embedding and share links ----------------------------------------------------------------------------------
+register("origin_not_allowed", PermissionDenied, _("The origin %(origin)r may not embed this assistant."))
+register("share_not_found", NotFound, _("This share link does not exist or was turned off."))
+register("share_members_only", NotAuthenticated, _("Sign in to use this assistant."))

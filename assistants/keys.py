@@ -1,0 +1,137 @@
+"""API keys of assistants and KBs: issued once in clear, stored as SHA-256, revocable, rate-limited per key.
+
+A key is ``zk-`` and 43 URL-safe characters (256 random bits), so a digest lookup needs no salt or slow hash
+(the key has the entropy a password lacks). ``key_authenticate`` is the one check every protocol adapter
+(OpenAI-compatible chat, MCP, Dify's external knowledge) makes: the key exists, is not revoked, its creator is
+still active, and it is inside its per-minute budget. What the key may then read is decided by the caller's
+access *now* (``assistants.services``), never by what was true when the key was issued.
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from assistants.models import ApiKey, Assistant, KeyKind
+from config import redis_namespace
+from knowledge.errors import fail
+from knowledge.stores import redis_client
+
+KEY_PREFIX = "zk-"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _new_key() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def key_issue(*, created_by, assistant: Assistant | None = None, kb=None, name: str = "",
+              rate_limit: int | None = None) -> tuple[ApiKey, str]:
+    """A new key of ``assistant`` or of ``kb`` (exactly one) and the key itself: the only time it is known.
+
+    The caller has checked that ``created_by`` may issue it (``services.assistant_key_create`` /
+    ``services.kb_key_create``).
+    """
+    if (assistant is None) == (kb is None):
+        raise ValueError("a key belongs to exactly one assistant or one KB")
+    key = _new_key()
+    row = ApiKey.objects.create(
+        kind=KeyKind.ASSISTANT if assistant is not None else KeyKind.KB, assistant=assistant, kb=kb,
+        created_by=created_by, name=(name or "")[:100], prefix=key[:10], digest=key_digest(key), rate_limit=rate_limit,
+    )
+    return row, key
+
+
+def key_revoke(*, key: ApiKey) -> None:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=key.revoked_at)
+
+
+def keys_of(*, assistant: Assistant | None = None, kb=None) -> QuerySet[ApiKey]:
+    """The live (unrevoked) keys of an assistant or a KB, newest first."""
+    qs = ApiKey.objects.filter(revoked_at__isnull=True)
+    return qs.filter(assistant=assistant) if assistant is not None else qs.filter(kb=kb)
+
+
+def bearer_key(header: str) -> str:
+    """The key of an ``Authorization: Bearer <key>`` header; ``key_missing`` (401) for any other header."""
+    scheme, _, key = (header or "").partition(" ")
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key:
+        raise fail("key_missing")
+    return key[:200]
+
+
+def key_authenticate(key: str, *, kind: str | None = None) -> ApiKey:
+    """The live key ``key`` (with its assistant or KB and creator loaded), within its rate limit.
+
+    401 ``key_invalid`` for an unknown or revoked key or an inactive creator; 403 ``key_wrong_kind`` when
+    ``kind`` is given and the key is of the other kind; 429 ``key_rate_limited`` over its budget.
+    """
+    row = (ApiKey.objects.select_related("assistant", "assistant__owner", "kb", "created_by")
+           .filter(digest=key_digest(key), revoked_at__isnull=True).first())
+    if row is None or not row.created_by.is_active or (row.assistant is not None and not row.assistant.owner.is_active):
+        raise fail("key_invalid")
+    if kind is not None and row.kind != kind:
+        raise fail("key_wrong_kind", needed=KeyKind(kind).label)
+    rate_check(row)
+    key_touch(row)
+    return row
+
+
+def key_touch(row: ApiKey) -> None:
+    """Record that ``row`` authenticated a request now (at most one write a minute)."""
+    now = timezone.now()
+    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=row.pk).update(last_used_at=now)
+        row.last_used_at = now
+
+
+# --- the per-key budget: a fixed one-minute window, in Redis when there is one (shared by every worker) ----------
+
+_local_lock = threading.Lock()
+_local_windows: dict[tuple[int, int], int] = {}
+
+
+def _limit_of(row: ApiKey) -> int:
+    return int(row.rate_limit or getattr(settings, "ZHIKU_KEY_RATE_LIMIT", 60))
+
+
+def rate_check(row: ApiKey) -> None:
+    """Count one request of ``row`` in the current minute; ``key_rate_limited`` (429) past its limit."""
+    limit = _limit_of(row)
+    now = time.time()
+    window = int(now // 60)
+    count = _count(row.pk, window)
+    if count > limit:
+        raise fail("key_rate_limited", limit=limit, retry=max(1, 60 - int(now % 60)),
+                   extra={"retry_after": max(1, 60 - int(now % 60))})
+
+
+def _count(key_id: int, window: int) -> int:
+    client = redis_client()
+    if client is not None:
+        name = redis_namespace.key(settings.ZHIKU_REDIS_PREFIX, "keyrate", key_id, window)
+        try:
+            pipe = client.pipeline()
+            pipe.incr(name)
+            pipe.expire(name, 120)
+            return int(pipe.execute()[0])
+        except Exception:  # noqa: BLE001 - an unreachable Redis falls back to this process's count
+            pass
+    with _local_lock:
+        for stale in [k for k in _local_windows if k[1] < window]:
+            del _local_windows[stale]
+        _local_windows[(key_id, window)] = _local_windows.get((key_id, window), 0) + 1
+        return _local_windows[(key_id, window)]
