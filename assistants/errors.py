@@ -28,3 +28,20 @@ register("key_rate_limited", Throttled, _("This key is over its %(limit)s reques
 register("origin_not_allowed", PermissionDenied, _("The origin %(origin)r may not embed this assistant."))
 register("share_not_found", NotFound, _("This share link does not exist or was turned off."))
 register("share_members_only", NotAuthenticated, _("Sign in to use this assistant."))
+
+# --- the OpenAI-compatible chat API and Dify's external knowledge (assistants/openai_api.py, assistants/dify.py) --
+register("invalid_chat_request", ValidationFailed, _("The body must be a JSON object with a messages list."),
+         messages=_("messages must be a non-empty list of at most %(limit)s messages."),
+         item=_("Each message is an object with a role (system, developer, user, assistant or tool) and a text content."),
+         no_user=_("messages holds no user message: the last user message is the question."),
+         stream=_("stream must be true or false."),
+         stream_options=_("stream_options must be an object."),
+         model=_("model must be a string."))
+register("invalid_retrieval_request", ValidationFailed,
+         _("The body must be a JSON object with knowledge_id, query and retrieval_setting."),
+         knowledge_id=_("knowledge_id must be a knowledge base's id, as a string."),
+         retrieval_setting=_("retrieval_setting must be an object with top_k (1 to %(limit)s) and score_threshold (0 to 1)."),
+         metadata_condition=_("metadata_condition must be an object with logical_operator and or or and at most "
+                              "%(limit)s conditions."),
+         condition=_("Each condition names a metadata field and one of the operators %(operators)s, with a value "
+                     "unless the operator is empty or not empty."))

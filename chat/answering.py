@@ -7,13 +7,13 @@ given to it; ``answer_outcome`` reads the streamed answer back into the fields
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext
 
 from chat.extractive import is_list_question
-from chat.llm import LLMConfig, MarkerGuard, extractive_answer, judged_stream, llm_stream, text_stream
+from chat.llm import LLMConfig, MarkerGuard, extractive_answer, judged_stream, llm_stream, text_stream, usage_of
 from chat.models import NotFoundBy, Verdict
 from chat.prompts import MAX_CHUNK_CHARS, Context, answer_candidates, answer_messages, citations_map, confidence_of, context_build
 from knowledge.retrieval.types import Candidate, RetrievalResult
@@ -52,6 +52,14 @@ class AnswerPlan:
     verdict: str
     hit: bool
     guard: MarkerGuard
+    messages: list[dict[str, str]] = field(default_factory=list)
+    """The prompt sent to the LLM (mode ``llm``)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """The LLM endpoint's token counts, filled by the stream when it reports them (``llm.llm_stream``)."""
+
+    def llm_usage(self, answer: str) -> dict[str, Any] | None:
+        """The tokens the LLM spent on ``answer`` (estimated when the endpoint said nothing); None without an LLM."""
+        return usage_of(self.usage, self.messages, answer) if self.messages else None
 
 
 def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | None) -> AnswerPlan:
@@ -69,7 +77,7 @@ def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | N
                                 chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
     else:
         context = Context()
-    guard = MarkerGuard()
+    guard, messages, usage = MarkerGuard(), [], {}
     uncertain = verdict == Verdict.UNCERTAIN
     if not hit:
         mode, generator = "not_found", text_stream(turn.not_found_text)
@@ -86,8 +94,9 @@ def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | N
         messages = answer_messages(question=turn.question, standalone=query, context=context,
                                    history=turn.history, custom_prompt=turn.answer.system_prompt,
                                    uncertain=uncertain)
-        mode, generator = "llm", judged_stream(llm_stream(config, messages), guard, turn.not_found_text)
-    return AnswerPlan(mode=mode, context=context, generator=generator, verdict=verdict, hit=hit, guard=guard)
+        mode, generator = "llm", judged_stream(llm_stream(config, messages, usage), guard, turn.not_found_text)
+    return AnswerPlan(mode=mode, context=context, generator=generator, verdict=verdict, hit=hit, guard=guard,
+                      messages=messages, usage=usage)
 
 
 def answer_outcome(plan: AnswerPlan, answer: str) -> dict[str, Any]:

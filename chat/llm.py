@@ -6,6 +6,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext
@@ -78,21 +79,29 @@ def _client(config: LLMConfig, *, timeout: float | None = None):
     )
 
 
-async def llm_stream(config: LLMConfig, messages: list[dict[str, str]]) -> AsyncIterator[str]:
+async def llm_stream(config: LLMConfig, messages: list[dict[str, str]],
+                     usage: dict[str, int] | None = None) -> AsyncIterator[str]:
     """Yield the answer's text deltas as they arrive.
 
     Raises ``LLMError`` on a failure before or during the stream. Closing the
     generator (cancel, disconnect) closes the HTTP response, so the server sees
-    the connection go and stops generating.
+    the connection go and stops generating. ``usage``, when given, receives the
+    endpoint's ``prompt_tokens`` and ``completion_tokens``: the stream asks for them
+    (``stream_options.include_usage``, a last chunk without choices); an endpoint
+    that ignores the option leaves ``usage`` empty.
     """
     try:
         async with _client(config) as client:
             stream = await client.chat.completions.create(
                 model=config.model, messages=messages, stream=True,
                 temperature=config.temperature, max_tokens=config.max_tokens,
+                stream_options={"include_usage": True},
             )
             try:
                 async for chunk in stream:
+                    if usage is not None and getattr(chunk, "usage", None) is not None:
+                        usage.update(prompt_tokens=int(chunk.usage.prompt_tokens or 0),
+                                     completion_tokens=int(chunk.usage.completion_tokens or 0))
                     if not chunk.choices:
                         continue
                     delta = chunk.choices[0].delta.content
@@ -118,6 +127,28 @@ async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max
     if not response.choices:
         return ""
     return response.choices[0].message.content or ""
+
+
+_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def tokens_estimate(text: str) -> int:
+    """A rough token count for an endpoint that reports none: a CJK character a token, four other characters a token.
+
+    The BPE vocabularies of the Chinese-first models (Qwen, DeepSeek, GLM) hold most common characters and many
+    two-character words, so a character a token errs a little high for Chinese; four characters a token is the
+    usual figure for English text.
+    """
+    cjk = len(_CJK.findall(text))
+    return cjk + -(-(len(text) - cjk) // 4)
+
+
+def usage_of(usage: dict[str, int], messages: list[dict[str, str]], answer: str) -> dict[str, Any]:
+    """What a streamed answer cost: the endpoint's counts, else an estimate marked ``"estimated": true``."""
+    if usage:
+        return {"prompt_tokens": usage["prompt_tokens"], "completion_tokens": usage["completion_tokens"]}
+    prompt = sum(tokens_estimate(str(m.get("content") or "")) + 4 for m in messages)  # 4: the role's framing
+    return {"prompt_tokens": prompt, "completion_tokens": tokens_estimate(answer), "estimated": True}
 
 
 # --- the LLM as a second "not found" judge ---------------------------------------

@@ -340,6 +340,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             return
         record.since("generation_ms", t)
         answer = "".join(record.parts)
+        if (usage := plan.llm_usage(answer)) is not None:
+            record.timings["usage"] = usage  # counted by the assistants' usage (assistants/usage.py)
         outcome = answer_outcome(plan, answer)
         await record.settle(content=answer, status=MessageStatus.COMPLETE, error_code="", citations=outcome["citations"],
                             hit=outcome["hit"], not_found_by=outcome["not_found_by"], confidence=outcome["confidence"],

@@ -24,6 +24,8 @@ urlpatterns = [
     # in a worker made from a blob: on this page alone, inline styles and blob: workers (scripts stay strict).
     path("api/redoc/", csp_replace({"style-src": [SELF, "'unsafe-inline'"], "worker-src": [SELF, "blob:"]})(
         SpectacularRedocView.as_view(url_name="schema")), name="api-redoc"),
+    # The OpenAI-compatible API (/v1/) and Dify's external knowledge (/dify/retrieval), with API keys.
+    path("", include("assistants.integration_urls")),
     path("", include("knowledge.urls")),
     path("", include("chat.urls")),
 ]

@@ -10,7 +10,9 @@ over chunked transfer encoding. Behaviours, set per test:
 * ``stall_after``: stop sending after that many pieces, without closing (timeout);
 * ``stall_headers``: never send the response at all (a request that times out, then is retried);
 * ``delay``: seconds between pieces (for cancel tests);
-* ``rewrite``: the content of non-streamed replies (the follow-up rewrite).
+* ``rewrite``: the content of non-streamed replies (the follow-up rewrite);
+* ``report_usage``: answer ``stream_options.include_usage`` with a last chunk of ``usage`` and no choices,
+  as OpenAI does (``prompt_tokens``: the characters of the prompt; ``completion_tokens``: the pieces sent).
 
 It records every request body and, per streamed request, how many pieces it
 sent and whether the client went away before the end.
@@ -42,6 +44,7 @@ class FakeLLM:
     delay: float = 0.0
     rewrite: str = "知库专业版的价格是多少？"
     status: int = 200
+    report_usage: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
     streams: list[StreamRecord] = field(default_factory=list)
     url: str = ""
@@ -95,6 +98,17 @@ class FakeLLM:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
     @staticmethod
+    def usage_for(body: dict[str, Any], sent: int) -> dict[str, int]:
+        """The usage this server reports for a streamed request ``body`` that sent ``sent`` pieces."""
+        prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages") or [])
+        return {"prompt_tokens": prompt, "completion_tokens": sent, "total_tokens": prompt + sent}
+
+    def _usage_chunk(self, body: dict[str, Any], sent: int) -> bytes:
+        data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": "fake-model", "choices": [], "usage": self.usage_for(body, sent)}
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+    @staticmethod
     def _write_chunked(handler, payload: bytes) -> None:
         handler.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
         handler.wfile.flush()
@@ -121,6 +135,8 @@ class FakeLLM:
                 self._write_chunked(handler, self._chunk(text))
                 record.sent += 1
             self._write_chunked(handler, self._chunk(None, "stop"))
+            if self.report_usage and (body.get("stream_options") or {}).get("include_usage"):
+                self._write_chunked(handler, self._usage_chunk(body, record.sent))
             self._write_chunked(handler, b"data: [DONE]\n\n")
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()

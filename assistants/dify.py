@@ -1,0 +1,146 @@
+"""Dify's External Knowledge API: ``POST /dify/retrieval`` searches one KB a key reaches, as Dify asks.
+
+Dify sends ``Authorization: Bearer <key>`` and a JSON body ``{knowledge_id, query, retrieval_setting: {top_k,
+score_threshold}, metadata_condition?}`` and reads ``{"records": [{content, score, title, metadata}]}``; its
+errors are ``{"error_code", "error_msg"}`` (1001 a header that is not a bearer key, 1002 a key refused,
+2001 a knowledge base the key does not reach), with the 403 Dify documents for access denied. The key is a KB
+key (``knowledge_id`` its KB) or an assistant key (``knowledge_id`` one of its KBs the owner may read now).
+
+When Dify registers an endpoint it POSTs to it with the key and no body and refuses the endpoint on 403, 404 or
+502: a good key with no body is a 400 here, a wrong key a 403 (Dify then says the key failed).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from assistants.dify_conditions import MetadataCondition, metadata_condition
+from assistants.keys import bearer_key, key_authenticate
+from assistants.models import ApiKey
+from assistants.services import key_search
+from knowledge import safejson
+from knowledge.errors import CODES, ApplicationError, fail, message
+from knowledge.models import Document
+from knowledge.retrieval.protocols import SearchFilters
+from knowledge.retrieval.request import SearchRequest
+from knowledge.retrieval.types import Candidate
+from knowledge.services.query_input import MAX_TOP_K, query_clean
+
+MAX_BODY_BYTES = 64 * 1024
+DEFAULT_TOP_K = 5
+# Dify's error codes for ours; any other failure carries its HTTP status as its error_code.
+DIFY_CODES = {"key_missing": (1001, 403), "key_invalid": (1002, 403), "kb_not_found": (2001, 404),
+              "assistant_unavailable": (2001, 404)}
+
+
+def dify_error(exc: ApplicationError) -> JsonResponse:
+    """``{"error_code", "error_msg"}`` (and our registered ``code``) with Dify's status for its three codes."""
+    number, status = DIFY_CODES.get(exc.code, (exc.status_code, exc.status_code))
+    response = JsonResponse({"error_code": number, "error_msg": exc.message, "code": exc.code}, status=status,
+                            json_dumps_params={"ensure_ascii": False})
+    if "retry_after" in exc.extra:
+        response["Retry-After"] = str(exc.extra["retry_after"])
+    return response
+
+
+def _coded(code: str) -> ApplicationError:
+    exc = ApplicationError(message(code), code=code)
+    exc.status_code = CODES[code].http_status or 400
+    return exc
+
+
+# --- the body --------------------------------------------------------------------------------------------------
+
+def _knowledge_id(value: Any) -> int:
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not text.isdigit() or len(text) > 18:
+        raise fail("invalid_retrieval_request", "knowledge_id")
+    return int(text)
+
+
+def _setting(value: Any) -> tuple[int, float]:
+    """(top_k, score_threshold): top_k 1 and up (above ``MAX_TOP_K``: that many), the threshold 0 to 1."""
+    value = {} if value is None else value
+    if not isinstance(value, dict):
+        raise fail("invalid_retrieval_request", "retrieval_setting", limit=MAX_TOP_K)
+    top_k, threshold = value.get("top_k", DEFAULT_TOP_K), value.get("score_threshold", 0.0)
+    threshold = 0.0 if threshold is None else threshold
+    if (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1 or isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1):
+        raise fail("invalid_retrieval_request", "retrieval_setting", limit=MAX_TOP_K)
+    return min(top_k, MAX_TOP_K), float(threshold)
+
+
+def _read(request: HttpRequest) -> dict[str, Any]:
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise fail("body_too_large", size=int(declared), limit=MAX_BODY_BYTES)
+    body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+    if not isinstance(body, dict) or "knowledge_id" not in body or "query" not in body:
+        raise fail("invalid_retrieval_request")
+    return body
+
+
+# --- the search ------------------------------------------------------------------------------------------------
+
+def _record(c: Candidate, document_metadata: dict[str, Any]) -> dict[str, Any]:
+    """One Dify record; ``metadata`` is always an object: the document's and chunk's metadata and where it is."""
+    metadata = {**document_metadata, **(c.metadata or {})}
+    metadata.update({
+        "document_id": c.document_id, "chunk_id": c.chunk_id, "kb_id": c.kb_id,
+        "document_title": c.title, "source_name": c.source_name,
+        "section": " › ".join(c.section_path or []), "section_path": list(c.section_path or []),
+        "page": c.page_start, "page_end": c.page_end, "chunk_type": c.chunk_type,
+    })
+    return {"content": c.content, "score": round(float(c.relevance or 0.0), 4),
+            "title": c.title or c.source_name, "metadata": metadata}
+
+
+def retrieve(key: ApiKey, *, kb_id: int, query: str, top_k: int, threshold: float,
+             condition: MetadataCondition) -> list[dict[str, Any]]:
+    """The records of ``kb_id`` (one the key reaches now) for ``query``, at least ``threshold`` relevant, best first.
+
+    ``is`` conditions joined by ``and`` narrow the search in SQL; the rest are tested on its candidates, so
+    then the search asks for ``MAX_TOP_K`` and keeps the ``top_k`` best that pass (dify_conditions.py).
+    """
+    rest = condition.rest()
+    request = SearchRequest(query=query, top_k=MAX_TOP_K if rest else top_k,
+                            filters=SearchFilters(metadata=condition.pushed_down()))
+    result = key_search(key, request, kb_ids=[kb_id])
+    candidates = [c for c in result.candidates if float(c.relevance or 0.0) >= threshold]
+    documents = dict(Document.objects.filter(pk__in={c.document_id for c in candidates})
+                     .values_list("pk", "metadata"))
+    records = []
+    for c in candidates:
+        document_metadata = documents.get(c.document_id) or {}
+        if condition.holds(c.metadata or {}, document_metadata):
+            records.append(_record(c, document_metadata))
+    return records[:top_k]
+
+
+@csrf_exempt  # a bearer key, never a cookie
+def retrieval(request: HttpRequest) -> HttpResponse:
+    """``POST /dify/retrieval``: authenticate the key, read the body, search (Dify's errors for failures)."""
+    if request.method != "POST":
+        response = dify_error(_coded("method_not_allowed"))
+        response["Allow"] = "POST"
+        return response
+    try:
+        key = key_authenticate(bearer_key(request.headers.get("Authorization", "")))
+        body = _read(request)
+        kb_id = _knowledge_id(body.get("knowledge_id"))
+        query = query_clean(body.get("query"))
+        top_k, threshold = _setting(body.get("retrieval_setting"))
+        condition = metadata_condition(body.get("metadata_condition"))
+        records = retrieve(key, kb_id=kb_id, query=query, top_k=top_k, threshold=threshold, condition=condition)
+    except ApplicationError as exc:
+        return dify_error(exc)
+    return JsonResponse({"records": records}, json_dumps_params={"ensure_ascii": False})
+
+
+@csrf_exempt  # a JSON 404 for any method, never a CSRF page
+def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any other path under /dify/: a 404 in Dify's error shape."""
+    return dify_error(_coded("not_found"))
