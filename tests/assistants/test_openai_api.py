@@ -44,6 +44,7 @@ def live(tmp_path_factory, django_db_setup, django_db_blocker, upstream):
 def _upstream_reset(upstream):
     upstream.say(ANSWER, 6)
     upstream.report_usage = True
+    upstream.break_after = None
     upstream.requests.clear()
     upstream.streams.clear()
 
@@ -259,3 +260,18 @@ def test_without_usage_from_the_endpoint_the_tokens_are_estimated_and_marked(liv
     assert reply.usage.completion_tokens > 0 and reply.usage.prompt_tokens > reply.usage.completion_tokens
     usage = Message.objects.get(pk=reply.choices[0].message.zhiku["message"]).timings["usage"]
     assert usage["estimated"] is True and usage["completion_tokens"] == reply.usage.completion_tokens
+
+
+@LIVE
+def test_an_llm_failing_mid_answer_is_an_error_object_in_the_stream_and_a_502_without_it(live, upstream, key):
+    import openai
+
+    upstream.break_after = 2
+    question = [{"role": "user", "content": "知库专业版的价格是多少？"}]
+    with pytest.raises(openai.APIError) as streamed:
+        for _ in sdk(live, key).chat.completions.create(model="产品助手", messages=question, stream=True):
+            pass
+    assert streamed.value.code == "llm_failed"
+    with pytest.raises(openai.InternalServerError) as whole:
+        sdk(live, key).chat.completions.create(model="产品助手", messages=question)
+    assert whole.value.status_code == 502 and whole.value.code == "llm_failed"
