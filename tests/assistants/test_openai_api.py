@@ -5,6 +5,7 @@ LLM is the fake OpenAI-compatible server of tests/chat/fake_llm.py."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 
 import pytest
@@ -15,7 +16,7 @@ from tests.browser import daphne
 from assistants.keys import key_revoke
 from assistants.services import assistant_create, assistant_key_create, kb_key_create
 from assistants.usage import assistant_usage
-from chat.models import Channel, Conversation, Message, Role
+from chat.models import Channel, Conversation, Message, MessageStatus, Role
 from knowledge.models import Membership, Role as KBRole
 
 LIVE = pytest.mark.django_db(transaction=True)  # the server in another process reads what the test wrote
@@ -45,6 +46,8 @@ def _upstream_reset(upstream):
     upstream.say(ANSWER, 6)
     upstream.report_usage = True
     upstream.break_after = None
+    upstream.delay = 0.0
+    upstream.client_gone.clear()
     upstream.requests.clear()
     upstream.streams.clear()
 
@@ -275,3 +278,25 @@ def test_an_llm_failing_mid_answer_is_an_error_object_in_the_stream_and_a_502_wi
     with pytest.raises(openai.InternalServerError) as whole:
         sdk(live, key).chat.completions.create(model="产品助手", messages=question)
     assert whole.value.status_code == 502 and whole.value.code == "llm_failed"
+
+
+@LIVE
+def test_a_client_that_goes_away_mid_stream_cancels_the_turn_and_the_upstream_request(live, upstream, key):
+    upstream.say("知库专业版的价格是每年 9800 元[1]。" * 20, 2)
+    upstream.delay = 0.2
+    response = requests.post(f"{live}/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                             json={"messages": [{"role": "user", "content": "知库专业版的价格是多少？"}], "stream": True},
+                             stream=True, timeout=60)
+    lines = response.iter_lines()
+    first = [json.loads(next(line for line in lines if line)[6:]) for _ in range(3)]
+    assert first[-1]["choices"][0]["delta"]["content"]
+    response.close()
+    assert upstream.client_gone.wait(30)  # the upstream LLM saw its connection close before the end
+    assert not upstream.streams[0].finished
+    answer = Message.objects.get(role=Role.ASSISTANT)
+    for _ in range(300):  # the server settles it as it unwinds: wait for that write, not for a time
+        answer.refresh_from_db()
+        if answer.status != MessageStatus.INCOMPLETE:
+            break
+        threading.Event().wait(0.1)
+    assert answer.status == MessageStatus.CANCELLED and answer.content
