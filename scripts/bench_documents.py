@@ -18,7 +18,9 @@ Reports, against the text the documents were made from:
 
 ``--tables`` measures table cell accuracy alone, ruled and borderless (reportlab ``Table`` with and without its
 grid) on the policy's 7-row table, the manual's 28-row table across a page break and a 40-row table with wrapped
-cells, against pdfplumber's own "text" strategy on the same borderless pages.
+cells, against pdfplumber's own "text" strategy on the same borderless pages; then the same pages scanned (rendered at
+150 DPI, read by OCR) and a 16-row borderless table drawn as a PNG, a JPEG and two scanned pages, and a PNG of prose
+(``--no-ocr`` skips these).
 - legacy formats (LibreOffice) and pictures inside DOCX/PPTX: ``scripts/bench_legacy_pictures.py``'s figures.
 
 With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
