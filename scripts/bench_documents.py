@@ -18,7 +18,9 @@ Reports, against the text the documents were made from:
 
 ``--tables`` measures table cell accuracy alone, ruled and borderless (reportlab ``Table`` with and without its
 grid) on the policy's 7-row table, the manual's 28-row table across a page break and a 40-row table with wrapped
-cells, against pdfplumber's own "text" strategy on the same borderless pages.
+cells, against pdfplumber's own "text" strategy on the same borderless pages; then the same pages scanned (rendered at
+150 DPI, read by OCR) and a 16-row borderless table drawn as a PNG, a JPEG and two scanned pages, and a PNG of prose
+(``--no-ocr`` skips these).
 - legacy formats (LibreOffice) and pictures inside DOCX/PPTX: ``scripts/bench_legacy_pictures.py``'s figures.
 
 With ``--compare`` (default) it also measures PyMuPDF's text and table extraction and Debian's
@@ -27,6 +29,7 @@ Tesseract (``chi_sim``) on the same pages when they are installed, for docs/inge
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
@@ -43,7 +46,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from knowledge.chunking import chunk_document  # noqa: E402
 from knowledge.parsers import parse_file  # noqa: E402
-from tests.docgen import manual_pdf, policy_pdf, render_pages, scanned_pdf, text_image  # noqa: E402
+from tests.docgen import POLICY, manual_pdf, policy_pdf, render_pages, scanned_pdf, text_image  # noqa: E402
 
 PARTS = [["项目", "说明", "数量", "单价（元）"]] + [
     [f"配件{i:02d}", "标准型号，适用于全部机型" + ("，含安装服务与三年保修" if i % 3 == 0 else ""), str(i), str(10 * i)]
@@ -134,9 +137,10 @@ def main() -> None:
     parser.add_argument("--no-compare", action="store_true", help="skip PyMuPDF and Tesseract")
     parser.add_argument("--numbering", action="store_true", help="only the numbered documents' section paths")
     parser.add_argument("--tables", action="store_true", help="table cell accuracy only, ruled and borderless")
+    parser.add_argument("--no-ocr", action="store_true", help="with --tables: text PDFs only, no scans or images")
     args = parser.parse_args()
     if args.tables:
-        report = tables_report()
+        report = tables_report(ocr=not args.no_ocr)
         print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else "\n".join(
             f"{name:22} " + "  ".join(f"{k} {v}" for k, v in figures.items()) for name, figures in report.items()))
         return
@@ -200,18 +204,19 @@ def main() -> None:
         print_report(report)
 
 
-def tables_report() -> dict:
-    """Cell accuracy of ruled and borderless tables, ours and pdfplumber's "text" strategy (whole pages)."""
-    import io
-
+def tables_report(ocr: bool = True) -> dict:
+    """Cell accuracy of ruled and borderless tables, ours and pdfplumber's "text" strategy (whole pages); with
+    ``ocr``, also of the same pages scanned (rendered at 150 DPI, read by OCR) and of tables drawn as images."""
     import pdfplumber
 
     documents = {
-        "policy (7 rows)": lambda ruled: policy_pdf(pad_pages=6, ruled=ruled),
-        "manual (28, 2 pages)": lambda ruled: manual_pdf(ruled=ruled),
-        "parts (40, wrapped)": lambda ruled: policy_pdf(content=[("h", 1, "一、配件价格"), ("p", "下表列出全部配件的价格。"),
-                                                         ("t", PARTS), ("p", "以上价格均含税。")], ruled=ruled),
-        "prose (no table)": lambda ruled: policy_pdf(content=[("h", 1, "一、总则"), ("pad", 40)], ruled=ruled),
+        "policy (7 rows)": lambda ruled, embedded=False: policy_pdf(pad_pages=6, ruled=ruled, embedded_font=embedded),
+        "manual (28, 2 pages)": lambda ruled, embedded=False: manual_pdf(ruled=ruled, embedded_font=embedded),
+        "parts (40, wrapped)": lambda ruled, embedded=False: policy_pdf(
+            content=[("h", 1, "一、配件价格"), ("p", "下表列出全部配件的价格。"), ("t", PARTS), ("p", "以上价格均含税。")],
+            ruled=ruled, embedded_font=embedded),
+        "prose (no table)": lambda ruled, embedded=False: policy_pdf(content=[("h", 1, "一、总则"), ("pad", 40)],
+                                                                     ruled=ruled, embedded_font=embedded),
     }
     report: dict = {}
     for name, make in documents.items():
@@ -238,6 +243,53 @@ def tables_report() -> dict:
                 if truth.tables:
                     score = type("Doc", (), {"blocks": [type("B", (), {"kind": "table", "rows": _first_at_header(rows, truth)})()]})()
                     figures["pdfplumber_text_cells"] = round(cell_accuracy(score, truth), 4)
+            if ocr:  # the same pages as a scan: OCR's boxes, ruled tables from their strokes, borderless from alignment
+                scan = scanned_pdf(render_pages(make(ruled, True)[0]))  # with the font embedded: STSong-Light is not rendered
+                started = time.perf_counter()
+                sdoc = parse_file("t-scan.pdf", scan)
+                seconds = time.perf_counter() - started
+                figures[f"scanned_{kind}_tables"] = sum(b.kind == "table" for b in sdoc.blocks)
+                if truth.tables:
+                    figures[f"scanned_{kind}_cells"] = round(cell_accuracy(sdoc, truth), 4)
+                figures[f"scanned_{kind}_s_per_page"] = round(seconds / sdoc.metadata["pages"], 2)
+        report[name] = figures
+    if ocr:
+        report.update(image_tables_report())
+    return report
+
+
+DEVICES = [["设备名称", "型号", "数量", "存放地点"]] + [
+    [name, f"ZK-{100 + 10 * i}", str(2 * i + 1), place] for i, (name, place) in enumerate(
+        [("投影仪", "三楼会议室"), ("笔记本电脑", "信息部库房"), ("打印机", "二楼办公区"), ("交换机", "一号机房"),
+         ("服务器", "二号机房"), ("显示器", "信息部库房"), ("扫描仪", "档案室"), ("路由器", "一号机房"), ("摄像头", "前台"),
+         ("音箱", "三楼会议室"), ("麦克风", "三楼会议室"), ("平板电脑", "销售部"), ("复印机", "二楼办公区"),
+         ("门禁读卡器", "前台"), ("硬盘录像机", "一号机房"), ("电话机", "各办公室")])]
+
+
+def image_tables_report() -> dict:
+    """Borderless tables drawn as images (``tests.docgen.table_image``): a PNG, a JPEG, a scanned PDF whose table runs
+    over a page break, and a PNG of prose that must give no table."""
+    from tests.docgen import png_bytes, table_image, text_image
+
+    before, after = ("一、设备清单", "下表列出信息部登记的全部设备。"), ("以上设备每季度盘点一次。",)
+    truth = type("Truth", (), {"tables": [DEVICES]})()
+    image = table_image(DEVICES, before=before, after=after)
+    jpeg = io.BytesIO()
+    image.save(jpeg, format="JPEG", quality=75)
+    pages = [table_image(DEVICES[:10], before=before, layout=DEVICES),
+             table_image([DEVICES[0]] + DEVICES[10:], after=after, layout=DEVICES)]
+    prose = [POLICY[1][1][i:i + 30] for i in range(0, len(POLICY[1][1]), 30)] + [POLICY[4][1][:30], POLICY[4][1][30:]]
+    cases = {"devices (16, PNG)": ("t.png", png_bytes(image)), "devices (16, JPEG)": ("t.jpg", jpeg.getvalue()),
+             "devices (2 scanned pages)": ("t.pdf", scanned_pdf(pages)),
+             "prose (PNG, no table)": ("p.png", text_image(prose, size=24, width=1000))}
+    report: dict = {}
+    for name, (file_name, data) in cases.items():
+        started = time.perf_counter()
+        doc = parse_file(file_name, data)
+        figures = {"tables": sum(b.kind == "table" for b in doc.blocks)}
+        if "devices" in name:
+            figures["cells"] = round(cell_accuracy(doc, truth), 4)
+        figures["seconds"] = round(time.perf_counter() - started, 2)
         report[name] = figures
     return report
 

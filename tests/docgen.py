@@ -230,6 +230,44 @@ def text_image(lines: list[str], *, size: int = 28, width: int = 1100, fmt: str 
     return buffer.getvalue()
 
 
+def table_image(rows: list[list[str]], *, before: tuple[str, ...] = (), after: tuple[str, ...] = (), size: int = 24,
+                width: int = 1000, layout: list[list[str]] | None = None):
+    """A borderless table drawn with the CJK font (no lines, no shading, as an exported report or a screenshot of a
+    plain spreadsheet shows it), with lines of text ``before`` and ``after`` it, as a Pillow image. Columns are as
+    wide as the widest cell of ``layout`` (``rows`` by default) and two characters apart, so that the pages of one
+    table split over several images keep their columns."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(cjk_font_path(), size)
+    layout = rows if layout is None else layout
+    widths = [max(font.getlength(row[c]) for row in layout) for c in range(len(layout[0]))]
+    lefts = [30 + sum(widths[:c]) + 2 * size * c for c in range(len(widths))]
+    line_height, row_height = int(size * 1.6), int(size * 1.8)
+    height = 40 + line_height * (len(before) + len(after)) + row_height * len(rows) + size
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    top = 20
+    for line in before:
+        draw.text((30, top), line, font=font, fill="black")
+        top += line_height
+    top += size // 2
+    for row in rows:
+        for left, cell in zip(lefts, row):
+            draw.text((left, top), cell, font=font, fill="black")
+        top += row_height
+    top += size // 2
+    for line in after:
+        draw.text((30, top), line, font=font, fill="black")
+        top += line_height
+    return image
+
+
+def png_bytes(image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 # --- slides -----------------------------------------------------------------------------------
 
 

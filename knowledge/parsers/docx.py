@@ -1,4 +1,5 @@
-"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles; pictures by OCR."""
+"""Word DOCX via python-docx: paragraphs and tables in body order, heading levels from styles; pictures (in the body
+and in table cells) by OCR."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +11,7 @@ import docx
 from docx.document import Document as DocxDocument
 from docx.oxml.ns import qn
 from docx.oxml.xmlchemy import BaseOxmlElement
-from docx.table import Table
+from docx.table import Table, _Cell
 from docx.text.paragraph import Paragraph
 
 from knowledge.parsers.blocks import table_block
@@ -32,7 +33,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     title_styled: Block | None = None  # the first block, when it is in the Title style
     title_text = ""  # the first paragraph, when it is the title of a document numbered without heading styles
     items = list(_body_items(document))
-    pictures = PictureReader(options, sum(len(_picture_ids(item)) for item in items if isinstance(item, Paragraph)))
+    pictures = PictureReader(options, sum(len(_picture_ids(item)) for item in items))
     for item in items:
         if isinstance(item, Paragraph):
             block = _paragraph_block(item)
@@ -40,7 +41,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
             if block is not None and not blocks and style in _TITLE_STYLES:
                 title_styled = block = dataclasses.replace(block, meta={"title": True})  # no section: the title
         elif isinstance(item, Table):
-            block = table_block([[cell.text for cell in row.cells] for row in item.rows])
+            block = _table(item, document, pictures)
         else:
             block = None
         if block is not None:
@@ -137,9 +138,34 @@ def _outline_level(ppr) -> int | None:  # type: ignore[no-untyped-def]
         return None
 
 
-def _picture_ids(paragraph: Paragraph) -> list[str]:
-    """Relationship ids of the paragraph's embedded pictures (DrawingML ``a:blip``, VML ``v:imagedata``), in order."""
-    return list(paragraph._p.xpath(".//*[local-name()='blip']/@*[local-name()='embed']"
+def _table(table: Table, document: DocxDocument, pictures: PictureReader) -> Block | None:
+    """The table's cells row by row, each with the text of its pictures (by OCR) after its own text; a table with
+    pictures read is marked as OCR, with their confidence. A merged cell (repeated by python-docx in each grid
+    position it spans) is read once."""
+    read: dict[object, str] = {}  # by cell element: the dict keeps each proxy alive, so a merged cell is found again
+    confidences: list[float] = []
+    rows = []
+    for row in table.rows:
+        cells = []
+        for cell in row.cells:
+            if cell._tc not in read:
+                parts = [cell.text.strip()]
+                for picture in _picture_ids(cell):
+                    text, confidence = pictures.cell_text(_picture_blob(document, picture))
+                    parts.append(text)
+                    if confidence is not None:
+                        confidences.append(confidence)
+                read[cell._tc] = "\n".join(part for part in parts if part)
+            cells.append(read[cell._tc])
+        rows.append(cells)
+    meta = {"ocr": True, "ocr_confidence": round(min(confidences), 4)} if confidences else {}
+    return table_block(rows, meta=meta)
+
+
+def _picture_ids(item: Paragraph | Table | _Cell) -> list[str]:
+    """Relationship ids of the embedded pictures (DrawingML ``a:blip``, VML ``v:imagedata``) of a paragraph, a table
+    or a cell, in order."""
+    return list(item._element.xpath(".//*[local-name()='blip']/@*[local-name()='embed']"
                                    " | .//*[local-name()='imagedata']/@*[local-name()='id']"))
 
 

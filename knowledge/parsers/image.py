@@ -50,7 +50,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions, doc_type: str = "png
     for table in tables:
         position = next((i for i, item in enumerate(items) if item.top > table.top), len(items))
         items.insert(position, TableItem(rows=table.rows, top=table.top, bottom=table.bottom, x0=table.x0,
-                                         x1=table.x1, page=1))
+                                         x1=table.x1, page=1, columns=table.columns))
     builder = BlockBuilder(body=body_size([lines]))
     builder.page(items, meta={"ocr": True})
     blocks = [dataclasses.replace(block, page=None, page_end=None) for block in builder.finish()]

@@ -8,7 +8,9 @@ The engine is loaded once per process, on first use, and is not thread-safe: cal
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from knowledge.parsers.ocr_tables import borderless, visual_rows
 
 # Pixel cap for one image or rendered page (a decompression bomb guard; A4 at 300 DPI is 8.7 Mpx).
 MAX_PIXELS = 40_000_000
@@ -47,13 +49,15 @@ def _get_engine():
 
 @dataclass(frozen=True)
 class OcrTable:
-    """A ruled table found in an image: its box (pixels) and its cells' recognised text, row by row."""
+    """A table found in an image (ruled, or borderless from its boxes' alignment): its box (pixels) and its cells'
+    recognised text, row by row; a borderless one also has its columns' left edges (to match a continuation)."""
 
     x0: float
     top: float
     x1: float
     bottom: float
     rows: list[list[str]]
+    columns: list[float] = field(default_factory=list)
 
 
 def recognise(image) -> list[OcrLine]:
@@ -62,7 +66,8 @@ def recognise(image) -> list[OcrLine]:
 
 
 def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
-    """Lines outside ruled tables, and the tables with the text of each cell.
+    """Lines outside tables, and the tables with the text of each cell: ruled ones from their strokes
+    (``find_tables``), then borderless ones from the alignment of the boxes left (``ocr_tables.borderless``).
 
     Raises ``ParseError("ocr_failed")`` when the engine cannot run (e.g. OpenCV without the system's libGL).
     """
@@ -78,7 +83,9 @@ def read(image) -> tuple[list[OcrLine], list[OcrTable]]:
             raise ParseError("ocr_failed", f"OCR could not run here ({type(exc).__name__}: {exc})") from exc
         raise
     inside = {id(box) for table, members in tables for box in members}
-    return merge_segments([box for box in boxes if id(box) not in inside]), [table for table, _ in tables]
+    found, rest = borderless([box for box in boxes if id(box) not in inside])
+    tables.extend((OcrTable(t.x0, t.top, t.x1, t.bottom, t.rows, t.columns), []) for t in found)
+    return merge_segments(rest), sorted((table for table, _ in tables), key=lambda t: t.top)
 
 
 def recognise_boxes(image) -> list[OcrLine]:
@@ -156,22 +163,8 @@ def _joins_tight(before: str, after: str) -> bool:
 
 def merge_segments(lines: list[OcrLine]) -> list[OcrLine]:
     """Join boxes that sit on one text line (the detector sometimes cuts a line at a wide gap)."""
-    lines = sorted(lines, key=lambda line: (line.top + line.bottom) / 2)
-    rows: list[list[OcrLine]] = []
-    for line in lines:
-        middle = (line.top + line.bottom) / 2
-        if rows:
-            last = rows[-1]
-            top = min(item.top for item in last)
-            bottom = max(item.bottom for item in last)
-            height = bottom - top
-            if top + 0.25 * height <= middle <= bottom - 0.25 * height:
-                last.append(line)
-                continue
-        rows.append([line])
     merged = []
-    for row in rows:
-        row.sort(key=lambda item: item.x0)
+    for row in visual_rows(lines):
         text = row[0].text
         for before, item in zip(row, row[1:]):
             gap = item.x0 - before.x1

@@ -51,7 +51,8 @@ def recognise_scans(data: bytes, scans: list[int], pages: dict, ocr_meta: dict[i
             lines = [ocr_line(item, number, height, to_points) for item in recognised]
             tables = [TableItem(rows=table.rows, top=table.top * to_points, bottom=table.bottom * to_points,
                                 x0=table.x0 * to_points, x1=table.x1 * to_points, page=number,
-                                row_pages=[number] * len(table.rows)) for table in found_tables]
+                                row_pages=[number] * len(table.rows), columns=[x * to_points for x in table.columns])
+                      for table in found_tables]
             pages[number] = (lines, tables)
             chars = sum(len(item.text) for item in recognised) or 1
             confidence = sum(item.confidence * len(item.text) for item in recognised) / chars if recognised else 1.0

@@ -3,6 +3,7 @@ tables continued across pages merged."""
 from __future__ import annotations
 
 import statistics
+import unicodedata
 
 from knowledge.parsers.layout import Line, TableItem, join_lines
 from knowledge.parsers.pdf_tables import borderless_tables, ruled_tables
@@ -137,7 +138,8 @@ def _rejoin_rows(lines: list[Line]) -> list[Line]:
 def merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Line | TableItem]]:
     """A table that ends a page and one that starts the next, with the same columns, are one table.
 
-    The continuation's first row is dropped when it repeats the header (as word processors do).
+    The continuation's first row is dropped when it repeats the header (as word processors do), compared without
+    whitespace and in NFKC form: OCR reads one page's 「（GB）」 as another's 「 (GB)」.
     """
     previous: TableItem | None = None
     for items in pages:
@@ -151,7 +153,7 @@ def merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Lin
             if same_columns and aligned:
                 rows = following.rows
                 row_pages = following.row_pages
-                if [c.strip() for c in rows[0]] == [c.strip() for c in previous.rows[0]]:
+                if list(map(_cell_key, rows[0])) == list(map(_cell_key, previous.rows[0])):
                     rows, row_pages = rows[1:], row_pages[1:]
                 previous.rows.extend(rows)
                 previous.row_pages.extend(row_pages)
@@ -159,3 +161,7 @@ def merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Lin
         last = items[-1] if items else None
         previous = last if isinstance(last, TableItem) else None
     return pages
+
+
+def _cell_key(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).split())

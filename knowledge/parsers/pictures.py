@@ -1,6 +1,7 @@
-"""Pictures inside documents (DOCX inline images, PPTX picture shapes): read by OCR (``knowledge.parsers.ocr``) into
+"""Pictures inside documents (DOCX inline images, in the body or in table cells; PPTX picture shapes): read by OCR (``knowledge.parsers.ocr``) into
 blocks that the document's parser places where the picture stands, marked as OCR with their confidence as scanned
-pages are (``{"ocr": True, "ocr_confidence": c, "picture": True}``), so their text is a chunk of its own.
+pages are (``{"ocr": True, "ocr_confidence": c, "picture": True}``), so their text is a chunk of its own. A picture
+in a DOCX table cell is read into that cell's text (``PictureReader.cell_text``), the table marked as OCR.
 
 Bounded: at most ``ParseOptions.max_pictures`` pictures a file, each also one of the file's OCR pages
 (``max_ocr_pages``, shared with scans and attachments), each at most ``ocr.MAX_PIXELS``; pictures beyond a budget,
@@ -17,6 +18,7 @@ import io
 from knowledge.parsers.blocks import table_block
 from knowledge.parsers.budget import out_of_time
 from knowledge.parsers.headings import HeadingDetector, with_numbered_headings
+from knowledge.parsers.layout import join_lines
 from knowledge.parsers.types import Block, ParseError, ParseOptions
 
 MIN_SIDE = 32
@@ -63,6 +65,22 @@ class PictureReader:
             self.skipped += 1
             return []
         return _as_blocks(lines, tables, page)
+
+    def cell_text(self, blob: bytes | None) -> tuple[str, float | None]:
+        """``(text, confidence)`` of a picture inside a table cell: its lines rejoined (a table in it row by row,
+        cells apart), to stand in the cell after the cell's own text; ``("", None)`` when nothing was read."""
+        text, chars, weighted = [], 0, 0.0
+        for block in self.blocks(blob):
+            if block.kind == "table" and block.rows:
+                text.extend(" ".join(cell for cell in row if cell) for row in block.rows)
+                continue
+            lines = block.text.split("\n")
+            text.append(join_lines(lines))
+            chars += len(block.text)
+            weighted += block.meta.get("ocr_confidence", 1.0) * len(block.text)
+        if not text:
+            return "", None
+        return join_lines(text), (weighted / chars if chars else 1.0)
 
     def _open(self, blob: bytes):  # type: ignore[no-untyped-def]
         """The picture as RGB on white, or None (counted when it is unreadable or too large, not when tiny)."""

@@ -93,6 +93,40 @@ def test_pictures_without_text_tiny_or_over_the_budget_are_skipped_not_failed() 
     assert not any(b.meta.get("picture") for b in doc.blocks)
 
 
+def table_docx(cells: list[list[str | bytes]]) -> bytes:
+    """A heading, then a table whose cells hold text (``str``) or a picture (``bytes``, a PNG)."""
+    import docx
+    from docx.shared import Inches
+
+    document = docx.Document()
+    document.add_paragraph("一、操作步骤")
+    table = document.add_table(rows=len(cells), cols=len(cells[0]))
+    for row, values in zip(table.rows, cells):
+        for cell, value in zip(row.cells, values):
+            if isinstance(value, bytes):
+                cell.paragraphs[0].add_run().add_picture(io.BytesIO(value), width=Inches(3))
+            else:
+                cell.text = value
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_docx_pictures_in_table_cells_are_read_into_their_cells() -> None:
+    calls: list[tuple[int, int]] = []
+    cells: list[list[str | bytes]] = [["步骤", "界面"], ["登录", _png(LOGIN)], ["锁定", _png(NUMBERED)],
+                                      ["退出", "点击右上角的退出按钮"]]
+    doc = parse_nested("步骤.docx", table_docx(cells), ParseOptions(on_page=lambda done, total: calls.append((done, total))))
+    (table,) = [b for b in doc.blocks if b.kind == "table"]
+    assert [list(row) for row in table.rows] == [["步骤", "界面"], ["登录", "".join(LOGIN)], ["锁定", "".join(NUMBERED)],
+                                                 ["退出", "点击右上角的退出按钮"]]
+    assert table.meta["ocr"] is True and table.meta["ocr_confidence"] > 0.9
+    assert doc.metadata["pictures_read"] == 2 and calls[0] == (0, 2) and calls[-1] == (2, 2)
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["一、操作步骤"]  # 「一、注意事项」 in a cell is no heading
+    (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
+    assert chunk.metadata["ocr"] is True and "初始密码为身份证后六位" in chunk.content
+
+
 def slides_with_pictures() -> bytes:
     from pptx import Presentation
     from pptx.util import Inches
