@@ -28,3 +28,7 @@ register("key_rate_limited", Throttled, _("This key is over its %(limit)s reques
 register("origin_not_allowed", PermissionDenied, _("The origin %(origin)r may not embed this assistant."))
 register("share_not_found", NotFound, _("This share link does not exist or was turned off."))
 register("share_members_only", NotAuthenticated, _("Sign in to use this assistant."))
+register("embed_ticket_invalid", PermissionDenied,
+         _("The chat's visitor ticket is missing or not valid; reload the page."))
+register("visitor_rate_limited", Throttled,
+         _("Too many questions: at most %(limit)s a minute; retry in %(retry)s s."))

@@ -26,6 +26,8 @@ urlpatterns = [
         SpectacularRedocView.as_view(url_name="schema")), name="api-redoc"),
     path("", include("knowledge.urls")),
     path("", include("chat.urls")),
+    # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
+    path("", include("assistants.visitor_urls")),
 ]
 
 
