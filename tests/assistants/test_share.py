@@ -220,3 +220,25 @@ async def test_questions_are_throttled_per_visitor_and_per_address(shared, setti
     response, body = await ask(second, shared, question="")
     assert response.status_code == 429 and body["error"]["code"] == "visitor_rate_limited"
     assert "3" in body["error"]["message"]
+
+
+def test_manage_py_publishes_a_share_link_and_the_embed_snippets(assistant, alice, docs_kb):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("assistant_publish", owner="alice", name="产品助手", share="public", origin=["https://a.example.com"],
+                 site="https://zhiku.example/", stdout=out)
+    first = json.loads(out.getvalue())
+    assistant.refresh_from_db()
+    assert first["share_url"] == f"https://zhiku.example/s/{assistant.share_token}/"
+    assert first["embed_script"] == f'<script src="https://zhiku.example/embed/{assistant.pk}.js" defer></script>'
+    assert f'src="https://zhiku.example/embed/{assistant.pk}/chat/"' in first["embed_iframe"]
+    assert Client().get(f"/s/{assistant.share_token}/").status_code == 200
+    out = StringIO()
+    call_command("assistant_publish", owner="alice", name="产品助手", rotate=True, origin=[""], stdout=out)
+    second = json.loads(out.getvalue())
+    assert second["share_url"] != first["share_url"] and "embed_script" not in second
+    assert Client().get(first["share_url"].replace("https://zhiku.example", "")).status_code == 404
+    assert Client().get(f"/embed/{assistant.pk}.js").status_code == 404
