@@ -26,14 +26,14 @@ from django.views.decorators.http import require_GET, require_POST
 from assistants.models import Assistant, ShareAccess
 from assistants.visitor_http import (conversations_response, error_response, exception_response, feedback_response,
                                      page_context, stream_response)
-from assistants.visitors import COOKIE_SALT, member_visitor, visitor_new
+from assistants.visitors import COOKIE_SALT, VISITOR_DAYS, member_visitor, visitor_new
 from chat.models import Channel
 from chat.services import in_thread
 from chat.sse import _csrf_failure
 from knowledge.errors import ApplicationError, fail, message
 
 COOKIE = "zhiku_visitor"
-COOKIE_AGE = 180 * 24 * 3600
+COOKIE_AGE = VISITOR_DAYS * 24 * 3600
 
 
 def share_get(token: str) -> Assistant:

@@ -35,6 +35,8 @@ from knowledge.stores import redis_client
 TICKET_SALT = "assistants.embed.ticket"
 COOKIE_SALT = "assistants.share.visitor"
 CONVERSATIONS_SHOWN = 30
+VISITOR_DAYS = 180
+"""How long a visitor's cookie or ticket is honoured; then they start afresh."""
 
 
 def visitor_new() -> str:
@@ -54,9 +56,10 @@ def ticket_issue(*, assistant_id: int, visitor: str, origin: str) -> str:
 
 
 def ticket_read(value: str, *, assistant_id: int) -> tuple[str, str] | None:
-    """(visitor, origin) of a ticket of this assistant the server signed; None for any other value."""
+    """(visitor, origin) of a ticket of this assistant the server signed (``signing.dumps`` is timestamped) within
+    ``VISITOR_DAYS``; None for any other value."""
     try:
-        data = signing.loads((value or "")[:500], salt=TICKET_SALT)
+        data = signing.loads((value or "")[:500], salt=TICKET_SALT, max_age=VISITOR_DAYS * 24 * 3600)
     except signing.BadSignature:
         return None
     if not isinstance(data, dict) or data.get("a") != int(assistant_id):

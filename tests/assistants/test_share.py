@@ -242,3 +242,25 @@ def test_manage_py_publishes_a_share_link_and_the_embed_snippets(assistant, alic
     assert second["share_url"] != first["share_url"] and "embed_script" not in second
     assert Client().get(first["share_url"].replace("https://zhiku.example", "")).status_code == 404
     assert Client().get(f"/embed/{assistant.pk}.js").status_code == 404
+
+
+async def test_a_link_whose_owner_lost_the_kb_answers_nothing_from_it(alice, bob, make_kb, ingest):
+    from assistants.services import assistant_create
+    from knowledge.models import Membership, Role
+    from chat_helpers import DOCS
+
+    def setup():
+        kb = make_kb(bob, "鲍勃的产品文档")
+        ingest(kb, dict(DOCS))
+        Membership.objects.create(kb=kb, user=alice, role=Role.VIEWER)
+        made = assistant_create(owner=alice, name="借用", kb_ids=[kb.pk], share_access="public")
+        return made, kb
+
+    made, kb = await in_thread(setup)()
+    client = await csrf_client()
+    await page(client, made)
+    response, events = await ask(client, made)
+    assert response.status_code == 200 and "9800" in events[-1][1]["answer"]
+    await in_thread(lambda: Membership.objects.filter(kb=kb, user=alice).delete())()
+    response, body = await ask(client, made)
+    assert response.status_code == 403 and body["error"]["code"] == "assistant_unavailable"
