@@ -247,4 +247,5 @@
   $("vc-new").addEventListener("click", fresh);
   $("vc-history-toggle").addEventListener("click", toggleHistory);
   fresh();
+  document.body.dataset.ready = "1";  // the page's handlers are in place (tests wait for it)
 })();

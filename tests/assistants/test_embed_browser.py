@@ -47,13 +47,22 @@ def other_site(directory):
         httpd.server_close()
 
 
+def wait_ready(browser) -> None:
+    """Until the chat page's script has set up its handlers (it marks ``body[data-ready]``)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-ready]"))
+
+
 def ask_in(browser, question: str):
     """Type ``question`` into the visitor chat of the current frame or page; the answer once it has finished."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     ended = ".vc-msg.assistant .vc-feedback:not([hidden]), .vc-msg.assistant .vc-error"
-    box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "vc-question"))
+    wait_ready(browser)
+    box = browser.find_element(By.ID, "vc-question")
     before = len(browser.find_elements(By.CSS_SELECTOR, ended))
     box.send_keys(question)
     browser.find_element(By.ID, "vc-send").click()
@@ -81,7 +90,7 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         frame = browser.find_element(By.CSS_SELECTOR, "iframe.zhiku-chat-frame")
         assert frame.get_attribute("src").startswith(server + f"/embed/{assistant.pk}/chat/")
         browser.switch_to.frame(frame)
-        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "vc-question"))
+        wait_ready(browser)
         assert browser.find_element(By.ID, "vc-name").text == "产品助手"
         assert "可以回答价格与安装问题" in browser.find_element(By.ID, "vc-messages").text
         suggestions = [b.text for b in browser.find_elements(By.CSS_SELECTOR, ".vc-suggest")]
@@ -113,6 +122,11 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble")).click()
         frame = browser.find_element(By.CSS_SELECTOR, "iframe.zhiku-chat-frame")
         browser.switch_to.frame(frame)
+        # Until the frame has loaded whatever it will show (Chromium's error page, for a frame it refuses to render).
+        WebDriverWait(browser, 20).until(lambda d: d.execute_script(
+            "return document.readyState === 'complete' && location.href !== 'about:blank'"))
+        shown = browser.execute_script("return location.href")
+        assert not shown.startswith(server), shown
         assert browser.find_elements(By.ID, "vc-question") == [] and browser.find_elements(By.ID, "vc-config") == []
         browser.switch_to.default_content()
         browser.save_screenshot("/tmp/embed-refused.png")
