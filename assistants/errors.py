@@ -45,3 +45,7 @@ register("invalid_retrieval_request", ValidationFailed,
                               "%(limit)s conditions."),
          condition=_("Each condition names a metadata field and one of the operators %(operators)s, with a value "
                      "unless the operator is empty or not empty."))
+register("embed_ticket_invalid", PermissionDenied,
+         _("The chat's visitor ticket is missing or not valid; reload the page."))
+register("visitor_rate_limited", Throttled,
+         _("Too many questions: at most %(limit)s a minute; retry in %(retry)s s."))

@@ -358,6 +358,9 @@ ZHIKU_LLM_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TIMEOUT", "60"))
 ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
 # Requests a minute one assistant or KB key may make (each key may set its own; assistants/keys.py).
 ZHIKU_KEY_RATE_LIMIT = env_int("ZHIKU_KEY_RATE_LIMIT", 60)
+# Questions a minute to a share link or an embedded chat: per visitor, and per client address (assistants/visitors.py).
+ZHIKU_VISITOR_RATE_LIMIT = env_int("ZHIKU_VISITOR_RATE_LIMIT", 20)
+ZHIKU_VISITOR_IP_RATE_LIMIT = env_int("ZHIKU_VISITOR_IP_RATE_LIMIT", 60)
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

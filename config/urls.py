@@ -28,6 +28,8 @@ urlpatterns = [
     path("", include("assistants.integration_urls")),
     path("", include("knowledge.urls")),
     path("", include("chat.urls")),
+    # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
+    path("", include("assistants.visitor_urls")),
 ]
 
 

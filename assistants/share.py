@@ -1,0 +1,130 @@
+"""Share links: ``/s/<token>/``, the assistant's chat page for anyone with the link or for signed-in members.
+
+The token is ``Assistant.share_token``; a link whose assistant's ``share_access`` is ``off``, or whose token was
+rotated (``assistants.services.share_token_rotate``), is 404 ``share_not_found`` at once, page and API alike.
+``members``: an anonymous visitor of the page is sent to sign in and back; of the API, 401 ``share_members_only``.
+
+Each visitor has their own conversations (assistants/visitors.py): a signed-in member is ``user:<pk>``; anyone
+else an opaque id in a signed, HttpOnly, SameSite=Lax cookie. The page is same-site, so Django's CSRF cookie
+works and every POST is CSRF-checked as the console's are. Nothing else is reachable from the page: it names no
+KB, its script calls only the routes below, and a source shows its document's title, section and text.
+
+    GET  /s/<token>/                          the chat page
+    POST /s/<token>/chat/stream/              {"question", "conversation"?} → text/event-stream
+    GET  /s/<token>/conversations/            the visitor's conversations
+    GET  /s/<token>/conversations/<id>/       one of them, with its messages
+    POST /s/<token>/feedback/                 {"message", "rating": "up"|"down"}
+"""
+from __future__ import annotations
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
+from django.views.decorators.http import require_GET, require_POST
+
+from assistants.models import Assistant, ShareAccess
+from assistants.visitor_http import (conversations_response, error_response, exception_response, feedback_response,
+                                     page_context, stream_response)
+from assistants.visitors import COOKIE_SALT, VISITOR_DAYS, member_visitor, visitor_new
+from chat.models import Channel
+from chat.services import in_thread
+from chat.sse import _csrf_failure
+from knowledge.errors import ApplicationError, fail, message
+
+COOKIE = "zhiku_visitor"
+COOKIE_AGE = VISITOR_DAYS * 24 * 3600
+
+
+def share_get(token: str) -> Assistant:
+    """The assistant whose live share link is ``token``; NotFound ``share_not_found`` otherwise."""
+    assistant = (Assistant.objects.select_related("owner").exclude(share_access=ShareAccess.OFF)
+                 .filter(share_token=str(token)[:64]).first()) if token else None
+    if assistant is None or not assistant.owner.is_active:
+        raise fail("share_not_found")
+    return assistant
+
+
+def _cookie_visitor(request: HttpRequest) -> str | None:
+    value = request.get_signed_cookie(COOKIE, default=None, salt=COOKIE_SALT, max_age=COOKIE_AGE)
+    return value if isinstance(value, str) and value.startswith("v-") else None
+
+
+def _visitor(request: HttpRequest, user) -> tuple[str, bool]:
+    """(visitor id, whether it is new and must be set as the cookie)."""
+    if user.is_authenticated:
+        return member_visitor(user), False
+    known = _cookie_visitor(request)
+    return (known, False) if known else (visitor_new(), True)
+
+
+def _keep(response: HttpResponse, visitor: str, new: bool, request: HttpRequest) -> HttpResponse:
+    if new:
+        response.set_signed_cookie(COOKIE, visitor, salt=COOKIE_SALT, max_age=COOKIE_AGE, httponly=True,
+                                   samesite="Lax", secure=request.is_secure(), path="/s/")
+    return response
+
+
+def _not_found_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "assistants/visitor_refused.html", {"text": message("share_not_found")}, status=404)
+
+
+@require_GET
+@ensure_csrf_cookie
+def share_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The assistant's chat page: its name, opening message and suggested questions."""
+    try:
+        assistant = share_get(token)
+    except ApplicationError:
+        return _not_found_page(request)
+    if assistant.share_access == ShareAccess.MEMBERS and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    visitor, new = _visitor(request, request.user)
+    response = render(request, "assistants/visitor_chat.html", page_context(assistant, base=f"/s/{token}/"))
+    return _keep(response, visitor, new, request)
+
+
+async def _resolve(request: HttpRequest, token: str):
+    """(assistant, visitor, new, error response) of an API request of a share link."""
+    try:
+        assistant = await in_thread(share_get)(token)
+    except ApplicationError as exc:
+        return None, "", False, exception_response(exc)
+    user = await request.auser()
+    if assistant.share_access == ShareAccess.MEMBERS and not user.is_authenticated:
+        return None, "", False, error_response("share_members_only")
+    visitor, new = _visitor(request, user)
+    return assistant, visitor, new, None
+
+
+@csrf_exempt  # checked below, after the link is found, with the error shape of the API
+@require_POST
+async def share_stream(request: HttpRequest, token: str) -> HttpResponse:
+    assistant, visitor, new, failure = await _resolve(request, token)
+    if failure is not None:
+        return failure
+    reason = _csrf_failure(request)
+    if reason:
+        return error_response("permission_denied", "csrf", reason=reason)
+    response = await stream_response(request, assistant=assistant, channel=Channel.SHARE, visitor=visitor)
+    return _keep(response, visitor, new, request)
+
+
+@require_GET
+async def share_conversations(request: HttpRequest, token: str, conversation_id: int | None = None) -> HttpResponse:
+    assistant, visitor, _new, failure = await _resolve(request, token)
+    if failure is not None:
+        return failure
+    return await in_thread(conversations_response)(assistant=assistant, visitor=visitor, conversation_id=conversation_id)
+
+
+@csrf_exempt  # checked below, as in share_stream
+@require_POST
+async def share_feedback(request: HttpRequest, token: str) -> HttpResponse:
+    assistant, visitor, _new, failure = await _resolve(request, token)
+    if failure is not None:
+        return failure
+    reason = _csrf_failure(request)
+    if reason:
+        return error_response("permission_denied", "csrf", reason=reason)
+    return await in_thread(feedback_response)(request, assistant=assistant, visitor=visitor)
