@@ -28,3 +28,8 @@ register("key_rate_limited", Throttled, _("This key is over its %(limit)s reques
 register("origin_not_allowed", PermissionDenied, _("The origin %(origin)r may not embed this assistant."))
 register("share_not_found", NotFound, _("This share link does not exist or was turned off."))
 register("share_members_only", NotAuthenticated, _("Sign in to use this assistant."))
+
+# --- the MCP server (assistants/mcp_server.py) ------------------------------------------------------------------
+register("invalid_metadata_filter", ValidationFailed,
+         _("metadata is an object of at most %(keys)s keys of at most %(key_chars)s characters, each value a text of "
+           "at most %(value_chars)s characters, a number or true/false."))
