@@ -9,6 +9,7 @@ over its budget (429), a KB the owner lost (gone from the list and the search), 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 
@@ -195,6 +196,20 @@ def test_no_key_a_bad_key_and_a_revoked_key_are_401_before_any_mcp_processing(li
 
 
 @LIVE
+def test_one_plain_json_rpc_post_calls_a_tool(live, alice, docs_kb):
+    """What docs/integrations.md's curl example sends: stateless, so no initialize is needed first."""
+    _, key = kb_key_create(user=alice, kb_id=docs_kb.pk)
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "search_knowledge", "arguments": {"query": "专业版多少钱", "top_k": 2}}}
+    answer = requests.post(live + "/mcp/", json=body, timeout=60, headers={
+        "Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+    assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
+    result = answer.json()["result"]
+    assert result["isError"] is False and "9800" in result["structuredContent"]["results"][0]["text"]
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+@LIVE
 def test_a_key_over_its_budget_is_429_with_retry_after(live, alice, docs_kb):
     if not redis_available(REDIS_URL):
         pytest.skip("needs the Redis server at 127.0.0.1:6379 (make test starts one)")
@@ -255,3 +270,24 @@ def test_the_stdio_command_refuses_a_bad_key_at_start(alice, docs_kb):
     done = subprocess.run([sys.executable, "manage.py", "mcp_stdio", "--key", "zk-nothing"], cwd=ROOT, env=server_env(),
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode != 0 and "key_invalid" in done.stderr and done.stdout == ""
+
+
+@LIVE
+def test_ask_assistant_streams_a_models_answer_to_its_end_and_a_failing_model_is_a_tool_error(tmp_path, alice, assistant,
+                                                                                            fake_llm):
+    """The assistant's system prompt reaches the model (the fake OpenAI-compatible server at the wire); the
+    streamed tokens make the answer and its [1] the citation; a model answering HTTP 500 is the turn's error code."""
+    from assistants.services import assistant_update
+
+    assistant_update(assistant=assistant, user=alice, system_prompt="你是知库的售前顾问。")
+    _, key = assistant_key_create(user=alice, assistant=assistant)
+    llm = {"ZHIKU_LLM_BASE_URL": fake_llm.url, "ZHIKU_LLM_MODEL": "fake-model", "ZHIKU_LLM_API_KEY": "test-key"}
+    with daphne(tmp_path / "daphne.log", **llm) as url:
+        error, answer = call(url, key, "ask_assistant", question="知库专业版的价格是多少？")
+        assert not error and answer["answer"] == "知库专业版的价格是每年 9800 元[1]。"
+        assert [c["n"] for c in answer["citations"]] == [1] and answer["citations"][0]["document"]["title"] == "知库专业版"
+        streamed = [r.body for r in fake_llm.streams]
+        assert streamed and "你是知库的售前顾问。" in streamed[-1]["messages"][0]["content"]
+        fake_llm.status = 500
+        error, failed = call(url, key, "ask_assistant", question="专业版包含几个席位？")
+        assert error and failed["error"]["code"] == "llm_failed"
