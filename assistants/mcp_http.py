@@ -3,7 +3,7 @@
 ``MCPRoute`` wraps the HTTP side of config/asgi.py: a request for exactly ``/mcp`` or ``/mcp/`` goes to ``serve``,
 every other one to Django. ``serve`` checks the Host against ``ALLOWED_HOSTS`` (as Django would) and the
 ``Authorization: Bearer`` key (``assistants.keys.key_authenticate``) before the SDK reads a byte of the body:
-no key or a bad one is a 401, a key over its budget a 429, in the API's error shape.
+no key or a bad one is a 401, a key over its budget a 429, anything but a POST a 405, in the API's error shape.
 
 Why a session manager per request: the SDK's ``StreamableHTTPSessionManager`` must be inside its ``run()``
 while it handles requests (its task group hosts each request's server task), and the SDK's own apps enter
@@ -82,6 +82,12 @@ async def serve(scope, receive, send) -> None:
             caller = await _authenticated(scope)
         except ApplicationError as exc:
             await _refuse_error(send, exc)
+            return
+        if scope.get("method") != "POST":
+            # Stateless: no session to end (DELETE) and no server-sent stream to open (GET), which the SDK would
+            # hold open with nothing ever to send. The transport's rule for a server without one: 405.
+            await _refuse(send, 405, {"code": "method_not_allowed", "message": message("method_not_allowed")},
+                          [(b"allow", b"POST")])
             return
     token = CALLER.set(caller)
     try:

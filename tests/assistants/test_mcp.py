@@ -208,6 +208,17 @@ def test_one_plain_json_rpc_post_calls_a_tool(live, alice, docs_kb):
     assert result["isError"] is False and "9800" in result["structuredContent"]["results"][0]["text"]
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
 
+    # Stateless: no stream to open (GET) nor session to end (DELETE); a body that is no JSON-RPC is the SDK's 400.
+    auth = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json"}
+    for method in ("GET", "DELETE", "PUT"):
+        refused = requests.request(method, live + "/mcp/", timeout=60, headers=auth)
+        assert refused.status_code == 405 and refused.headers["Allow"] == "POST"
+        assert refused.json()["error"]["code"] == "method_not_allowed"
+    for data in (b"{not json", b"[]", b""):
+        odd = requests.post(live + "/mcp/", data=data, timeout=60, headers=auth)
+        assert odd.status_code == 400 and "error" in odd.json(), data
+
 
 @LIVE
 def test_a_key_over_its_budget_is_429_with_retry_after(live, alice, docs_kb):
