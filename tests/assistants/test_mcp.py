@@ -26,7 +26,7 @@ from assistants.models import ApiKey
 from assistants.services import assistant_create, assistant_key_create, kb_key_create
 from chat.models import Conversation
 from chat.services import in_thread
-from knowledge.models import Chunk, Document, Membership, Role
+from knowledge.models import Chunk, Document, KnowledgeBase, Membership, Role
 from tests.browser import ROOT, daphne, server_env
 from tests.helpers import redis_available
 
@@ -175,6 +175,12 @@ def test_an_assistant_key_reaches_its_assistants_kbs_asks_and_loses_a_kb_its_own
     assert error and refused["error"]["code"] == "kb_not_found"
     _, everything = call(live, key, "search_knowledge", query="差旅报销多久内提交", top_k=10)
     assert all(r["kb_id"] == docs_kb.pk for r in everything["results"])
+    # With none of its KBs readable (her own KB handed to Bob) the assistant is unavailable, to every tool.
+    KnowledgeBase.objects.filter(pk=docs_kb.pk).update(owner=bob)
+    for tool, arguments in (("list_knowledge_bases", {}), ("search_knowledge", {"query": "价格"}),
+                            ("ask_assistant", {"question": "价格"})):
+        error, gone = call(live, key, tool, **arguments)
+        assert error and gone["error"]["code"] == "assistant_unavailable", tool
 
 
 @LIVE
