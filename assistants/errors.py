@@ -49,3 +49,8 @@ register("embed_ticket_invalid", PermissionDenied,
          _("The chat's visitor ticket is missing or not valid; reload the page."))
 register("visitor_rate_limited", Throttled,
          _("Too many questions: at most %(limit)s a minute; retry in %(retry)s s."))
+
+# --- the MCP server (assistants/mcp_server.py) ------------------------------------------------------------------
+register("invalid_metadata_filter", ValidationFailed,
+         _("metadata is an object of at most %(keys)s keys of at most %(key_chars)s characters, each value a text of "
+           "at most %(value_chars)s characters, a number or true/false."))

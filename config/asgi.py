@@ -15,6 +15,7 @@ django_asgi_app = DisconnectWatch(ASGIStaticFilesHandler(get_asgi_application())
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from assistants.mcp_http import MCPRoute  # noqa: E402
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
 from config.daphne_http import skip_form_parsing  # noqa: E402
@@ -26,11 +27,12 @@ from config.ws_origin import OriginCheck  # noqa: E402
 # Request bodies are read by Django alone, malformed forms answered in the API's error shape.
 skip_form_parsing()
 
-# URL and header limits first (414/431), then HTTP through Django; for websockets the origin
+# URL and header limits first (414/431), then HTTP through Django, except /mcp/: the MCP server
+# (assistants/mcp_http.py, the official SDK's streamable HTTP behind an API key); for websockets the origin
 # is checked first (scheme, host and port: Django's CSRF origin rule, config/ws_origin.py), then
 # the session cookie, then a ?token= API token.
 application = RequestLimits(ProtocolTypeRouter({
-    "http": django_asgi_app,
+    "http": MCPRoute(django_asgi_app),
     "websocket": OriginCheck(TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
 }))
 

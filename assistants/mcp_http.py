@@ -1,0 +1,113 @@
+"""``/mcp/`` in the project's ASGI application: the key checked first, then the MCP SDK's streamable HTTP transport.
+
+``MCPRoute`` wraps the HTTP side of config/asgi.py: a request for exactly ``/mcp`` or ``/mcp/`` goes to ``serve``,
+every other one to Django. ``serve`` checks the Host against ``ALLOWED_HOSTS`` (as Django would) and the
+``Authorization: Bearer`` key (``assistants.keys.key_authenticate``) before the SDK reads a byte of the body:
+no key or a bad one is a 401, a key over its budget a 429, anything but a POST a 405, in the API's error shape.
+
+Why a session manager per request: the SDK's ``StreamableHTTPSessionManager`` must be inside its ``run()``
+while it handles requests (its task group hosts each request's server task), and the SDK's own apps enter
+``run()`` from the ASGI lifespan. daphne sends no lifespan events, so there is no start-up to enter it from.
+The server runs *stateless* with JSON responses: no session outlives its request, every request is
+authenticated on its own and any daphne process (scripts/cluster.py runs two) can answer it. So a manager
+per request, run around that request only, is its whole lifetime: nothing is started that could outlive a
+request, an event loop or a crash.
+"""
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from django.utils import translation
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from assistants.keys import bearer_key, key_authenticate
+from assistants.mcp_server import CALLER, server
+from assistants.mcp_tools import Caller
+from chat.services import in_thread
+from config.i18n import language_from_scope
+from knowledge.errors import ApplicationError, message
+
+PATHS = ("/mcp", "/mcp/")
+MAX_BODY_BYTES = 1024 * 1024
+"""A tool call's JSON body: a question and a few filters, far below the SDK's 4 MiB default."""
+
+
+def _header(scope, name: bytes) -> str:
+    for key, value in scope.get("headers") or []:
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def _host_allowed(scope) -> bool:
+    """The Host header passes ``ALLOWED_HOSTS`` (Django's own rule, its DEBUG defaults included)."""
+    allowed = settings.ALLOWED_HOSTS or ([".localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else [])
+    domain, _port = split_domain_port(_header(scope, b"host"))
+    return bool(domain) and validate_host(domain, allowed)
+
+
+async def _refuse(send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    data = json.dumps({"error": body}, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _refuse_error(send, exc: ApplicationError) -> None:
+    headers = []
+    if exc.status_code == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="zhiku"'))
+    if "retry_after" in exc.extra:
+        headers.append((b"retry-after", str(exc.extra["retry_after"]).encode()))
+    await _refuse(send, exc.status_code, {"code": exc.code, "message": str(exc.message), **exc.extra}, headers)
+
+
+async def _authenticated(scope) -> Caller:
+    """The caller of this request; ``key_missing`` / ``key_invalid`` (401), ``key_rate_limited`` (429)."""
+    key = bearer_key(_header(scope, b"authorization"))
+    row = await in_thread(key_authenticate)(key)
+    return Caller(key=key, row=row, language=translation.get_language())
+
+
+async def serve(scope, receive, send) -> None:
+    """One MCP request: refused before the SDK sees it, or handled by a stateless session manager of its own."""
+    with translation.override(language_from_scope(scope)):
+        if not _host_allowed(scope):
+            await _refuse(send, 400, {"code": "bad_request", "message": message("bad_request")})
+            return
+        try:
+            caller = await _authenticated(scope)
+        except ApplicationError as exc:
+            await _refuse_error(send, exc)
+            return
+        if scope.get("method") != "POST":
+            # Stateless: no session to end (DELETE) and no server-sent stream to open (GET), which the SDK would
+            # hold open with nothing ever to send. The transport's rule for a server without one: 405.
+            await _refuse(send, 405, {"code": "method_not_allowed", "message": message("method_not_allowed")},
+                          [(b"allow", b"POST")])
+            return
+    token = CALLER.set(caller)
+    try:
+        manager = StreamableHTTPSessionManager(
+            app=server._lowlevel_server,  # noqa: SLF001 - MCPServer builds the same manager around it (streamable_http_app)
+            stateless=True, json_response=True, max_request_body_size=MAX_BODY_BYTES)
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+    finally:
+        CALLER.reset(token)
+
+
+class MCPRoute:
+    """ASGI: ``/mcp`` and ``/mcp/`` to the MCP server (``serve``), anything else to ``app``."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope.get("path") in PATHS:
+            await serve(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
