@@ -5,6 +5,8 @@ owner can read) stay in ``assistants.services``, which answers them with their c
 """
 from __future__ import annotations
 
+from datetime import timezone
+
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
@@ -16,7 +18,7 @@ from knowledge.services.query_input import MAX_KBS, MAX_TOP_K
 MAX_TEXT = 8000
 MAX_RATE_LIMIT = 100_000
 # scheme://host[:port], as assistants.services keeps them (a trailing "/" is dropped there).
-ORIGIN = RegexValidator(r"^\s*https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?\s*$", code="invalid",
+ORIGIN = RegexValidator(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$", code="invalid",
                         message="An origin is scheme://host[:port], e.g. https://intranet.example.com.")
 
 
@@ -46,7 +48,7 @@ class AssistantInput(StrictInput):
     opening_message = _text()
     suggested_questions = ItemList(child=Text(allow_blank=True, max_length=MAX_SUGGESTED_CHARS), required=False,
                                    max_length=MAX_SUGGESTED)
-    allowed_origins = ItemList(child=Text(max_length=300, validators=[ORIGIN]), required=False, max_length=MAX_ORIGINS,
+    allowed_origins = ItemList(child=Text(max_length=300, trim_whitespace=False, validators=[ORIGIN]), required=False, max_length=MAX_ORIGINS,
                                help_text="Sites that may embed the chat, matched exactly (scheme, host and port).")
     share_access = serializers.ChoiceField(choices=ShareAccess.choices, required=False)
 
@@ -114,7 +116,7 @@ class UsageOutput(serializers.Serializer):
                                      help_text="answered, uncertain, not_found and failed answers.")
     feedback = serializers.DictField(child=serializers.IntegerField(), help_text="Ratings up and down.")
     tokens = serializers.DictField(child=serializers.IntegerField(), help_text="LLM prompt and completion tokens.")
-    since = serializers.DateTimeField(allow_null=True)
+    since = serializers.DateTimeField(allow_null=True, default_timezone=timezone.utc, help_text="The `since` asked for, in UTC.")
 
 
 class UsageQuery(StrictInput):
