@@ -78,3 +78,33 @@ def test_create_an_assistant_issue_a_key_and_try_it(server, browser, alice, docs
     wait.until(lambda d: "内网机器人" in d.find_element(By.CSS_SELECTOR, "#assistant-keys .key-rows").text)
     assert key not in browser.page_source
     assert csp_violations(browser) == []
+
+
+def test_a_kb_owner_issues_and_revokes_a_retrieval_key_on_the_kb_page(server, browser, alice, docs_kb):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from assistants.keys import key_digest
+    from assistants.models import ApiKey
+
+    wait = WebDriverWait(browser, 60)
+    watch_csp(browser)
+    open_as(browser, server, alice, f"/kbs/{docs_kb.pk}/")
+    section = wait.until(lambda d: d.find_element(By.ID, "kb-keys"))
+    assert "检索密钥" in section.text
+    wait.until(lambda d: "还没有密钥" in section.find_element(By.CSS_SELECTOR, ".key-rows").text)
+    section.find_element(By.CSS_SELECTOR, ".key-name").send_keys("Dify")
+    section.find_element(By.CSS_SELECTOR, ".key-rate").send_keys("20")
+    section.find_element(By.CSS_SELECTOR, ".key-create").click()
+    wait.until(lambda d: section.find_element(By.CSS_SELECTOR, ".key-value").text.startswith("zk-"))
+    key = section.find_element(By.CSS_SELECTOR, ".key-value").text
+    row = ApiKey.objects.get(kb=docs_kb)
+    assert (row.kind, row.name, row.rate_limit, row.digest) == ("kb", "Dify", 20, key_digest(key))
+
+    wait.until(lambda d: section.find_elements(By.CSS_SELECTOR, ".key-revoke"))
+    section.find_element(By.CSS_SELECTOR, ".key-revoke").click()
+    browser.switch_to.alert.accept()
+    wait.until(lambda d: "还没有密钥" in section.find_element(By.CSS_SELECTOR, ".key-rows").text)
+    row.refresh_from_db()
+    assert row.revoked_at is not None
+    assert csp_violations(browser) == []
