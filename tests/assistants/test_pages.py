@@ -87,3 +87,15 @@ def test_the_kb_page_shows_retrieval_keys_to_owners_only(alice, bob, docs_kb):
 def test_the_javascript_catalogue_has_the_pages_words_in_chinese(client):
     catalogue = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "\\u540a\\u9500" in catalogue or "吊销" in catalogue  # "Revoke"
+
+
+def test_a_kb_the_owner_lost_is_marked_on_the_assistant_page(alice, bob, docs_kb, make_kb):
+    from assistants.services import assistant_create
+
+    shared = make_kb(bob, "Bob 共享")
+    membership = Membership.objects.create(kb=shared, user=alice, role=Role.VIEWER)
+    made = assistant_create(owner=alice, name="两库", kb_ids=[shared.pk, docs_kb.pk])
+    assert "Bob 共享" in page(alice, f"/assistants/{made.pk}/").content.decode()
+    membership.delete()
+    html = page(alice, f"/assistants/{made.pk}/").content.decode()
+    assert "Bob 共享" not in html and "已失去访问的知识库" in html and "产品文档" in html
