@@ -17,6 +17,7 @@ urlpatterns = [
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("api/", include("knowledge.api.urls")),
     path("api/", include("chat.api_urls")),
+    path("api/", include("assistants.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -30,6 +31,7 @@ urlpatterns = [
     path("", include("chat.urls")),
     # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
     path("", include("assistants.visitor_urls")),
+    path("", include("assistants.urls")),
 ]
 
 

@@ -41,6 +41,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "PATCH /api/kbs/{kb_id}/calibration/": {"threshold_or_target", "target_unreachable"},
     "POST /api/kbs/{kb_id}/eval-questions/": {"too_many_questions"},
     "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
+    "POST /api/assistants/": {"invalid_threshold", "unknown_answer_model"},
+    "PATCH /api/assistants/{assistant_id}/": {"invalid_threshold", "unknown_answer_model"},
 }
 # Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
 REFUSED_EVERYWHERE = {"invalid_characters"}
@@ -88,6 +90,12 @@ def platform(transactional_db, alice, bob, make_kb, ingest):
     }
     # A second token of the owner's, so that revoking one (DELETE /api/auth/tokens/{id}/) reaches the handler.
     ids["token_id"] = token_issue(user=alice, name="spare")[0].pk
+    # An assistant over the KB with a key, so that its operations reach their handlers too.
+    from assistants.services import assistant_create, assistant_key_create
+
+    assistant = assistant_create(owner=alice, name="fuzz", kb_ids=[kb.pk])
+    ids["assistant_id"] = assistant.pk
+    ids["key_id"] = assistant_key_create(user=alice, assistant=assistant)[0].pk
     return {"token": api_token(alice), "ids": ids}
 
 

@@ -68,7 +68,9 @@
     if (!status) return new ApiError(0, "network", T.network);
     const err = (data && data.error) || {};
     const code = err.code || "http_" + status;
-    return new ApiError(status, code, T.codes[code] || err.message || ("HTTP " + status), err.message);
+    const error = new ApiError(status, code, T.codes[code] || err.message || ("HTTP " + status), err.message);
+    error.fields = err.fields || null;  // per-field messages, when the server gave them
+    return error;
   }
 
   // An error in words: the Chinese sentence, with the server's own message when it adds something.
