@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "accounts",
     "knowledge",
     "chat",
+    "providers",
 ]
 
 MIDDLEWARE = [
@@ -355,6 +356,10 @@ ZHIKU_LLM_MODEL = os.environ.get("ZHIKU_LLM_MODEL", "")
 ZHIKU_LLM_MODELS = [m.strip() for m in os.environ.get("ZHIKU_LLM_MODELS", "").split(",") if m.strip()]
 ZHIKU_LLM_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TIMEOUT", "60"))
 ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
+# Endpoints set up in the console (providers/) store their API keys encrypted with Fernet: under these
+# comma-separated keys (the first encrypts, all decrypt), else under keys derived from SECRET_KEY and
+# SECRET_KEY_FALLBACKS. Rotation: docs/llm.md (manage.py endpoint_keys_rotate).
+ZHIKU_SECRETS_KEY = os.environ.get("ZHIKU_SECRETS_KEY", "")
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("api/", include("knowledge.api.urls")),
     path("api/", include("chat.api_urls")),
+    path("api/", include("providers.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -26,6 +27,7 @@ urlpatterns = [
         SpectacularRedocView.as_view(url_name="schema")), name="api-redoc"),
     path("", include("knowledge.urls")),
     path("", include("chat.urls")),
+    path("", include("providers.urls")),
 ]
 
 
