@@ -360,6 +360,8 @@ ZHIKU_LLM_MAX_RETRIES = env_int("ZHIKU_LLM_MAX_RETRIES", 1)
 # comma-separated keys (the first encrypts, all decrypt), else under keys derived from SECRET_KEY and
 # SECRET_KEY_FALLBACKS. Rotation: docs/llm.md (manage.py endpoint_keys_rotate).
 ZHIKU_SECRETS_KEY = os.environ.get("ZHIKU_SECRETS_KEY", "")
+# Seconds the console's connection test waits for an endpoint.
+ZHIKU_LLM_TEST_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TEST_TIMEOUT", "15"))
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

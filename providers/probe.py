@@ -75,7 +75,7 @@ def endpoint_test(*, endpoint: ModelEndpoint, model: str = "") -> ProbeResult:
     except InvalidToken:
         return ProbeResult(ok=False, code="invalid_api_key", message=message("invalid_api_key", "unreadable"))
     model = model or endpoint.default_model or next(iter(endpoint.model_names or []), "")
-    seconds = float(getattr(settings, "ZHIKU_LLM_TEST_TIMEOUT", 15))
+    seconds = float(settings.ZHIKU_LLM_TEST_TIMEOUT)
     from openai import OpenAI
 
     started = time.perf_counter()

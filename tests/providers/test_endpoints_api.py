@@ -143,6 +143,15 @@ def test_an_unreachable_url_and_a_wrong_path_are_reported(api, fake_llm, closed_
     assert (result["ok"], result["code"], result["http_status"]) == (False, "endpoint_http_error", 404)
 
 
+def test_an_endpoint_that_never_answers_is_a_timeout(api, fake_llm, settings):
+    settings.ZHIKU_LLM_TEST_TIMEOUT = 0.5
+    fake_llm.stall_headers = True
+    made = create(api, name="Slow", kind="other", base_url=fake_llm.url, model_names=["fake-model"])
+    result = api.post(f"{BASE}{made['id']}/test/", {}, format="json").json()
+    assert (result["ok"], result["code"], result["http_status"]) == (False, "endpoint_timeout", None)
+    assert len(fake_llm.requests) == 1  # the test does not retry
+
+
 def test_a_server_error_is_reported_with_its_status(api, fake_llm):
     fake_llm.status = 503
     made = create(api, name="Fake", kind="other", base_url=fake_llm.url, model_names=["fake-model"])
