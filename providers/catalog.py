@@ -56,29 +56,23 @@ def env_models() -> list[str]:
     return list(dict.fromkeys([default, *(str(m).strip() for m in extra if str(m).strip())]))
 
 
-def _default_pair() -> tuple[int, str] | None:
-    row = ModelEndpoint.objects.filter(is_default=True, enabled=True).values_list("pk", "default_model", "model_names").first()
-    if row is None or row[1] not in (row[2] or []):
-        return None
-    return row[0], row[1]
-
-
 def model_choices() -> list[ModelChoice]:
     """Every model the site offers, environment first, each with its unique choice string (one query)."""
-    default = _default_pair()
+    endpoints = list(ModelEndpoint.objects.filter(enabled=True).order_by("id").only(
+        "id", "name", "base_url", "model_names", "is_default", "default_model"))
+    default = next(((e.pk, e.default_model) for e in endpoints if e.is_default and e.default_model in (e.model_names or [])), None)
     env_url = _setting("ZHIKU_LLM_BASE_URL")
     choices = [ModelChoice(choice=m, model=m, base_url=env_url, is_default=default is None and i == 0)
                for i, m in enumerate(env_models())]
     taken = {c.choice for c in choices}
-    for endpoint in ModelEndpoint.objects.filter(enabled=True).order_by("id").only("id", "name", "base_url", "model_names"):
+    for endpoint in endpoints:
         for model in dict.fromkeys(endpoint.model_names or []):
             choice = model if model not in taken else f"{endpoint.name}/{model}"
             if choice in taken:
                 continue  # a model name that happens to spell another endpoint's qualified choice
             taken.add(choice)
             choices.append(ModelChoice(choice=choice, model=model, base_url=endpoint.base_url, endpoint_id=endpoint.pk,
-                                       endpoint_name=endpoint.name,
-                                       is_default=default == (endpoint.pk, model)))
+                                       endpoint_name=endpoint.name, is_default=default == (endpoint.pk, model)))
     return choices
 
 

@@ -132,3 +132,12 @@ def test_a_key_no_secret_opens_is_reported_not_raised(settings):
     assert (result.ok, result.code) == (False, "invalid_api_key")
     with pytest.raises(CommandError, match="e"):
         call_command("endpoint_keys_rotate")
+
+
+def test_resolving_a_choice_costs_two_queries_however_many_endpoints(env, endpoints, django_assert_num_queries):
+    for i in range(5):
+        endpoint_create(name=f"more-{i}", base_url="http://more.example/v1", api_key="k", model_names=[f"m{i}", "glm-4"])
+    with django_assert_num_queries(1):
+        assert len(model_choices()) == 6 + 10
+    with django_assert_num_queries(2):  # the choices, then the one key
+        assert llm_config_for("more-3/glm-4").api_key == "k"
