@@ -110,10 +110,10 @@ def answer_config(llm: LLMConfig | None | Any, answer: AnswerSettings) -> LLMCon
     if llm is USE_SETTINGS:
         return (llm_config_for(answer.model) if answer.model else None) or llm_config_for("")
     choice = choice_get(answer.model) if answer.model else None
-    if choice is None or choice.model == llm.model and choice.endpoint_id is None:
+    if choice is None:
         return llm
     if choice.endpoint_id is None:
-        return replace(llm, model=choice.model)
+        return llm if choice.model == llm.model else replace(llm, model=choice.model)
     return llm_config_for(answer.model) or llm
 
 

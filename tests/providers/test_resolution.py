@@ -141,3 +141,19 @@ def test_resolving_a_choice_costs_two_queries_however_many_endpoints(env, endpoi
         assert len(model_choices()) == 6 + 10
     with django_assert_num_queries(2):  # the choices, then the one key
         assert llm_config_for("more-3/glm-4").api_key == "k"
+
+
+def test_a_turn_given_a_config_keeps_it_for_environment_models_and_uses_endpoints_for_theirs(env, endpoints):
+    from chat.llm import LLMConfig
+    from chat.services import USE_SETTINGS, AnswerSettings, answer_config
+
+    given = LLMConfig(base_url="http://given.example/v1", model="small", api_key="given-key")
+    assert answer_config(given, AnswerSettings()) is given
+    assert answer_config(given, AnswerSettings(model="large")) == LLMConfig(base_url="http://given.example/v1",
+                                                                            model="large", api_key="given-key")
+    assert answer_config(given, AnswerSettings(model="Backup/qwen-plus")).api_key == "key-b"
+    assert answer_config(given, AnswerSettings(model="gone")) is given
+    assert answer_config(given, AnswerSettings(extractive=True, model="glm-4")) is None
+    assert answer_config(None, AnswerSettings(model="glm-4")) is None
+    assert answer_config(USE_SETTINGS, AnswerSettings(model="glm-4")).base_url == "http://b.example/v1"
+    assert answer_config(USE_SETTINGS, AnswerSettings(model="gone")).model == "small"
