@@ -13,6 +13,7 @@ from django.utils.translation import gettext
 
 from chat.extractive import extractive_answer  # noqa: F401 - the answer without an LLM, used beside the LLM stream
 from chat.prompts import NOT_FOUND_MARKER
+from providers.catalog import choice_api_key, choice_get
 
 # --- configuration ------------------------------------------------------------
 
@@ -37,16 +38,27 @@ def _setting(name: str, default: str = "") -> str:
     return str(value if value is not None else default).strip()
 
 
-def llm_config() -> LLMConfig | None:
-    """The configured LLM (ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL both set), or None: extractive answers."""
-    base_url, model = _setting("ZHIKU_LLM_BASE_URL"), _setting("ZHIKU_LLM_MODEL")
-    if not base_url or not model:
+def llm_config_for(model: str = "") -> LLMConfig | None:
+    """The LLM offering the model choice ``model`` ("" the site's default), or None: not offered, or no LLM at all.
+
+    ``model`` is a choice string of providers/catalog.py: a model of the environment's endpoint
+    (ZHIKU_LLM_*) or of an endpoint set up in the console, with that endpoint's base URL and key. The site's
+    default is the console's default endpoint and model when one is chosen, else ZHIKU_LLM_MODEL. Reads
+    the database: call it from a thread, not the event loop.
+    """
+    choice = choice_get(model)
+    if choice is None:
         return None
     return LLMConfig(
-        base_url=base_url, model=model, api_key=_setting("ZHIKU_LLM_API_KEY"),
+        base_url=choice.base_url, model=choice.model, api_key=choice_api_key(choice),
         timeout=float(_setting("ZHIKU_LLM_TIMEOUT", "60") or 60),
         max_retries=int(_setting("ZHIKU_LLM_MAX_RETRIES", "1") or 1),
     )
+
+
+def llm_config() -> LLMConfig | None:
+    """The site's default LLM (``llm_config_for("")``), or None: extractive answers."""
+    return llm_config_for("")
 
 
 class LLMError(Exception):

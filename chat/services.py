@@ -25,7 +25,7 @@ from chat import selectors
 from chat.answering import AnswerPlan, answer_outcome, answer_plan
 from chat.extractive import is_list_question
 from chat.history import readable_view
-from chat.llm import LLMConfig, LLMError, llm_complete, llm_config
+from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
@@ -35,9 +35,9 @@ from knowledge.models import AnswerMode, KnowledgeBase
 from knowledge.retrieval.protocols import AccessScope
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kbs_get_for_user
-from knowledge.services.kbs import llm_models
 from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
 from knowledge.services.search import search_kbs
+from providers.catalog import choice_get
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class AnswerSettings:
 
     extractive: bool = False
     model: str = ""
-    """The answer model; "" for the site's ``ZHIKU_LLM_MODEL``."""
+    """The answer model, a model choice (providers/catalog.py); "" for the site's default."""
     system_prompt: str = ""
     max_sources: int | None = None
     faq_thresholds: dict[int, float] = field(default_factory=dict)
@@ -96,13 +96,25 @@ def answer_settings_for(kbs: list[KnowledgeBase]) -> AnswerSettings:
     )
 
 
-def answer_config(config: LLMConfig | None, answer: AnswerSettings) -> LLMConfig | None:
-    """The LLM a turn uses: none when a KB is extractive-only, else ``config`` with the KB's model if it is still offered."""
-    if config is None or answer.extractive:
+def answer_config(llm: LLMConfig | None | Any, answer: AnswerSettings) -> LLMConfig | None:
+    """The LLM a turn uses: none when a KB is extractive-only, else the KB's model where it is offered, else the site's.
+
+    ``llm`` is ``USE_SETTINGS`` (the model choices of providers/catalog.py: the KB's ``answer_model``
+    through ``llm_config_for``, with that endpoint's URL and key; the site's default when the KB names
+    none or a model no longer offered), None (extractive) or a config standing in for the site's default
+    (an evaluation's): then a KB model of the environment's endpoint runs on that config, and a model of a
+    console endpoint on its endpoint. Reads the database: call it from a thread.
+    """
+    if llm is None or answer.extractive:
         return None
-    if answer.model and answer.model != config.model and answer.model in llm_models():
-        return replace(config, model=answer.model)
-    return config
+    if llm is USE_SETTINGS:
+        return (llm_config_for(answer.model) if answer.model else None) or llm_config_for("")
+    choice = choice_get(answer.model) if answer.model else None
+    if choice is None:
+        return llm
+    if choice.endpoint_id is None:
+        return llm if choice.model == llm.model else replace(llm, model=choice.model)
+    return llm_config_for(answer.model) or llm
 
 
 @dataclass
@@ -311,7 +323,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     complete, incomplete (partial answer kept), cancelled or error. The answer's
     mode and outcome are chat/answering.py's.
     """
-    config = answer_config(llm_config() if llm is USE_SETTINGS else llm, turn.answer)
+    config = await in_thread(answer_config)(llm, turn.answer)
     record = TurnRecord(turn)
     try:
         yield _start_event(turn)

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "knowledge",
     "chat",
     "assistants",
+    "providers",
 ]
 
 MIDDLEWARE = [
@@ -361,6 +362,12 @@ ZHIKU_KEY_RATE_LIMIT = env_int("ZHIKU_KEY_RATE_LIMIT", 60)
 # Questions a minute to a share link or an embedded chat: per visitor, and per client address (assistants/visitors.py).
 ZHIKU_VISITOR_RATE_LIMIT = env_int("ZHIKU_VISITOR_RATE_LIMIT", 20)
 ZHIKU_VISITOR_IP_RATE_LIMIT = env_int("ZHIKU_VISITOR_IP_RATE_LIMIT", 60)
+# Endpoints set up in the console (providers/) store their API keys encrypted with Fernet: under these
+# comma-separated keys (the first encrypts, all decrypt), else under keys derived from SECRET_KEY and
+# SECRET_KEY_FALLBACKS. Rotation: docs/llm.md (manage.py endpoint_keys_rotate).
+ZHIKU_SECRETS_KEY = os.environ.get("ZHIKU_SECRETS_KEY", "")
+# Seconds the console's connection test waits for an endpoint.
+ZHIKU_LLM_TEST_TIMEOUT = float(os.environ.get("ZHIKU_LLM_TEST_TIMEOUT", "15"))
 ZHIKU_CHUNK_MIN_CHARS = env_int("ZHIKU_CHUNK_MIN_CHARS", 80)
 ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("api/", include("knowledge.api.urls")),
     path("api/", include("chat.api_urls")),
     path("api/", include("assistants.api_urls")),
+    path("api/", include("providers.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -32,6 +33,7 @@ urlpatterns = [
     # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
     path("", include("assistants.visitor_urls")),
     path("", include("assistants.urls")),
+    path("", include("providers.urls")),
 ]
 
 

@@ -26,7 +26,8 @@ from knowledge.ingest_errors import ingest_error_message
 from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
-from knowledge.services.kbs import kb_create, llm_models
+from knowledge.services.kbs import kb_create
+from providers.catalog import model_choices
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).
 ROLE_LABELS = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
@@ -142,10 +143,17 @@ def kb_settings_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     kb = _kb_for(request, kb_id, min_role=Role.OWNER)
     return render(request, "knowledge/kb_settings.html", {
         "kb": kb, "role_labels": ROLE_LABELS, **_role_context(request, kb),
-        "answer_modes": AnswerMode.choices, "llm_models": llm_models(),
+        "answer_modes": AnswerMode.choices, **_llm_context(),
         "user_words_text": "\n".join(kb.user_words or []),
         "synonyms_text": "\n".join(" ".join(group) for group in kb.synonyms or []),
     })
+
+
+def _llm_context() -> dict:
+    """The model choices a KB may answer with (providers/catalog.py), their strings, and the site's default."""
+    choices = model_choices()
+    return {"llm_choices": choices, "llm_models": [c.choice for c in choices],
+            "llm_default": next((c for c in choices if c.is_default), None)}
 
 
 @login_required

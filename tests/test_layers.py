@@ -10,7 +10,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers")
 
 
 def test_layer_contracts_hold():

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

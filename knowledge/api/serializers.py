@@ -151,7 +151,7 @@ class KBSettingsInput(StrictInput):
     answer_mode = serializers.ChoiceField(required=False, choices=AnswerMode.choices,
                                           help_text="llm: the language model when one is configured; extractive: never sent to one")
     answer_model = Text(required=False, allow_blank=True, max_length=200,
-                                         help_text="one of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default")
+                                         help_text="one of the offered model choices (GET /api/models/: the environment's ZHIKU_LLM_MODEL and ZHIKU_LLM_MODELS, then the console's endpoints); blank: the site's default")
     system_prompt = Text(required=False, allow_blank=True, max_length=4000, trim_whitespace=False,
                                           help_text="put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt")
     max_sources = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=20,

@@ -14,6 +14,7 @@ from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_qu
 from knowledge.models import Chunk, KnowledgeBase, Membership, Role
 from knowledge.retrieval import defaults
 from knowledge.titles import text_title
+from providers.catalog import choice_get, model_choices
 
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
@@ -23,18 +24,12 @@ SETTING_FIELDS = (
 
 
 def llm_models() -> list[str]:
-    """The models a KB may answer with: the site's ``ZHIKU_LLM_MODEL`` first, then ``ZHIKU_LLM_MODELS``.
+    """The model choices a KB may answer with (providers/catalog.py): the environment's ``ZHIKU_LLM_MODEL`` and
+    ``ZHIKU_LLM_MODELS`` first, then the models of the endpoints enabled in the console.
 
-    Empty when no LLM endpoint is configured (``ZHIKU_LLM_BASE_URL`` and ``ZHIKU_LLM_MODEL``).
+    Empty when no LLM is configured either way.
     """
-    base_url = str(getattr(settings, "ZHIKU_LLM_BASE_URL", "") or "").strip()
-    default = str(getattr(settings, "ZHIKU_LLM_MODEL", "") or "").strip()
-    if not base_url or not default:
-        return []
-    extra = getattr(settings, "ZHIKU_LLM_MODELS", []) or []
-    if isinstance(extra, str):
-        extra = extra.split(",")
-    return list(dict.fromkeys([default, *(str(m).strip() for m in extra if str(m).strip())]))
+    return [c.choice for c in model_choices()]
 
 
 def kb_bump_version(*, kb_id: int) -> None:
@@ -89,9 +84,11 @@ def _validate_settings(values: dict) -> None:
             raise fail("invalid_weight", field=key)
     if values.get("answer_model"):
         values["answer_model"] = values["answer_model"].strip()
-        allowed = llm_models()
-        if values["answer_model"] not in allowed:
+        found = choice_get(values["answer_model"])
+        if found is None:
+            allowed = llm_models()
             raise fail("unknown_answer_model", models=", ".join(allowed) or gettext("none (no language model is configured)"))
+        values["answer_model"] = found.choice  # "<endpoint>/<model>" of an endpoint listed bare is stored as listed
     if values.get("max_sources") is not None and not 1 <= int(values["max_sources"]) <= 20:
         raise fail("invalid_max_sources", limit=20)
     if values.get("faq_direct_threshold") is not None and not 0 <= float(values["faq_direct_threshold"]) <= 1:

@@ -13,9 +13,12 @@ over chunked transfer encoding. Behaviours, set per test:
 * ``rewrite``: the content of non-streamed replies (the follow-up rewrite);
 * ``report_usage``: answer ``stream_options.include_usage`` with a last chunk of ``usage`` and no choices,
   as OpenAI does (``prompt_tokens``: the characters of the prompt; ``completion_tokens``: the pieces sent).
+* ``api_key``: the only key accepted (``Authorization: Bearer <key>``); any other is answered 401 as OpenAI does;
+* ``model_ids``: what ``GET /v1/models`` lists.
 
-It records every request body and, per streamed request, how many pieces it
-sent and whether the client went away before the end.
+It records every request body, each request's ``Authorization`` header (``authorizations``, in order,
+``GET /v1/models`` included) and, per streamed request, how many pieces it sent and whether the client
+went away before the end.
 """
 from __future__ import annotations
 
@@ -45,7 +48,10 @@ class FakeLLM:
     rewrite: str = "知库专业版的价格是多少？"
     status: int = 200
     report_usage: bool = True
+    api_key: str | None = None
+    model_ids: list[str] = field(default_factory=lambda: ["fake-model", "fake-large"])
     requests: list[dict[str, Any]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)
     streams: list[StreamRecord] = field(default_factory=list)
     url: str = ""
 
@@ -60,10 +66,29 @@ class FakeLLM:
             def log_message(self, *args):  # quiet
                 pass
 
+            def _refused(self) -> bool:
+                fake.authorizations.append(self.headers.get("Authorization") or "")
+                if fake.api_key is None or self.headers.get("Authorization") == f"Bearer {fake.api_key}":
+                    return False
+                fake._json(self, 401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                                                 "code": "invalid_api_key"}})
+                return True
+
+            def do_GET(self):  # noqa: N802
+                if self._refused():
+                    return
+                if self.path.rstrip("/") != "/v1/models":
+                    fake._json(self, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                    return
+                fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                                    "owned_by": "fake"} for m in fake.model_ids]})
+
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append(body)
+                if self._refused():
+                    return
                 if fake.stall_headers:
                     fake._stop.wait(30)
                     return
@@ -107,6 +132,15 @@ class FakeLLM:
         data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": "fake-model", "choices": [], "usage": self.usage_for(body, sent)}
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+    @staticmethod
+    def _json(handler, status: int, data: dict) -> None:
+        payload = json.dumps(data).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        handler.wfile.write(payload)
 
     @staticmethod
     def _write_chunked(handler, payload: bytes) -> None:

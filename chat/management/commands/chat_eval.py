@@ -22,12 +22,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         add_corpus_arguments(parser)
         parser.add_argument("--llm", action="store_true",
-                            help="answer with the configured LLM (ZHIKU_LLM_BASE_URL, ZHIKU_LLM_MODEL); default: extractive")
+                            help="answer with the site's default LLM (the console's default model, else ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL); "
+                                 "default: extractive")
 
     def handle(self, *args, **opts):
         config = llm_config() if opts["llm"] else None
         if opts["llm"] and config is None:
-            raise CommandError("--llm needs ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL.")
+            raise CommandError("--llm needs a default model: ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL, or one chosen in the console.")
         loaded = eval_set(opts, quiet=opts["json"])
         questions = [AnswerQuestion(id=str(q["id"]), text=q["text"], relevant=loaded.relevant(q),
                                     answers=[str(a) for a in q.get("answers") or []]) for q in loaded.queries]

@@ -1,0 +1,1 @@
+"""Language-model endpoints set up in the console: OpenAI-compatible services, their encrypted keys, the site's default."""
