@@ -72,3 +72,23 @@ def test_production_refuses_an_oidc_redirect_that_is_not_https(sso_env):
 def test_oidc_needs_its_endpoints(sso_env):
     with pytest.raises(ImproperlyConfigured, match="ZHIKU_OIDC_TOKEN_ENDPOINT"):
         sso_env(**{k: v for k, v in OIDC.items() if k != "ZHIKU_OIDC_TOKEN_ENDPOINT"})
+
+
+def test_the_button_speaks_the_users_language_and_can_be_renamed(sso_env, client, db):
+    sso_env(**OIDC)
+    assert "使用企业账号登录" in client.get("/accounts/login/").content.decode()
+    english = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Sign in with SSO" in english and "Or sign in with a username and password:" in english
+    sso_env(ZHIKU_OIDC_BUTTON_LABEL="使用飞书登录")
+    assert "使用飞书登录" in client.get("/accounts/login/").content.decode()
+
+
+def test_the_admin_lists_sso_links_read_only(sso_env, make_user, client):
+    from accounts.models import SsoIdentity
+
+    root = make_user("root", superuser=True)
+    SsoIdentity.objects.create(user=make_user("chen.liu"), source="oidc", issuer="https://id.example.com", subject="u-1")
+    client.force_login(root)
+    page = client.get("/admin/accounts/ssoidentity/")
+    assert page.status_code == 200 and "u-1" in page.content.decode()
+    assert client.get("/admin/accounts/ssoidentity/add/").status_code == 403
