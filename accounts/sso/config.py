@@ -169,9 +169,12 @@ ZHIKU_SSO_BREAK_GLASS = [u.strip() for u in os.environ.get("ZHIKU_SSO_BREAK_GLAS
 if ZHIKU_SSO_ONLY and not (ZHIKU_OIDC_ENABLED or ZHIKU_LDAP_ENABLED):
     raise ImproperlyConfigured("ZHIKU_SSO_ONLY=1 needs ZHIKU_OIDC_CLIENT_ID or ZHIKU_LDAP_SERVER_URI: nobody could sign in.")
 
-# Local passwords (accounts/sso/password.py refuses them in SSO-only mode), then the directory, then OIDC.
+# Local passwords, then the directory, then OIDC. In SSO-only mode the password backend is
+# accounts/sso/password.py's, which refuses all but the break-glass accounts; a session remembers its
+# backend, so turning the mode on also ends the password sessions made before it (and upgrading to
+# this release ends none).
 SSO_AUTHENTICATION_BACKENDS = [
-    "accounts.sso.password.PasswordBackend",
+    "accounts.sso.password.PasswordBackend" if ZHIKU_SSO_ONLY else "django.contrib.auth.backends.ModelBackend",
     *(["accounts.sso.ldap.DirectoryBackend"] if ZHIKU_LDAP_ENABLED else []),
     *(["accounts.sso.oidc.ProviderBackend"] if ZHIKU_OIDC_ENABLED else []),
 ]

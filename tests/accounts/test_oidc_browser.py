@@ -81,9 +81,13 @@ def test_a_provider_user_named_like_a_local_account_is_refused(tmp_path, browser
     callback = f"http://127.0.0.1:{port}/accounts/sso/callback/"
     with provider_running(tmp_path, redirect_uris=[callback], users=USERS) as provider, \
             daphne(tmp_path / "daphne.log", port=port, **provider.env(callback)) as server:
+        browser.get(server + "/static/zhiku/console.css")
+        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})  # this time in English
         browser.get(server + "/accounts/login/")
-        browser.find_element(By.ID, "sso-start").click()
+        button = browser.find_element(By.ID, "sso-start")
+        assert button.text == "Sign in with SSO"
+        button.click()
         provider_sign_in(browser, "chen.liu", "provider-pw-1")
         WebDriverWait(browser, 20).until(lambda d: d.current_url.startswith(server + "/accounts/login/"))
-        assert browser.find_element(By.ID, "sso-failed").is_displayed()
+        assert browser.find_element(By.ID, "sso-failed").text.startswith("Single sign-on did not complete.")
         assert not SsoIdentity.objects.exists()

@@ -55,6 +55,16 @@ def test_sso_only_turns_passwords_off_but_for_the_break_glass_account(sso_env, m
     assert admin.status_code == 302
 
 
+def test_turning_sso_only_on_ends_password_sessions_but_for_none_before(sso_env, make_user):
+    alice = make_user("alice")
+    sso_env()
+    client = Client()
+    assert client.post("/accounts/login/", {"username": "alice", "password": "pw-alice"}).status_code == 302
+    assert client.get("/").wsgi_request.user == alice
+    sso_env(**OIDC, ZHIKU_SSO_ONLY="1")
+    assert not client.get("/").wsgi_request.user.is_authenticated
+
+
 def test_sso_only_needs_a_way_to_sign_in(sso_env):
     with pytest.raises(ImproperlyConfigured, match="nobody could sign in"):
         sso_env(ZHIKU_SSO_ONLY="1")
