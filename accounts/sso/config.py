@@ -150,7 +150,7 @@ def oidc_settings() -> dict:
         "OIDC_RP_CLIENT_ID": ZHIKU_OIDC_CLIENT_ID,
         "OIDC_RP_CLIENT_SECRET": os.environ.get("ZHIKU_OIDC_CLIENT_SECRET", ""),
         "OIDC_RP_SIGN_ALGO": os.environ.get("ZHIKU_OIDC_SIGN_ALGO", "RS256").strip(),
-        "OIDC_RP_SCOPES": os.environ.get("ZHIKU_OIDC_SCOPES", "openid email profile groups").strip(),
+        "OIDC_RP_SCOPES": os.environ.get("ZHIKU_OIDC_SCOPES", "openid email profile").strip(),
         "OIDC_USE_PKCE": True,
         "OIDC_PKCE_CODE_CHALLENGE_METHOD": "S256",
         "OIDC_TIMEOUT": env_int("ZHIKU_OIDC_TIMEOUT", 10),

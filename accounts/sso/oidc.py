@@ -2,7 +2,8 @@
 
 mozilla-django-oidc keeps state, nonce and the PKCE verifier in the session, exchanges the code at the
 token endpoint and checks the ID token's signature against the provider's JWKS. Here, in addition
-(docs/sso.md): the ID token's issuer and audience are checked (the library leaves them unchecked);
+(docs/sso.md): the ID token's issuer and audience are checked (the library leaves them unchecked), and the
+userinfo answer must be about the ID token's subject;
 the account is found by the provider's ``sub`` through its link (``SsoIdentity``), never by e-mail, so a
 provider user cannot take over a local account that shares an address; a new user is created with the
 username, e-mail and name claims; groups and the staff flag come from the groups claim at each sign-in;
@@ -65,6 +66,16 @@ class ProviderBackend(OIDCAuthenticationBackend):
         if payload.get("iss") != settings.ZHIKU_OIDC_ISSUER or settings.OIDC_RP_CLIENT_ID not in audiences:
             raise SuspiciousOperation(f"ID token of issuer {payload.get('iss')!r} for {audience!r}, not ours")
         return payload
+
+    def get_userinfo(self, access_token, id_token, payload):
+        """The userinfo answer over the ID token's claims (some providers put the groups only in the ID token).
+
+        Its ``sub`` must be the ID token's (OpenID Connect Core 1.0, section 5.3.4): else it may be another user's.
+        """
+        info = super().get_userinfo(access_token, id_token, payload)
+        if not isinstance(info, dict) or info.get("sub") != payload.get("sub"):
+            raise SuspiciousOperation("the userinfo answer is not about the ID token's subject")
+        return {**payload, **info}
 
     def verify_claims(self, claims):
         return bool(_claim_text(claims, "sub", 255)) and bool(self._username(claims))

@@ -41,7 +41,9 @@ class OpenIdProvider:
         return {"ZHIKU_OIDC_CLIENT_ID": CLIENT_ID, "ZHIKU_OIDC_CLIENT_SECRET": CLIENT_SECRET,
                 "ZHIKU_OIDC_ISSUER": found["issuer"], "ZHIKU_OIDC_AUTHORIZATION_ENDPOINT": found["authorization_endpoint"],
                 "ZHIKU_OIDC_TOKEN_ENDPOINT": found["token_endpoint"], "ZHIKU_OIDC_USERINFO_ENDPOINT": found["userinfo_endpoint"],
-                "ZHIKU_OIDC_JWKS_URI": found["jwks_uri"], "ZHIKU_OIDC_REDIRECT_URL": redirect_url}
+                "ZHIKU_OIDC_JWKS_URI": found["jwks_uri"], "ZHIKU_OIDC_REDIRECT_URL": redirect_url,
+                # oidc-provider releases the groups claim for the scope of that name (oidc_provider.mjs).
+                "ZHIKU_OIDC_SCOPES": "openid email profile groups"}
 
     def users_set(self, users: dict) -> None:
         self.users_file.write_text(json.dumps(users, ensure_ascii=False), encoding="utf-8")
