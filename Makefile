@@ -17,6 +17,8 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	# python-ldap (django-auth-ldap's) builds against the OpenLDAP and SASL headers: installed first when missing.
+	bash scripts/ensure_ldap.sh
 	@echo "== installing zhiku's packages into $(VENV) (first time: a few minutes; pip shows its progress)"
 	$(BIN)/pip install --progress-bar on --upgrade pip
 	# The CPU build of torch first: an unpinned torch would pull a multi-GB CUDA build.
@@ -63,6 +65,7 @@ test: venv
 	bash scripts/ensure_nginx.sh
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	bash scripts/ensure_libreoffice.sh
+	bash scripts/ensure_ldap.sh
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 bench-ingest: migrate

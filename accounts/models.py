@@ -7,6 +7,8 @@ and when the owner's password changes or the account is deactivated (``accounts/
 """
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from knox.models import AbstractAuthToken
@@ -37,3 +39,53 @@ class ApiToken(AbstractAuthToken):
     def key_prefix(self) -> str:
         """The key's first 8 characters, enough for its owner to tell keys apart (the rest is never stored)."""
         return self.token_key[:8]
+
+
+class SsoIdentity(models.Model):
+    """The link between an account and its identity at a directory (LDAP) or an OpenID provider (OIDC).
+
+    An account signs in through single sign-on only when it is linked: a directory or provider user whose
+    name matches a local account made by hand (an administrator's, say) is refused rather than let in as
+    that account (``accounts/sso/ldap.py``, ``accounts/sso/oidc.py``; docs/sso.md).
+    """
+
+    class Source(models.TextChoices):
+        LDAP = "ldap", _("LDAP directory")
+        OIDC = "oidc", _("OpenID provider")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities",
+                             verbose_name=_("user"))
+    source = models.CharField(verbose_name=_("source"), max_length=8, choices=Source.choices)
+    # The OIDC issuer; empty for LDAP.
+    issuer = models.CharField(verbose_name=_("issuer"), max_length=255, blank=True, default="")
+    # The OIDC "sub" claim; for LDAP the directory user name, lower-cased.
+    subject = models.CharField(verbose_name=_("subject"), max_length=255)
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+    last_login = models.DateTimeField(verbose_name=_("last sign-in"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("single sign-on identity")
+        verbose_name_plural = _("single sign-on identities")
+        constraints = [models.UniqueConstraint(fields=["source", "issuer", "subject"], name="ssoidentity_unique_subject")]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.subject} → {self.user_id}"
+
+
+class SsoGroup(models.Model):
+    """A group whose members single sign-on keeps in step with the directory's or the provider's groups.
+
+    Only such groups are taken from a user at sign-in when the directory no longer lists them: groups made
+    in the console or the admin are never touched (``accounts/sso/claims.py``).
+    """
+
+    group = models.OneToOneField(Group, on_delete=models.CASCADE, primary_key=True, related_name="sso",
+                                 verbose_name=_("group"))
+    source = models.CharField(verbose_name=_("source"), max_length=8, choices=SsoIdentity.Source.choices)
+
+    class Meta:
+        verbose_name = _("single sign-on group")
+        verbose_name_plural = _("single sign-on groups")
+
+    def __str__(self) -> str:
+        return f"{self.group_id} ({self.source})"

@@ -188,10 +188,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 
 # --- Auth, i18n, static ---------------------------------------------------
 # django-axes first: it refuses a locked-out login before any password is checked.
-AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+# Then local passwords (off in SSO-only mode but for the break-glass accounts), the LDAP directory and the
+# OpenID provider where configured: every ZHIKU_LDAP_*, ZHIKU_OIDC_* and ZHIKU_SSO_* setting (accounts/sso/config.py).
+from accounts.sso.config import *  # noqa: E402,F401,F403
+from accounts.sso.config import SSO_AUTHENTICATION_BACKENDS  # noqa: E402
+
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", *SSO_AUTHENTICATION_BACKENDS]
 # --- Login throttling (django-axes: /accounts/login/, /admin/login/, /api/auth/token/)
 # X-Forwarded-For is trusted for this many proxies in front of the server (0: REMOTE_ADDR).
 ZHIKU_TRUSTED_PROXIES = env_int("ZHIKU_TRUSTED_PROXIES", 0)

@@ -2,16 +2,14 @@
 from csp.constants import SELF
 from csp.decorators import csp_replace
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    # Sign-in for everyone (the admin's login admits staff only).
-    path("accounts/login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Sign-in: the password form, sign-out and single sign-on (accounts/urls.py).
+    path("accounts/", include("accounts.urls")),
     # The language switch (POST to set_language) and the page scripts' message catalogue.
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),

@@ -61,12 +61,12 @@ server_env.__test__ = False
 
 
 @contextmanager
-def daphne(log: Path, **env_overrides: str):
-    """daphne serving config.asgi on a free port against the test database; yields its base URL.
+def daphne(log: Path, *, port: int | None = None, **env_overrides: str):
+    """daphne serving config.asgi on ``port`` (default: a free one) against the test database; yields its base URL.
 
     Extractive answers (no LLM), no Redis and inline ingestion unless ``env_overrides`` say otherwise.
     """
-    port = free_port()
+    port = port or free_port()
     env = server_env(DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost", **env_overrides)
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],

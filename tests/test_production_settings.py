@@ -107,7 +107,7 @@ def test_behind_a_tls_proxy_https_is_served_and_http_redirected(client, settings
 def _names_read_from_environment() -> set[str]:
     pattern = re.compile(r"""(?:os\.environ\.get|os\.getenv|os\.environ\[|env_bool|env_int)\(?\s*["']([A-Z][A-Z0-9_]+)["']""")
     names: set[str] = set()
-    for folder in ("config", "knowledge", "chat"):
+    for folder in ("config", "knowledge", "chat", "accounts", "assistants"):
         for path in (ROOT / folder).rglob("*.py"):
             names |= set(pattern.findall(path.read_text(encoding="utf-8")))
     return names - {"DJANGO_SETTINGS_MODULE", "XDG_RUNTIME_DIR"}

@@ -1,0 +1,1 @@
+"""Single sign-on: an LDAP / Active Directory directory (django-auth-ldap) and OpenID Connect (mozilla-django-oidc)."""
