@@ -56,6 +56,8 @@ _default_origins = (
     if PRODUCTION else "http://127.0.0.1:8000,http://localhost:8000"
 )
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", _default_origins).split(",") if o.strip()]
+# A refused CSRF check answers the console's page in the reader's language (JSON under /api/).
+CSRF_FAILURE_VIEW = "config.error_pages.csrf_failure"
 
 # --- HTTPS (production) ------------------------------------------------------
 if PRODUCTION:

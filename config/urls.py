@@ -29,13 +29,8 @@ urlpatterns = [
 ]
 
 
-def handler404(request, exception=None):
-    """JSON for API paths (the error shape every API error uses), the normal page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
-    from knowledge.errors import message
-
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "not_found", "message": message("not_found")}}, status=404)
-    return page_not_found(request, exception)
+# The error answers: JSON under /api/, the console's pages elsewhere (config/error_pages.py).
+handler400 = "config.error_pages.bad_request"
+handler403 = "config.error_pages.permission_denied"
+handler404 = "config.error_pages.page_not_found"
+handler500 = "config.error_pages.server_error"

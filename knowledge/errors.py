@@ -277,6 +277,7 @@ _code("too_large", None, _("A message may be at most %(limit)s bytes."), status=
       closing=_("A message may be at most %(limit)s bytes; this one is larger, so the connection is closed."))
 _code("unknown_type", None, _('The message type must be "ask" or "cancel".'), status=400)
 _code("nothing_to_cancel", None, _("No answer is streaming."), status=400)
-_code("internal_error", None, _("The answer could not be produced."), status=500)
+_code("internal_error", None, _("The answer could not be produced."), status=500,
+      server=_("The server met an error; try again later."))
 
 del V, N, P, C
