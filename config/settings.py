@@ -1,6 +1,7 @@
 """Settings for zhiku, read from the environment with defaults that work on a laptop."""
 from __future__ import annotations
 
+import math
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -279,6 +280,11 @@ REST_FRAMEWORK = {
 ZHIKU_TOKEN_TTL_DAYS = float(os.environ.get("ZHIKU_TOKEN_TTL_DAYS", "30"))
 if not ZHIKU_TOKEN_TTL_DAYS > 0:
     raise ImproperlyConfigured("ZHIKU_TOKEN_TTL_DAYS must be a positive number of days.")
+# The longest lifetime a person may give a token they create (the API tokens page, expires_in_days in the
+# API); at least ZHIKU_TOKEN_TTL_DAYS. 0: no limit, and tokens that never expire may be created.
+ZHIKU_TOKEN_MAX_DAYS = env_int("ZHIKU_TOKEN_MAX_DAYS", max(365, math.ceil(ZHIKU_TOKEN_TTL_DAYS)))
+if ZHIKU_TOKEN_MAX_DAYS < 0 or 0 < ZHIKU_TOKEN_MAX_DAYS < ZHIKU_TOKEN_TTL_DAYS:
+    raise ImproperlyConfigured("ZHIKU_TOKEN_MAX_DAYS must be 0 (no limit) or at least ZHIKU_TOKEN_TTL_DAYS.")
 # Live tokens one user may hold; issuing one more revokes the least recently used.
 ZHIKU_TOKEN_LIMIT_PER_USER = env_int("ZHIKU_TOKEN_LIMIT_PER_USER", 20)
 if ZHIKU_TOKEN_LIMIT_PER_USER < 1:

@@ -7,11 +7,15 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from accounts.token_pages import tokens_page
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Sign-in for everyone (the admin's login admits staff only).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="registration/login.html"), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # A signed-in person's own API tokens (accounts/token_pages.py).
+    path("account/tokens/", tokens_page, name="api-tokens"),
     # The language switch (POST to set_language) and the page scripts' message catalogue.
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),

@@ -1,4 +1,4 @@
-"""The caller's own API tokens: list them (never the keys), revoke one, revoke all (accounts/tokens.py)."""
+"""The caller's own API tokens: create one (signed in), list them (never the keys), revoke one, revoke all (accounts/tokens.py)."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -7,8 +7,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import ApiToken
-from accounts.tokens import token_revoke, tokens_live, tokens_revoke_all
+from accounts.tokens import DEFAULT_LIFETIME, token_issue, token_lifetime, token_revoke, tokens_live, tokens_revoke_all
 from knowledge.api import serializers as s
+from knowledge.api.inputs import parse
 from knowledge.api.pagination import PaginatedView
 from knowledge.errors import fail
 
@@ -28,6 +29,19 @@ class TokenListView(PaginatedView):
                 token.current = token.pk == current
 
         return self.paginated(tokens_live(user=request.user), s.ApiTokenOutput, prepare=mark)
+
+    @extend_schema(request=s.TokenCreateInput, responses={201: s.TokenOutput}, summary="Create a token for the caller",
+                   description="For a signed-in session (the console's API tokens page, with its CSRF token); a request "
+                   "made with a token is refused with 403 `permission_denied`, so a leaked key cannot mint longer-lived "
+                   "ones (use `POST /api/auth/token/` with a username and password). The key is shown this once.")
+    def post(self, request):
+        if isinstance(request.auth, ApiToken):
+            raise fail("permission_denied", "token_create")
+        data = parse(s.TokenCreateInput, request.data)
+        lifetime = token_lifetime(data["expires_in_days"]) if "expires_in_days" in data else DEFAULT_LIFETIME
+        token, key = token_issue(user=request.user, name=data["name"], lifetime=lifetime)
+        return Response(s.TokenOutput({"token": key, "id": token.pk, "name": token.name, "key_prefix": token.key_prefix,
+                                       "expiry": token.expiry}).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: s.TokensRevokedOutput}, summary="Revoke every token of the caller",
                    operation_id="auth_tokens_destroy_all")
