@@ -9,8 +9,10 @@ a broken session, database or URL configuration cannot break the error page itse
 """
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.middleware import csrf
 from django.template import loader
 from django.utils.translation import gettext_lazy as _
@@ -18,9 +20,11 @@ from django.views import defaults
 
 from knowledge.errors import CODES
 
+logger = logging.getLogger(__name__)
+
 API_PREFIX = "/api/"
 
-# django/middleware/csrf.py's reasons (English, untranslated there), in words for the API's messages.
+# The reasons of Django's CSRF middleware (English, untranslated there), in words for the API's messages.
 _CSRF_REASONS = {
     csrf.REASON_NO_CSRF_COOKIE: _("the CSRF cookie is not set"),
     csrf.REASON_CSRF_TOKEN_MISSING: _("the CSRF token is missing"),
@@ -72,10 +76,14 @@ def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """Django's handler (500.html with no request context, plain text if even that fails), JSON under /api/."""
+    """Django's handler (500.html with no request context), JSON under /api/; Django's bare line if the page fails."""
     if _is_api(request):
         return _api_error("internal_error", 500, "server")
-    return defaults.server_error(request, template_name="500.html")
+    try:
+        return defaults.server_error(request, template_name="500.html")
+    except Exception:  # noqa: BLE001 - the page itself is broken (a missing static manifest, say): still answer
+        logger.exception("the 500 page could not be rendered")
+        return HttpResponseServerError("<h1>Server Error (500)</h1>")
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -151,3 +151,15 @@ def test_role_and_status_words_in_api_messages_are_translated(client_for, bob, k
     assert response.json()["error"]["message"] == "只有失败或停滞的文档可以重试；该文档的状态是已就绪。"
     response = client_for(bob).post(f"/api/kbs/{kb.pk}/documents/{document.pk}/retry/", **EN)
     assert response.json()["error"]["message"] == "Only failed or stalled documents can be retried; this one is ready."
+
+
+def test_a_500_page_that_cannot_render_still_answers(settings, monkeypatch):
+    from django.views import defaults
+
+    def broken(request, template_name="500.html"):
+        raise ValueError("Missing staticfiles manifest entry for 'zhiku/console.css'")
+
+    monkeypatch.setattr(defaults, "server_error", broken)
+    settings.ROOT_URLCONF = "tests.error_urls"
+    response = Client(raise_request_exception=False).get("/boom/")
+    assert response.status_code == 500 and response.content == b"<h1>Server Error (500)</h1>"

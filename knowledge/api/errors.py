@@ -14,7 +14,7 @@ from rest_framework.views import set_rollback
 from config.error_pages import csrf_reason
 from knowledge.errors import CODES, ApplicationError, message
 
-# rest_framework/authentication.py SessionAuthentication.enforce_csrf: "CSRF Failed: <Django's reason>".
+# How DRF's SessionAuthentication words a failed CSRF check: "CSRF Failed: <Django's reason>".
 DRF_CSRF_PREFIX = "CSRF Failed: "
 
 
