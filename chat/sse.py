@@ -13,6 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
 from chat.services import turn_prepare, turn_stream
+from config.error_pages import csrf_reason
 from knowledge import safejson
 from knowledge.errors import CODES, ApplicationError, message
 
@@ -69,7 +70,7 @@ async def _authenticate(request: HttpRequest):
         return None, _error("not_authenticated", "sse")
     reason = _csrf_failure(request)
     if reason:
-        return None, _error("permission_denied", "csrf", reason=reason)
+        return None, _error("permission_denied", "csrf", reason=csrf_reason(reason))
     return user, None
 
 

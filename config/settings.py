@@ -1,6 +1,7 @@
 """Settings for zhiku, read from the environment with defaults that work on a laptop."""
 from __future__ import annotations
 
+import math
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -56,6 +57,8 @@ _default_origins = (
     if PRODUCTION else "http://127.0.0.1:8000,http://localhost:8000"
 )
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", _default_origins).split(",") if o.strip()]
+# A refused CSRF check answers the console's page in the reader's language (JSON under /api/).
+CSRF_FAILURE_VIEW = "config.error_pages.csrf_failure"
 
 # --- HTTPS (production) ------------------------------------------------------
 if PRODUCTION:
@@ -280,6 +283,11 @@ REST_FRAMEWORK = {
 ZHIKU_TOKEN_TTL_DAYS = float(os.environ.get("ZHIKU_TOKEN_TTL_DAYS", "30"))
 if not ZHIKU_TOKEN_TTL_DAYS > 0:
     raise ImproperlyConfigured("ZHIKU_TOKEN_TTL_DAYS must be a positive number of days.")
+# The longest lifetime a person may give a token they create (the API tokens page, expires_in_days in the
+# API); at least ZHIKU_TOKEN_TTL_DAYS. 0: no limit, and tokens that never expire may be created.
+ZHIKU_TOKEN_MAX_DAYS = env_int("ZHIKU_TOKEN_MAX_DAYS", max(365, math.ceil(ZHIKU_TOKEN_TTL_DAYS)))
+if ZHIKU_TOKEN_MAX_DAYS < 0 or 0 < ZHIKU_TOKEN_MAX_DAYS < ZHIKU_TOKEN_TTL_DAYS:
+    raise ImproperlyConfigured("ZHIKU_TOKEN_MAX_DAYS must be 0 (no limit) or at least ZHIKU_TOKEN_TTL_DAYS.")
 # Live tokens one user may hold; issuing one more revokes the least recently used.
 ZHIKU_TOKEN_LIMIT_PER_USER = env_int("ZHIKU_TOKEN_LIMIT_PER_USER", 20)
 if ZHIKU_TOKEN_LIMIT_PER_USER < 1:

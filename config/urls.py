@@ -6,10 +6,14 @@ from django.urls import include, path
 from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from accounts.token_pages import tokens_page
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Sign-in: the password form, sign-out and single sign-on (accounts/urls.py).
     path("accounts/", include("accounts.urls")),
+    # A signed-in person's own API tokens (accounts/token_pages.py).
+    path("account/tokens/", tokens_page, name="api-tokens"),
     # The language switch (POST to set_language) and the page scripts' message catalogue.
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
@@ -35,13 +39,8 @@ urlpatterns = [
 ]
 
 
-def handler404(request, exception=None):
-    """JSON for API paths (the error shape every API error uses), the normal page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
-    from knowledge.errors import message
-
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "not_found", "message": message("not_found")}}, status=404)
-    return page_not_found(request, exception)
+# The error answers: JSON under /api/, the console's pages elsewhere (config/error_pages.py).
+handler400 = "config.error_pages.bad_request"
+handler403 = "config.error_pages.permission_denied"
+handler404 = "config.error_pages.page_not_found"
+handler500 = "config.error_pages.server_error"

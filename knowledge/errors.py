@@ -161,7 +161,9 @@ _code("invalid", V, _("Invalid input."),
       ask_body=_('The body must be an "ask" message: {"conversation", "kb_ids", "question"}.'))
 _code("not_found", N, _("Not found."))
 _code("permission_denied", P, _("You do not have permission to perform this action."),
-      csrf=_("CSRF failed: %(reason)s"))
+      csrf=_("CSRF failed: %(reason)s"),
+      token_create=_("Create tokens signed in to the console, or with a username and password "
+                     "(POST /api/auth/token/), not with another token."))
 _code("conflict", C, _("The request conflicts with the current state."))
 _code("bad_request", V, _("The request could not be read."))
 _code("parse_error", None, _("Malformed request."), status=400)
@@ -198,6 +200,9 @@ _code("nothing_to_update", V, _("Nothing to change."), chunk=_("Send content or 
 # --- sign-in, tokens, members ----------------------------------------------------------------------------------
 _code("invalid_credentials", V, _("Unable to log in with the given username and password."))
 _code("token_not_found", N, _("API token not found."))
+_code("invalid_expiry", V, _("expires_in_days must be a whole number of days from 1 to %(limit)s."),
+      never=_("Tokens must expire on this site: give expires_in_days from 1 to %(limit)s."),
+      unlimited=_("expires_in_days must be a whole number of days of at least 1, or null (never expires)."))
 _code("unknown_user", V, _("Unknown user %(name)r."))
 _code("unknown_group", V, _("Unknown groups: %(groups)s."), one=_("Unknown group %(name)r."),
       nul=_("Group names cannot contain NUL characters."))
@@ -277,7 +282,8 @@ _code("too_large", None, _("A message may be at most %(limit)s bytes."), status=
       closing=_("A message may be at most %(limit)s bytes; this one is larger, so the connection is closed."))
 _code("unknown_type", None, _('The message type must be "ask" or "cancel".'), status=400)
 _code("nothing_to_cancel", None, _("No answer is streaming."), status=400)
-_code("internal_error", None, _("The answer could not be produced."), status=500)
+_code("internal_error", None, _("The answer could not be produced."), status=500,
+      server=_("The server met an error; try again later."))
 
 # --- language-model endpoints (providers/) ---------------------------------------------------------------------
 _code("endpoint_not_found", N, _("Model endpoint not found."))

@@ -28,7 +28,7 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     if role is None:
         raise fail("kb_not_found")
     if not role_at_least(role, min_role):
-        raise fail("role_required", role=min_role.value)
+        raise fail("role_required", role=min_role.label)
     return kb
 
 
@@ -50,7 +50,7 @@ def kbs_get_for_user(*, user, kb_ids, min_role: Role = Role.VIEWER) -> tuple[lis
         if role is None:
             raise fail("kb_not_found")
         if not role_at_least(role, min_role):
-            raise fail("role_required", role=min_role.value)
+            raise fail("role_required", role=min_role.label)
         kbs.append(kb)
     return kbs, scope_of_annotated(user=user, kbs=kbs)
 

@@ -13,9 +13,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from accounts.tokens import token_issue
+from accounts.tokens import DEFAULT_LIFETIME, token_issue, token_lifetime
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
-from knowledge.api import serializers as s
+from knowledge.api import token_serializers as ts
 from knowledge.api.inputs import parse
 from knowledge.api.parsers import SafeJSONParser
 from knowledge.errors import fail
@@ -66,11 +66,12 @@ class TokenView(APIView):
     parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
 
     @extend_schema(
-        request=s.TokenInput,
-        responses={200: s.TokenOutput},
+        request=ts.TokenInput,
+        responses={200: ts.TokenOutput},
         auth=[],
         description="Each call issues a new token (a user may hold several: one per client); the key is shown "
-        "this once and stored only hashed. It expires after ZHIKU_TOKEN_TTL_DAYS (default 30) and is revoked "
+        "this once and stored only hashed. It expires after ZHIKU_TOKEN_TTL_DAYS (default 30), or `expires_in_days`, "
+        "and is revoked "
         "when the user's password changes or the account is deactivated; a user holds at most "
         "ZHIKU_TOKEN_LIMIT_PER_USER live tokens (the least recently used is revoked for a new one). "
         "Failed attempts are counted per account and per client address; after "
@@ -78,7 +79,7 @@ class TokenView(APIView):
         "`too_many_attempts`, even with the right password, for ZHIKU_LOGIN_COOLOFF_MINUTES.",
     )
     def post(self, request):
-        data = parse(s.TokenInput, request.data)
+        data = parse(ts.TokenInput, request.data)
         # The plain HttpRequest: django-axes records the attempt on it, as for the login pages.
         http_request = request._request
         user = authenticate(http_request, username=data["username"], password=data["password"])
@@ -86,5 +87,7 @@ class TokenView(APIView):
             raise TooManyAttempts()
         if user is None or not user.is_active:
             raise fail("invalid_credentials")
-        token, key = token_issue(user=user, name=data.get("name", ""))
-        return Response({"token": key, "id": token.pk, "expiry": token.expiry})
+        lifetime = token_lifetime(data["expires_in_days"]) if "expires_in_days" in data else DEFAULT_LIFETIME
+        token, key = token_issue(user=user, name=data.get("name", ""), lifetime=lifetime)
+        return Response(ts.TokenOutput({"token": key, "id": token.pk, "name": token.name, "key_prefix": token.key_prefix,
+                                       "expiry": token.expiry}).data)

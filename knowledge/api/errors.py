@@ -11,7 +11,11 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from config.error_pages import csrf_reason
 from knowledge.errors import CODES, ApplicationError, message
+
+# How DRF's SessionAuthentication words a failed CSRF check: "CSRF Failed: <Django's reason>".
+DRF_CSRF_PREFIX = "CSRF Failed: "
 
 
 def _first_message(detail) -> str:
@@ -71,6 +75,10 @@ def exception_handler(exc, context):
         body = {"code": "invalid", "message": _first_message(exc.detail), "fields": exc.detail}
         if not isinstance(exc.detail, dict):
             body["fields"] = {"non_field_errors": exc.detail}
+    elif isinstance(exc, exceptions.PermissionDenied) and str(exc.detail).startswith(DRF_CSRF_PREFIX):
+        # SessionAuthentication's refusal, in English: the registered sentence with Django's reason in words.
+        reason = csrf_reason(str(exc.detail)[len(DRF_CSRF_PREFIX):])
+        body = {"code": "permission_denied", "message": message("permission_denied", "csrf", reason=reason)}
     else:
         body = {"code": _code_of(exc), "message": _first_message(exc.detail)}
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:

@@ -90,37 +90,6 @@ class UploadFile(serializers.FileField):
     """A file part of a multipart form: ``format: binary`` in the schema, so clients (and the fuzzer) send a file."""
 
 
-# --- auth -------------------------------------------------------------------
-
-class TokenInput(StrictInput):
-    username = Text(max_length=150, trim_whitespace=False)
-    password = Text(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
-    name = Text(required=False, allow_blank=True, max_length=100, default="",
-                help_text="What the token is for (shown in the token list).")
-
-
-class TokenOutput(serializers.Serializer):
-    token = serializers.CharField(help_text="The key: shown this once, stored only hashed.")
-    id = serializers.IntegerField(help_text="The token's id, to revoke it (`DELETE /api/auth/tokens/{id}/`).")
-    expiry = serializers.DateTimeField(help_text="When the key stops working (ZHIKU_TOKEN_TTL_DAYS after now).")
-
-
-class ApiTokenOutput(serializers.Serializer):
-    """One of the caller's tokens; never the key itself."""
-
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    key_prefix = serializers.CharField(help_text="The key's first 8 characters.")
-    created = serializers.DateTimeField()
-    expiry = serializers.DateTimeField(allow_null=True)
-    last_used = serializers.DateTimeField(allow_null=True, help_text="To the minute; null if never used.")
-    current = serializers.BooleanField(help_text="Whether this request was authenticated with it.")
-
-
-class TokensRevokedOutput(serializers.Serializer):
-    revoked = serializers.IntegerField(help_text="How many tokens were revoked.")
-
-
 # --- knowledge bases --------------------------------------------------------
 
 class KBSettingsInput(StrictInput):

@@ -45,7 +45,7 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.READY:
-            raise fail("document_not_ready", status=current.status)
+            raise fail("document_not_ready", status=DocumentStatus(current.status).label)
         kb = current.kb
         title = text_title(current.title, current.source_name)
         enriched = enriched_text(title=title, section_path=path, content=content)

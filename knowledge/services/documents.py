@@ -42,7 +42,7 @@ def document_retry(*, document: Document) -> Document:
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.FAILED and not claims.is_stalled(current):
-            raise fail("not_failed", status=current.status)
+            raise fail("not_failed", status=DocumentStatus(current.status).label)
         _requeue(current)
     document.refresh_from_db()
     return document

@@ -197,7 +197,8 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     wait = WebDriverWait(browser, 20)
     pages = {"/": "#kb-table", f"/kbs/{kb.pk}/": "#doc-rows tr[data-status=failed]",
              f"/kbs/{kb.pk}/documents/{document.pk}/": "#chunks .chunk", f"/kbs/{kb.pk}/settings/": "#member-rows",
-             f"/kbs/{kb.pk}/hit-test/": "#query", f"/kbs/{kb.pk}/evaluation/": "#questions li", "/chat/": "body"}
+             f"/kbs/{kb.pk}/hit-test/": "#query", f"/kbs/{kb.pk}/evaluation/": "#questions li", "/chat/": "body",
+             "/account/tokens/": "#token-form", "/kbs/999999/": ".error-page"}
     for path, ready in pages.items():
         browser.get(server + path)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
