@@ -311,7 +311,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Two choice sets share the field name "role": a KB member's and a chat message's.
     "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role",
-                            "ChunkTypeEnum": "knowledge.models.ChunkType"},
+                            "ChunkTypeEnum": "knowledge.models.ChunkType",
+                            "ApiKeyKindEnum": "assistants.models.KeyKind",
+                            "EndpointKindEnum": "providers.presets.EndpointKind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
