@@ -8,7 +8,19 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from accounts.token_pages import tokens_page
 
+def favicon(request):
+    """No icon: 204, cached a day. Browsers ask for /favicon.ico on their first request to a host, with no CSRF
+    cookie yet; answered by the styled 404 page, whose forms mint a CSRF cookie, that response could land after the
+    page's own and leave the page's tokens not matching the cookie (a 403 on its first POST)."""
+    from django.http import HttpResponse
+
+    response = HttpResponse(status=204)
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     # Sign-in: the password form, sign-out and single sign-on (accounts/urls.py).
     path("accounts/", include("accounts.urls")),

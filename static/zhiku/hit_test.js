@@ -5,7 +5,9 @@
 (function () {
   "use strict";
   const form = document.getElementById("hit-form");
-  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // The CSRF token as the cookie holds it when the request is sent (a token read at load can be stale by then).
+  const csrf = () => (document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1]
+    || form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const { badge, words } = window.zhikuVerdict;
   // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
   const fmt = (text, values) => interpolate(text, values, true);
@@ -203,7 +205,7 @@
     try {
       response = await fetch("/api/search/", {
         method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
         body: JSON.stringify(body),
       });
       data = await response.json();

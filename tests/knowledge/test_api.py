@@ -92,7 +92,7 @@ def failed_doc(kb, ingest, alice):
 def test_token_endpoint_issues_a_token_of_the_users(api_client, alice):
     response = api_client.post("/api/auth/token/", {"username": "alice", "password": "pw-alice"}, format="json")
     assert response.status_code == 200
-    assert set(response.data) == {"token", "id", "expiry"}
+    assert set(response.data) == {"token", "id", "expiry", "name", "key_prefix"}
     assert ApiToken.objects.get(pk=response.data["id"]).user == alice
 
 
