@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import threading
 import time
 from datetime import timedelta
 
@@ -19,9 +18,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from assistants.models import ApiKey, Assistant, KeyKind
-from config import redis_namespace
+from assistants.ratelimit import minute_count
 from knowledge.errors import fail
-from knowledge.stores import redis_client
 
 KEY_PREFIX = "zk-"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -100,10 +98,6 @@ def key_touch(row: ApiKey) -> None:
 
 # --- the per-key budget: a fixed one-minute window, in Redis when there is one (shared by every worker) ----------
 
-_local_lock = threading.Lock()
-_local_windows: dict[tuple[int, int], int] = {}
-
-
 def _limit_of(row: ApiKey) -> int:
     return int(row.rate_limit or getattr(settings, "ZHIKU_KEY_RATE_LIMIT", 60))
 
@@ -113,25 +107,7 @@ def rate_check(row: ApiKey) -> None:
     limit = _limit_of(row)
     now = time.time()
     window = int(now // 60)
-    count = _count(row.pk, window)
+    count = minute_count("keyrate", row.pk, window)
     if count > limit:
         raise fail("key_rate_limited", limit=limit, retry=max(1, 60 - int(now % 60)),
                    extra={"retry_after": max(1, 60 - int(now % 60))})
-
-
-def _count(key_id: int, window: int) -> int:
-    client = redis_client()
-    if client is not None:
-        name = redis_namespace.key(settings.ZHIKU_REDIS_PREFIX, "keyrate", key_id, window)
-        try:
-            pipe = client.pipeline()
-            pipe.incr(name)
-            pipe.expire(name, 120)
-            return int(pipe.execute()[0])
-        except Exception:  # noqa: BLE001 - an unreachable Redis falls back to this process's count
-            pass
-    with _local_lock:
-        for stale in [k for k in _local_windows if k[1] < window]:
-            del _local_windows[stale]
-        _local_windows[(key_id, window)] = _local_windows.get((key_id, window), 0) + 1
-        return _local_windows[(key_id, window)]

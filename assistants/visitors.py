@@ -18,7 +18,6 @@ process counts alone.
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from typing import Any
 
@@ -26,11 +25,10 @@ from django.conf import settings
 from django.core import signing
 
 from assistants.models import Assistant
+from assistants.ratelimit import minute_count
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
-from config import redis_namespace
 from knowledge.errors import fail
-from knowledge.stores import redis_client
 
 TICKET_SALT = "assistants.embed.ticket"
 COOKIE_SALT = "assistants.share.visitor"
@@ -72,28 +70,6 @@ def ticket_read(value: str, *, assistant_id: int) -> tuple[str, str] | None:
 
 # --- throttling -----------------------------------------------------------------------------------------------
 
-_local_lock = threading.Lock()
-_local_windows: dict[tuple[str, int], int] = {}
-
-
-def _count(name: str, window: int) -> int:
-    client = redis_client()
-    if client is not None:
-        key = redis_namespace.key(settings.ZHIKU_REDIS_PREFIX, "visitorrate", name, window)
-        try:
-            pipe = client.pipeline()
-            pipe.incr(key)
-            pipe.expire(key, 120)
-            return int(pipe.execute()[0])
-        except Exception:  # noqa: BLE001 - an unreachable Redis falls back to this process's count
-            pass
-    with _local_lock:
-        for stale in [k for k in _local_windows if k[1] < window]:
-            del _local_windows[stale]
-        _local_windows[(name, window)] = _local_windows.get((name, window), 0) + 1
-        return _local_windows[(name, window)]
-
-
 def visitor_throttle(*, assistant_id: int, visitor: str, address: str) -> None:
     """Count one question of ``visitor`` (and of the client ``address``); ``visitor_rate_limited`` (429) past either
     limit (``ZHIKU_VISITOR_RATE_LIMIT`` a visitor, ``ZHIKU_VISITOR_IP_RATE_LIMIT`` an address, a minute)."""
@@ -103,7 +79,7 @@ def visitor_throttle(*, assistant_id: int, visitor: str, address: str) -> None:
     limits = ((f"v:{assistant_id}:{visitor}", int(getattr(settings, "ZHIKU_VISITOR_RATE_LIMIT", 20))),
               (f"ip:{address}", int(getattr(settings, "ZHIKU_VISITOR_IP_RATE_LIMIT", 60))))
     for name, limit in limits:
-        if _count(name, window) > limit:
+        if minute_count("visitorrate", name, window) > limit:
             raise fail("visitor_rate_limited", limit=limit, retry=retry, extra={"retry_after": retry})
 
 

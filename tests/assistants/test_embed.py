@@ -10,7 +10,7 @@ from django.db import connections
 from django.test import AsyncClient, Client
 from visitor_helpers import QUESTION, keys_of, post_stream
 
-from assistants import visitors
+from assistants import ratelimit, visitors
 from assistants.services import assistant_create, assistant_update
 from assistants.visitors import ticket_issue
 from chat.models import Channel, Conversation
@@ -25,7 +25,7 @@ NOT_LISTED = ["https://a.example.com.evil.net", "http://a.example.com", "https:/
 
 @pytest.fixture(autouse=True)
 async def _fresh_windows_and_closed_connections():
-    visitors._local_windows.clear()
+    ratelimit.reset_local()
     yield
     await sync_to_async(connections.close_all)()  # the async client's sync-view thread (see test_share.py)
 

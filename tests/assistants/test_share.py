@@ -12,7 +12,7 @@ from django.db import connections
 from django.test import AsyncClient, Client
 from visitor_helpers import QUESTION, keys_of, post_stream
 
-from assistants import visitors
+from assistants import ratelimit, visitors
 from assistants.services import assistant_update, share_token_rotate
 from chat.models import Channel, Conversation, Feedback
 from chat.services import in_thread
@@ -26,7 +26,7 @@ HIDDEN_KEYS = {"chunk_id", "kb_id", "scores", "id", "document", "relevance", "ti
 
 @pytest.fixture(autouse=True)
 async def _fresh_windows_and_closed_connections():
-    visitors._local_windows.clear()
+    ratelimit.reset_local()
     yield
     # The async client runs sync views on asgiref's thread-sensitive thread and, as Django's test clients do,
     # leaves that thread's connection open: closed here, so the test database can be dropped.
