@@ -1,0 +1,137 @@
+"""The one protocol every kind of source speaks, and the values it yields.
+
+A connector knows how to reach one kind of place (a web site, a Git repository, a bucket, a Feishu
+space, a Yuque repo). It knows nothing of Django, documents or ingestion: the runner
+(``sources/run.py``) asks it to ``scan`` with what the previous run saw and turns what it yields into
+ordinary ingestions (added / updated / unchanged / removed / failed).
+
+Incremental by construction: ``scan`` receives, for every item the previous run kept, its
+``revision`` (an ETag, a Last-Modified date, a Git blob id, the service's own version id or a content
+hash) and the connector's private ``state`` for it; it yields :class:`Unchanged` for an item whose
+revision still matches without downloading it again, :class:`Fetched` with the bytes for new or
+changed items, and :class:`Failed` for one item that could not be read (the run goes on).
+
+Deletions: an item the previous run kept and this scan does not mention is removed — but only when
+the scan finished and says ``complete`` (``ScanResult.complete``); a scan cut short (the site is down,
+the page limit was reached before the walk ended, a cancelled run) removes nothing.
+
+Content: ``Fetched.name`` is the document's source name in the KB and its extension picks the parser
+(``.md``, ``.html``, ``.pdf``, ``.docx``…); services with their own document formats (Feishu blocks,
+Yuque Lake) convert to Markdown with headings and tables and yield ``.md``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, Union
+
+
+class SourceError(Exception):
+    """A whole source cannot be read (bad credentials, unreachable host, bad settings).
+
+    ``code`` is a registered error code (sources/errors.py); ``message`` is for the owner.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the previous run kept of one item: its revision and the connector's own state for it."""
+
+    revision: str
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A new or changed item, with its bytes."""
+
+    key: str                   # stable identity at the source: a URL, a path, an object key, a doc token
+    revision: str              # what the next scan compares against
+    name: str                  # source name in the KB (unique within the source); extension picks the parser
+    data: bytes
+    url: str = ""              # where a reader opens it; search results and citations link here
+    title: str = ""
+    state: Mapping[str, Any] = field(default_factory=dict)   # JSON-serialisable, kept for the next scan
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """An item the previous run kept whose revision still matches; nothing was downloaded."""
+
+    key: str
+    state: Mapping[str, Any] | None = None   # None: keep the stored state
+
+
+@dataclass(frozen=True)
+class Failed:
+    """One item that could not be read; the run goes on and the previous version (if any) keeps serving."""
+
+    key: str
+    code: str
+    message: str
+    url: str = ""
+
+
+Item = Union[Fetched, Unchanged, Failed]
+
+
+@dataclass
+class ScanResult:
+    """Set by the connector while it scans; read by the runner when the iterator is exhausted."""
+
+    complete: bool = True      # False: the walk was cut short, so nothing may be removed
+    note: str = ""             # why it was cut short, for the run's history
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets a scan must stay within (the runner passes the source's and the platform's)."""
+
+    max_items: int = 1000
+    max_bytes_per_item: int = 50 * 1024 * 1024
+    timeout_s: float = 30.0
+
+
+class Connector(Protocol):
+    """Construct with the source's settings (plain JSON) and decrypted credentials; then ``scan``."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None: ...
+
+    def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
+        """Yield one entry per item now at the source. Check ``cancelled()`` between items and stop
+        (setting ``result.complete = False``) when it answers True. Raise :class:`SourceError` when the
+        source as a whole cannot be read."""
+        ...
+
+    def close(self) -> None: ...
+
+
+REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make a connector available under its ``kind``."""
+    REGISTRY[cls.kind] = cls
+    return cls
+
+
+def connector_for(kind: str) -> type:
+    if kind not in REGISTRY:
+        # Importing the kind modules registers them; done lazily so a kind's optional library
+        # (boto3, trafilatura) is imported only when a source of that kind runs.
+        import importlib
+        try:
+            importlib.import_module(f"sources.kinds.{kind}")
+        except ModuleNotFoundError:
+            pass
+    try:
+        return REGISTRY[kind]
+    except KeyError:
+        raise SourceError("source_kind_unknown", f"unknown source kind: {kind}") from None
