@@ -101,6 +101,14 @@ class Connector(Protocol):
     """Construct with the source's settings (plain JSON) and decrypted credentials; then ``scan``."""
 
     kind: ClassVar[str]
+    # Names of the credentials this kind takes (stored encrypted, never shown again), e.g. ("app_secret",).
+    secret_fields: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """Check and normalise the owner's settings; raise ``SourceError("source_settings_invalid", message)``
+        naming the field that is wrong. Called when a source is added or edited, before anything is stored."""
+        ...
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None: ...
 
