@@ -29,7 +29,7 @@ from assistants.visitor_http import (conversations_response, error_response, exc
 from assistants.visitors import COOKIE_SALT, VISITOR_DAYS, member_visitor, visitor_new
 from chat.models import Channel
 from chat.services import in_thread
-from chat.sse import _csrf_failure
+from chat.sse import csrf_failure_reason
 from knowledge.errors import ApplicationError, fail, message
 
 COOKIE = "zhiku_visitor"
@@ -103,7 +103,7 @@ async def share_stream(request: HttpRequest, token: str) -> HttpResponse:
     assistant, visitor, new, failure = await _resolve(request, token)
     if failure is not None:
         return failure
-    reason = _csrf_failure(request)
+    reason = csrf_failure_reason(request)
     if reason:
         return error_response("permission_denied", "csrf", reason=reason)
     response = await stream_response(request, assistant=assistant, channel=Channel.SHARE, visitor=visitor)
@@ -124,7 +124,7 @@ async def share_feedback(request: HttpRequest, token: str) -> HttpResponse:
     assistant, visitor, _new, failure = await _resolve(request, token)
     if failure is not None:
         return failure
-    reason = _csrf_failure(request)
+    reason = csrf_failure_reason(request)
     if reason:
         return error_response("permission_denied", "csrf", reason=reason)
     return await in_thread(feedback_response)(request, assistant=assistant, visitor=visitor)

@@ -14,7 +14,7 @@ from django.views.decorators.csrf import csrf_exempt
 from assistants.services import assistant_get_for_user, assistant_turn_start
 from chat.models import Channel
 from chat.services import in_thread, turn_stream
-from chat.sse import MAX_BODY_BYTES, _answer, _authenticate, _error, sse_frames
+from chat.sse import MAX_BODY_BYTES, authenticate, error_answer, error_response, sse_frames
 from knowledge import safejson
 from knowledge.errors import ApplicationError
 
@@ -27,7 +27,7 @@ def _start(*, user, assistant_id: int, body: dict):
                                 conversation_id=body.get("conversation"))
 
 
-@csrf_exempt  # checked in chat.sse._authenticate for session users; token clients need none
+@csrf_exempt  # checked in chat.sse.authenticate for session users; token clients need none
 async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpResponse:
     """Ask the caller's own assistant ``{"question", "conversation"?}``; the answer streams as ``text/event-stream``.
 
@@ -35,22 +35,22 @@ async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpRespo
     read no KB now) are JSON error responses with their status; later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = _error("method_not_allowed")
+        response = error_response("method_not_allowed")
         response["Allow"] = "POST"
         return response
-    user, failure = await _authenticate(request)
+    user, failure = await authenticate(request)
     if failure is not None:
         return failure
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return _error("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
         body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
         if not isinstance(body, dict) or not set(body) <= ASK_FIELDS:
-            return _error("invalid_try_body")
+            return error_response("invalid_try_body")
         turn = await in_thread(_start)(user=user, assistant_id=assistant_id, body=body)
     except ApplicationError as exc:
-        return _answer(exc.code, exc.message, exc.status_code)
+        return error_answer(exc.code, exc.message, exc.status_code)
     response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()),
                                      content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"

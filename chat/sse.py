@@ -33,13 +33,13 @@ async def sse_frames(events: AsyncIterator[dict[str, Any]], language: str | None
                 yield sse_encode(event)
 
 
-def _answer(code: str, text: str, status: int) -> JsonResponse:
+def error_answer(code: str, text: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": text}}, status=status)
 
 
-def _error(code: str, variant: str | None = None, **params) -> JsonResponse:
+def error_response(code: str, variant: str | None = None, **params) -> JsonResponse:
     """The registered code's answer (knowledge.errors.CODES): its status and message."""
-    return _answer(code, message(code, variant, **params), CODES[code].http_status)
+    return error_answer(code, message(code, variant, **params), CODES[code].http_status)
 
 
 class _CSRFCheck(CsrfViewMiddleware):
@@ -47,34 +47,34 @@ class _CSRFCheck(CsrfViewMiddleware):
         return reason
 
 
-def _csrf_failure(request: HttpRequest) -> str | None:
+def csrf_failure_reason(request: HttpRequest) -> str | None:
     """The CSRF failure reason for a session-authenticated request, or None (as DRF's SessionAuthentication)."""
     check = _CSRFCheck(lambda req: HttpResponse())
     check.process_request(request)
     return check.process_view(request, None, (), {})
 
 
-async def _authenticate(request: HttpRequest):
+async def authenticate(request: HttpRequest):
     """(user, error response): ``Authorization: Token <key>`` first, else the session with its CSRF check."""
     header = request.headers.get("Authorization", "")
     if header:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "token" or not key.strip():
-            return None, _error("not_authenticated", "sse_token")
+            return None, error_response("not_authenticated", "sse_token")
         user = await user_for_token(key.strip()[:100])
         if not user.is_authenticated:
-            return None, _error("authentication_failed")
+            return None, error_response("authentication_failed")
         return user, None
     user = await request.auser()
     if not user.is_authenticated:
-        return None, _error("not_authenticated", "sse")
-    reason = _csrf_failure(request)
+        return None, error_response("not_authenticated", "sse")
+    reason = csrf_failure_reason(request)
     if reason:
-        return None, _error("permission_denied", "csrf", reason=csrf_reason(reason))
+        return None, error_response("permission_denied", "csrf", reason=csrf_reason(reason))
     return user, None
 
 
-@csrf_exempt  # checked in _authenticate for session users; token clients need none
+@csrf_exempt  # checked in authenticate for session users; token clients need none
 async def chat_stream(request: HttpRequest) -> HttpResponse:
     """Ask a question and receive the websocket protocol's events as ``text/event-stream``.
 
@@ -84,28 +84,28 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = _error("method_not_allowed")
+        response = error_response("method_not_allowed")
         response["Allow"] = "POST"
         return response
-    user, failure = await _authenticate(request)
+    user, failure = await authenticate(request)
     if failure is not None:
         return failure
     declared = request.META.get("CONTENT_LENGTH") or "0"
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return _error("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
         # The REST API's checks (knowledge/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
         # invalid_characters.
         body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
     except ApplicationError as exc:
-        return _answer(exc.code, exc.message, exc.status_code)
+        return error_answer(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
-        return _error("invalid", "ask_body")
+        return error_response("invalid", "ask_body")
     try:
         turn = await turn_prepare(user=user, conversation_id=body.get("conversation"), kb_ids=body.get("kb_ids"),
                                   question=body.get("question"))
     except ApplicationError as exc:
-        return _answer(exc.code, exc.message, exc.status_code)
+        return error_answer(exc.code, exc.message, exc.status_code)
     response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()), content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
