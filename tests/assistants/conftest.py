@@ -9,31 +9,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "chat"))
 
 from chat_helpers import DOCS  # noqa: E402
-from fake_llm import FakeLLM  # noqa: E402
+from llm_fixtures import fake_llm, llm_on, no_llm_by_default, passage_vectors_once  # noqa: E402,F401 (fixtures)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _passage_vectors_once(passage_vectors_once):
+    yield
 
 
 @pytest.fixture(autouse=True)
-def _no_llm_by_default(settings):
+def _no_llm_by_default(no_llm_by_default):
     """Extractive answers unless a test points the chat at the fake LLM."""
-    settings.ZHIKU_LLM_BASE_URL = ""
-    settings.ZHIKU_LLM_MODEL = ""
-    settings.ZHIKU_LLM_API_KEY = ""
-
-
-@pytest.fixture
-def fake_llm():
-    server = FakeLLM()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def llm_on(settings, fake_llm):
-    settings.ZHIKU_LLM_BASE_URL = fake_llm.url
-    settings.ZHIKU_LLM_MODEL = "fake-model"
-    settings.ZHIKU_LLM_API_KEY = "test-key"
-    settings.ZHIKU_LLM_TIMEOUT = "1.5"
-    return fake_llm
 
 
 @pytest.fixture
