@@ -26,7 +26,7 @@ from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
 from knowledge.retrieval.bm25_file import MachineCopies
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, KeywordUnavailable, SearchFilters
-from knowledge.stores import _filters_q, redis_client
+from knowledge.stores import filters_q, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -289,7 +289,7 @@ class BM25IndexStore:
         if filters.empty and not restricted_exist:
             return None
         qs = Chunk.objects.filter(kb_id=kb_id, enabled=True, document__status=DocumentStatus.READY)
-        qs = qs.filter(scope_documents_q(scope, kb_id)).filter(_filters_q(filters))
+        qs = qs.filter(scope_documents_q(scope, kb_id)).filter(filters_q(filters))
         return np.fromiter(qs.values_list("id", flat=True), dtype=np.int64)
 
 

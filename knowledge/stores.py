@@ -70,7 +70,7 @@ def _filters_sql(filters: SearchFilters, params: list) -> str:
     return " AND ".join(parts) if parts else "TRUE"
 
 
-def _filters_q(filters: SearchFilters) -> Q:
+def filters_q(filters: SearchFilters) -> Q:
     """The same conditions for a queryset of chunks joined to their documents (``document__...``)."""
     q = Q()
     if filters.document_ids:
