@@ -127,8 +127,10 @@ async def llm_stream(config: LLMConfig, messages: list[dict[str, str]],
         raise _classify(exc) from exc
 
 
-async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max_tokens: int = 128) -> str:
-    """A short non-streamed completion (the follow-up rewrite)."""
+async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max_tokens: int = 128,
+                       usage: dict[str, Any] | None = None) -> str:
+    """A short non-streamed completion (the follow-up rewrite). ``usage``, when given, receives what it cost
+    (the endpoint's counts, else an estimate: :func:`usage_of`)."""
     try:
         async with _client(config, timeout=min(config.timeout, config.rewrite_timeout)) as client:
             response = await client.chat.completions.create(
@@ -136,9 +138,13 @@ async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max
             )
     except Exception as exc:  # noqa: BLE001
         raise _classify(exc) from exc
-    if not response.choices:
-        return ""
-    return response.choices[0].message.content or ""
+    text = (response.choices[0].message.content or "") if response.choices else ""
+    if usage is not None:
+        counted = getattr(response, "usage", None)
+        reported = ({"prompt_tokens": int(counted.prompt_tokens or 0), "completion_tokens": int(counted.completion_tokens or 0)}
+                    if counted is not None else {})
+        usage.update(usage_of(reported, messages, text))
+    return text
 
 
 _CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
@@ -153,6 +159,16 @@ def tokens_estimate(text: str) -> int:
     """
     cjk = len(_CJK.findall(text))
     return cjk + -(-(len(text) - cjk) // 4)
+
+
+def usage_add(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Two calls' usage as one (the rewrite's and the answer's); estimated when either was."""
+    if not first or not second:
+        return first or second
+    total = {key: int(first.get(key, 0)) + int(second.get(key, 0)) for key in ("prompt_tokens", "completion_tokens")}
+    if first.get("estimated") or second.get("estimated"):
+        total["estimated"] = True
+    return total
 
 
 def usage_of(usage: dict[str, int], messages: list[dict[str, str]], answer: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from chat import selectors
 from chat.answering import AnswerPlan, answer_outcome, answer_plan
 from chat.extractive import is_list_question
 from chat.history import readable_view
-from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for
+from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for, usage_add
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
@@ -213,13 +213,14 @@ async def turn_abandon(turn: Turn) -> None:
     )
 
 
-async def question_rewrite(turn: Turn, config: LLMConfig | None) -> tuple[Rewrite, str]:
-    """The standalone query for ``turn`` and a note ("" or why the LLM rewrite was not used)."""
+async def question_rewrite(turn: Turn, config: LLMConfig | None, usage: dict[str, Any] | None = None) -> tuple[Rewrite, str]:
+    """The standalone query for ``turn`` and a note ("" or why the LLM rewrite was not used); ``usage`` receives
+    the LLM rewrite's token counts."""
     if not turn.history:
         return Rewrite(turn.question, "none"), ""
     if config is not None:
         try:
-            text = await llm_complete(config, rewrite_messages(question=turn.question, history=turn.history))
+            text = await llm_complete(config, rewrite_messages(question=turn.question, history=turn.history), usage=usage)
         except LLMError as exc:
             return rewrite_fallback(turn.question, turn.previous_queries), exc.code
         cleaned = rewrite_clean(text, question=turn.question)
@@ -328,7 +329,10 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
     try:
         yield _start_event(turn)
         t = time.perf_counter()
-        rewrite, note = await question_rewrite(turn, config)
+        rewrite_usage: dict[str, Any] = {}
+        rewrite, note = await question_rewrite(turn, config, rewrite_usage)
+        if rewrite_usage:
+            record.timings["usage"] = rewrite_usage  # the rewrite costs tokens even when nothing is generated
         record.standalone = rewrite.query
         record.since("rewrite_ms", t)
         yield _rewrite_event(turn, rewrite, note)
@@ -352,8 +356,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             return
         record.since("generation_ms", t)
         answer = "".join(record.parts)
-        if (usage := plan.llm_usage(answer)) is not None:
-            record.timings["usage"] = usage  # counted by the assistants' usage (assistants/usage.py)
+        if (usage := usage_add(record.timings.get("usage"), plan.llm_usage(answer))) is not None:
+            record.timings["usage"] = usage  # rewrite + answer, counted by the assistants' usage (assistants/usage.py)
         outcome = answer_outcome(plan, answer)
         await record.settle(content=answer, status=MessageStatus.COMPLETE, error_code="", citations=outcome["citations"],
                             hit=outcome["hit"], not_found_by=outcome["not_found_by"], confidence=outcome["confidence"],

@@ -277,6 +277,11 @@ async def test_llm_rewrites_a_follow_up_with_a_short_completion(chat_kb, alice_t
     rewrite_request = llm_on.completion_requests[0]
     assert "知库专业版有哪些功能？" in rewrite_request["messages"][-1]["content"]
     assert "那它的价格呢？" in rewrite_request["messages"][-1]["content"]
+    # What the turn cost counts the rewrite's completion (the fake reports 1 + 1) beside the answer's stream.
+    streamed = llm_on.usage_for(llm_on.stream_requests[-1], len(llm_on.chunks))
+    row = await answer_row(second[0]["message"])
+    assert row.timings["usage"] == {"prompt_tokens": streamed["prompt_tokens"] + 1,
+                                    "completion_tokens": streamed["completion_tokens"] + 1}
 
 
 async def test_llm_failure_mid_stream_keeps_the_partial_answer(chat_kb, alice_token, llm_on):
