@@ -56,9 +56,17 @@ import re
 from dataclasses import dataclass
 
 import jieba
-import jieba.posseg as pseg
 
 from knowledge.retrieval.analysis import get_analyzer
+
+
+def _tagged(text: str) -> list:
+    """jieba's part-of-speech cut. ``jieba.posseg`` loads its tables when imported (about 2 s), so it is imported
+    here on first use, not when Django starts (every web worker, management command and test server would pay it);
+    servers load it in the background at start (knowledge/warmup.py)."""
+    import jieba.posseg
+
+    return jieba.posseg.lcut(text)
 
 # Words that point back to something said before (jieba cuts 应该 and 其他
 # whole, so 该 and 其 only match when they stand alone).
@@ -130,7 +138,7 @@ def _ends_subject(word: str) -> bool:
 def subject_of(question: str) -> str:
     """The words before the question's attribute or predicate, e.g. 「知库专业版」 in 「知库专业版有哪些功能？」 (or "")."""
     subject: list[str] = []
-    for p in pseg.lcut(question.strip()):
+    for p in _tagged(question.strip()):
         if _ends_subject(p.word):
             break
         subject.append(p.word)
@@ -191,7 +199,7 @@ def split_attribute(core: str) -> tuple[str, str]:
 
     A thing that only points back (「它的价格」「该版本的价格」) counts as none.
     """
-    words = [p.word for p in pseg.lcut(core)]
+    words = [p.word for p in _tagged(core)]
     cut = len(words)
     while cut and is_attribute(words[cut - 1]):
         cut -= 1
@@ -280,8 +288,8 @@ def _swap_numbered(previous: str, core: str) -> str:
 
 def _swap_tagged(previous: str, core: str) -> str:
     """杭州 for 北京, 李娜 for 张伟, macOS for Windows: a word with the same kind of part-of-speech tag."""
-    tagged = [(p.word, KINDS.get(p.flag)) for p in pseg.lcut(previous) if not is_attribute(p.word)]
-    for word in pseg.lcut(core):
+    tagged = [(p.word, KINDS.get(p.flag)) for p in _tagged(previous) if not is_attribute(p.word)]
+    for word in _tagged(core):
         kind = KINDS.get(word.flag)
         if kind is None or len(word.word) < 2 or word.word in previous:
             continue
@@ -296,7 +304,7 @@ def _swap_same_ending(previous: str, core: str) -> str:
     if len(core) < 2 or core in previous or not _is_bare(core):
         return previous
     bounds = [0]
-    for p in pseg.lcut(previous):
+    for p in _tagged(previous):
         bounds.append(bounds[-1] + len(p.word))
     for start in bounds:
         end = start + len(core)
@@ -318,12 +326,12 @@ def _swap_common_noun(previous: str, thing: str) -> str | None:
     nouns must sit right before what was asked (a 的 between them is allowed,
     「空调的保修期」), so 「张伟负责哪个项目」 has nothing to swap.
     """
-    mine = pseg.lcut(thing)
+    mine = _tagged(thing)
     if not mine or thing in previous or any(KINDS.get(p.flag) or _NUMBERED_RE.search(p.word) for p in mine):
         return None
     if not all(_is_common_noun(p.word, p.flag) or p.flag == "f" for p in mine) or not _is_common_noun(mine[-1].word, mine[-1].flag):
         return None
-    words = pseg.lcut(previous)
+    words = _tagged(previous)
     stop = next((i for i, p in enumerate(words) if _ends_subject(p.word) and p.word != "的"), len(words))
     end = stop
     while end and words[end - 1].word == "的":

@@ -25,6 +25,9 @@ def warm_up() -> None:
         logger.warning("starting the parse forkserver failed", exc_info=True)
     try:
         get_analyzer().tokenize("预热 warm-up")
+        import jieba.posseg  # the follow-up rewrite's tagger (chat/rewrite.py imports it on first use): ~2 s of tables
+
+        jieba.posseg.lcut("预热")
         embedder = get_embedder(settings.ZHIKU_EMBEDDING_MODEL)
         embedder.embed_query("预热")
         evidence.reference_idf()
