@@ -15,15 +15,22 @@ from tests.browser import ROOT, daphne
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(alice, tmp_path):
+@pytest.fixture(scope="module")
+def base(django_db_setup, tmp_path_factory):
+    """One live server for the module's tests (each test's rows are its own: transactional tests flush after)."""
+    folder = tmp_path_factory.mktemp("loadtest")
+    with daphne(folder / "daphne.log", ZHIKU_MEDIA_ROOT=str(folder / "media"), ZHIKU_AUTO_CALIBRATE="0") as url:
+        yield url
+
+
+def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(alice, tmp_path, base):
     token = api_token(alice)
     out = tmp_path / "report.json"
-    with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media"), ZHIKU_AUTO_CALIBRATE="0") as base:
-        run = subprocess.run(
-            [sys.executable, "scripts/loadtest/run.py", "--host", base, "--token", token, "--users", "2",
-             "--spawn-rate", "2", "--duration", "15", "--docs", "1", "--no-kills", "--ready-timeout", "20",
-             "--out", str(out)],
-            check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "scripts/loadtest/run.py", "--host", base, "--token", token, "--users", "2",
+         "--spawn-rate", "2", "--duration", "10", "--docs", "1", "--no-kills", "--ready-timeout", "20",
+         "--out", str(out)],
+        check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(out.read_text())
     searches = report["locust"]["requests"]["search"]
@@ -44,7 +51,7 @@ def test_a_short_headless_run_searches_without_failures_and_writes_its_summary(a
     assert not [c for c in Conversation.objects.filter(user=alice) if report["kb_id"] in (c.kb_ids or [])]
 
 
-def test_the_runs_conversations_are_deleted_and_no_others(alice, tmp_path):
+def test_the_runs_conversations_are_deleted_and_no_others(alice, base):
     """The driver deletes the conversations that searched its KB (over several pages), and keeps the rest."""
     import requests
 
@@ -57,6 +64,5 @@ def test_the_runs_conversations_are_deleted_and_no_others(alice, tmp_path):
     other = Conversation.objects.create(user=alice, title="mine", kb_ids=[7])
     session = requests.Session()
     session.headers["Authorization"] = f"Token {api_token(alice)}"
-    with daphne(tmp_path / "daphne.log", ZHIKU_MEDIA_ROOT=str(tmp_path / "media")) as base:
-        assert driver.delete_conversations(session, base, 901) == len(ours)
+    assert driver.delete_conversations(session, base, 901) == len(ours)
     assert list(Conversation.objects.filter(user=alice)) == [other]
