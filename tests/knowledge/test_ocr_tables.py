@@ -15,8 +15,8 @@ DEVICES = [["设备名称", "型号", "数量", "存放地点"]] + [
          ("服务器", "二号机房"), ("显示器", "信息部库房"), ("扫描仪", "档案室"), ("路由器", "一号机房"),
          ("摄像头", "前台")])]
 DUTY = [["日期", "值班人员", "联系电话"]] + [
-    [f"三月{day}日", name, f"1380000{1000 + day}"] for day, name in zip(range(1, 17), "张伟 李娜 王强 刘洋 陈静 杨帆 赵敏 黄磊"
-                                                                          " 周杰 吴昊 徐丽 孙涛 马超 朱琳 胡军 郭佳".split())]
+    [f"三月{day}日", name, f"1380000{1000 + day}"] for day, name in zip(range(1, 11), "张伟 李娜 王强 刘洋 陈静 杨帆 赵敏 黄磊"
+                                                                          " 周杰 吴昊".split())]
 BEFORE = ("一、设备清单", "下表列出信息部登记的全部设备。")
 AFTER = ("以上设备每季度盘点一次。",)
 
@@ -44,20 +44,20 @@ def test_borderless_table_in_an_image_is_a_table_cell_by_cell() -> None:
 
 def test_borderless_table_in_a_jpeg_photo_is_a_table() -> None:
     buffer = io.BytesIO()
-    table_image(DEVICES, before=BEFORE).save(buffer, format="JPEG", quality=75)
+    table_image(DEVICES[:6], before=BEFORE).save(buffer, format="JPEG", quality=75)
     (table,) = _tables(parse_file("设备清单.jpg", buffer.getvalue()))
-    assert _squeezed(table.rows) == _squeezed(DEVICES)
+    assert _squeezed(table.rows) == _squeezed(DEVICES[:6])
 
 
 def test_scanned_table_over_a_page_break_is_one_table_split_by_rows_with_its_header() -> None:
-    pages = [table_image(DUTY[:10], before=("一、值班安排", "三月上半月的值班人员如下。"), layout=DUTY),
-             table_image([DUTY[0]] + DUTY[10:], after=("如需调班请提前一天告知。",), layout=DUTY)]
+    pages = [table_image(DUTY[:6], before=("一、值班安排", "三月上旬的值班人员如下。"), layout=DUTY),
+             table_image([DUTY[0]] + DUTY[6:], after=("如需调班请提前一天告知。",), layout=DUTY)]
     doc = parse_file("值班表.pdf", scanned_pdf(pages))
     assert doc.metadata["ocr_pages"] == [1, 2]
     (table,) = _tables(doc)
     assert _squeezed(table.rows) == _squeezed(DUTY)  # the header repeated on page 2 is not a row
     assert (table.page, table.page_end) == (1, 2)
-    parts = [c for c in chunk_document(doc, ChunkingConfig(table_max_chars=200)) if c.chunk_type == "table"]
+    parts = [c for c in chunk_document(doc, ChunkingConfig(table_max_chars=120)) if c.chunk_type == "table"]
     assert len(parts) > 2
     assert all(part.content.splitlines()[:2] == parts[0].content.splitlines()[:2] for part in parts)
     assert parts[0].content.splitlines()[0] == "| 日期 | 值班人员 | 联系电话 |"
