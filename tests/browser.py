@@ -94,10 +94,15 @@ def daphne(log: Path, *, port: int | None = None, **env_overrides: str):
             proc.kill()
 
 
-@pytest.fixture
-def server(tmp_path, settings):
-    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM)."""
-    with daphne(tmp_path / "daphne.log") as url:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, django_db_setup):
+    """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM).
+
+    One per test module: starting it costs seconds. Each test's rows are still its own (the browser tests are
+    transactional, so the tables are emptied after each, and ids are never reused); what the server keeps in
+    memory is keyed by those ids and the KBs' versions.
+    """
+    with daphne(tmp_path_factory.mktemp("daphne") / "daphne.log") as url:
         yield url
 
 
