@@ -33,7 +33,8 @@ register("source_invalid", ValidationFailed, _("A source needs a name and a kind
          cron=_("cron must be a cron expression of five fields, e.g. \"0 3 * * *\"."),
          settings=_("settings must be a JSON object."),
          credentials=_("credentials must be an object of text values, naming only %(names)s."),
-         paused=_("paused must be true or false."))
+         paused=_("paused must be true or false."),
+         keep_documents=_("keep_documents must be true or false."))
 register("source_run_active", Conflict, _("This source is already running; wait for the run to end or cancel it."))
 register("source_run_finished", Conflict, _("This run has already ended."))
 register("source_name_taken", Conflict,
