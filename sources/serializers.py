@@ -34,8 +34,8 @@ class RunOutput(serializers.ModelSerializer):
 class SourceOutput(serializers.ModelSerializer):
     settings = serializers.SerializerMethodField(help_text="The kind's settings; null for a KB's viewers.")
     last_run = serializers.SerializerMethodField()
-    credential_names = serializers.ListField(child=serializers.CharField(), read_only=True,
-                                             help_text="Which credentials are stored (their values are never returned).")
+    credential_names = serializers.SerializerMethodField(
+        help_text="Which credentials are stored (their values are never returned); empty for a KB's viewers.")
 
     class Meta:
         model = Source
@@ -45,6 +45,10 @@ class SourceOutput(serializers.ModelSerializer):
     @extend_schema_field(serializers.DictField(allow_null=True))
     def get_settings(self, source) -> dict | None:
         return source.settings if self.context.get("manage", False) else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_credential_names(self, source) -> list[str]:
+        return list(source.credential_names) if self.context.get("manage", False) else []
 
     @extend_schema_field(RunOutput(allow_null=True))
     def get_last_run(self, source) -> dict | None:

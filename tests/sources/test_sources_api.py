@@ -81,10 +81,11 @@ def test_bad_input_gets_registered_codes(kb, alice, site, client_for):
 
 def test_viewers_see_sources_without_settings_and_cannot_manage_them(kb, alice, viewer, site, client_for):
     _, name = site
-    source_id = create(client_for(alice), kb, name).json()["id"]
+    source_id = create(client_for(alice), kb, name, credentials={"token": "t"}).json()["id"]
     client = client_for(viewer)
     listed = client.get(f"/api/kbs/{kb.pk}/sources/").json()["results"]
     assert [s["id"] for s in listed] == [source_id] and listed[0]["settings"] is None
+    assert listed[0]["credential_names"] == []
     assert client.get(f"/api/sources/{source_id}/").json()["settings"] is None
     assert client.get(f"/api/sources/{source_id}/runs/").status_code == 200
     for response in (create(client, kb, name, name="mine"), client.post(f"/api/sources/{source_id}/run/"),
