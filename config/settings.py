@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "chat",
     "assistants",
     "providers",
+    "sources",
 ]
 
 MIDDLEWARE = [
@@ -348,6 +349,8 @@ ZHIKU_INGEST_STALL_SECONDS = float(os.environ.get("ZHIKU_INGEST_STALL_SECONDS", 
 ZHIKU_SWEEP_SECONDS = float(os.environ.get("ZHIKU_SWEEP_SECONDS", "30"))
 ZHIKU_INGEST_MAX_ATTEMPTS = env_int("ZHIKU_INGEST_MAX_ATTEMPTS", 3)
 ZHIKU_PENDING_REQUEUE_SECONDS = float(os.environ.get("ZHIKU_PENDING_REQUEUE_SECONDS", "600"))
+# Sources (connectors, schedules, their budgets): every ZHIKU_SOURCE* setting (config/sources.py).
+from config.sources import *  # noqa: E402,F401,F403
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
