@@ -1,0 +1,174 @@
+"""Kind "git": the documents of a Git repository's branch, updated by commit (docs/sources/git.md).
+
+Each scan clones the tip of the branch (blob-less and shallow, sources/kinds/git_cli.py), lists its files
+with their blob ids, and reads only the blobs whose id differs from what the previous run kept: a file's
+revision is its Git blob id, so a commit that leaves a file alone leaves its document alone, and a file
+that was renamed without a change keeps no document under its old path. The commit scanned is kept in the
+run's note and in each item's state.
+"""
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
+
+from django.conf import settings as django_settings
+
+import sources.kinds.git_errors  # noqa: F401  (registers the codes this kind raises)
+from sources.kinds import netguard
+from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
+from sources.kinds.git_cli import Access, Entry, GitRepo, OutOfTime
+from sources.kinds.git_remote import Remote, browse_link, parse_remote
+
+DEFAULT_MAX_SECONDS = 600.0     # a whole scan, clone included; ZHIKU_SOURCES_GIT_MAX_SECONDS overrides it
+_MAX_LIST = 200                 # paths and extensions an owner may list
+
+
+def _invalid(message: str) -> SourceError:
+    return SourceError("source_settings_invalid", message)
+
+
+def _private_allowed() -> bool:
+    return bool(getattr(django_settings, "ZHIKU_SOURCES_ALLOW_PRIVATE", False))
+
+
+def _default_extensions() -> list[str]:
+    from knowledge.parsers.base import SUPPORTED_EXTENSIONS
+    return sorted(SUPPORTED_EXTENSIONS)
+
+
+def _string_list(settings: Mapping[str, Any], name: str) -> list[str]:
+    value = settings.get(name) or []
+    if isinstance(value, str):
+        value = [part for part in value.split(",")]
+    if not isinstance(value, list) or len(value) > _MAX_LIST or not all(isinstance(v, str) for v in value):
+        raise _invalid(f"{name}: a list of at most {_MAX_LIST} texts")
+    return [v.strip() for v in value if v.strip()]
+
+
+def _text(settings: Mapping[str, Any], name: str, default: str = "", limit: int = 2000) -> str:
+    value = settings.get(name, default)
+    if value is None:
+        value = default
+    if not isinstance(value, str) or len(value) > limit:
+        raise _invalid(f"{name}: a text of at most {limit} characters")
+    return value.strip()
+
+
+def wanted(path: str, patterns: list[str]) -> bool:
+    """Whether ``path`` is under one of the owner's path prefixes or matches one of their globs (``*`` crosses
+    ``/``, fnmatch rules); an empty list takes every path."""
+    if not patterns:
+        return True
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?["):
+            if fnmatch.fnmatchcase(path, pattern.lstrip("/")):
+                return True
+        else:
+            prefix = pattern.strip("/")
+            if not prefix or path == prefix or path.startswith(prefix + "/"):
+                return True
+    return False
+
+
+@register
+class GitConnector:
+    kind: ClassVar[str] = "git"
+    secret_fields: ClassVar[tuple[str, ...]] = ("token", "ssh_key")
+
+    @classmethod
+    def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        url = _text(settings, "url")
+        try:
+            parse_remote(url, allow_private=_private_allowed())
+        except SourceError as exc:
+            raise _invalid(exc.message) from None
+        branch = _text(settings, "branch", limit=250)
+        if branch.startswith("-") or any(ch.isspace() or ch in "~^:?*[\\" for ch in branch) or ".." in branch:
+            raise _invalid("branch: a branch name such as main")
+        extensions = [e.lower() if e.startswith(".") else "." + e.lower()
+                      for e in _string_list(settings, "extensions")] or _default_extensions()
+        browse = _text(settings, "browse_url")
+        if browse and (not browse.startswith(("https://", "http://")) or "{path}" not in browse):
+            raise _invalid("browse_url: an https:// address with {path} (and {commit}) in it")
+        return {"url": url, "branch": branch, "paths": _string_list(settings, "paths"), "extensions": extensions,
+                "username": _text(settings, "username", "x-access-token", 200) or "x-access-token",
+                "known_hosts": _text(settings, "known_hosts", limit=20000), "browse_url": browse}
+
+    def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
+        self.settings = self.clean_settings(settings)
+        self.credentials = credentials
+        self.limits = limits
+        self.remote: Remote = parse_remote(self.settings["url"], allow_private=_private_allowed())
+        self.repo: GitRepo | None = None
+
+    def _open(self) -> GitRepo:
+        if self.remote.scheme != "file":
+            netguard.check_host(self.remote.host, self.remote.port)
+        access = Access(url=self.settings["url"], protocols=self.remote.protocols,
+                        token=self.credentials.get("token", "") if self.remote.scheme in ("https", "http") else "",
+                        username=self.settings["username"],
+                        ssh_key=self.credentials.get("ssh_key", "") if self.remote.scheme == "ssh" else "",
+                        known_hosts=self.settings["known_hosts"])
+        total = float(getattr(django_settings, "ZHIKU_SOURCES_GIT_MAX_SECONDS", DEFAULT_MAX_SECONDS))
+        self.repo = GitRepo(access, stall_s=self.limits.timeout_s, deadline=time.monotonic() + total)
+        return self.repo
+
+    def _entries(self, repo: GitRepo) -> list[Entry]:
+        extensions = tuple(self.settings["extensions"])
+        return sorted((e for e in repo.tree()
+                       if e.path.lower().endswith(extensions) and wanted(e.path, self.settings["paths"])),
+                      key=lambda e: e.path)
+
+    def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
+        repo = self.repo or self._open()
+        commit, branch = repo.clone(self.settings["branch"])
+        entries = self._entries(repo)
+        result.note = f"commit {commit} on {branch or 'HEAD'}"
+        if len(entries) > self.limits.max_items:
+            entries = entries[: self.limits.max_items]
+            result.complete = False
+            result.note += f"; stopped at the limit of {self.limits.max_items} files"
+        changed = [e for e in entries if e.path not in known or known[e.path].revision != e.oid]
+        repo.fetch_blobs([e.oid for e in changed])
+        sizes = repo.sizes([e.oid for e in changed])
+        for entry in entries:
+            if cancelled():
+                result.complete = False
+                result.note += "; cancelled"
+                return
+            if entry.path in known and known[entry.path].revision == entry.oid:
+                yield Unchanged(entry.path)
+                continue
+            try:
+                item = self._read(repo, entry, commit, sizes.get(entry.oid))
+            except OutOfTime:
+                result.complete = False
+                result.note += "; stopped: out of time"
+                return
+            except SourceError as exc:
+                item = Failed(entry.path, exc.code, exc.message, url=self._url(commit, entry.path))
+            yield item
+
+    def _url(self, commit: str, path: str) -> str:
+        return browse_link(self.remote, self.settings["browse_url"], commit, path)
+
+    def _read(self, repo: GitRepo, entry: Entry, commit: str, size: int | None) -> Item:
+        url = self._url(commit, entry.path)
+        cap = self.limits.max_bytes_per_item
+        if size is None:
+            return Failed(entry.path, "git_failed", f"{entry.path}: the server did not send its blob", url=url)
+        if size > cap:
+            return Failed(entry.path, "git_file_too_large", f"{entry.path} is {size} bytes; the limit is {cap}", url=url)
+        data = repo.read(entry.oid)
+        if len(data) > cap:
+            return Failed(entry.path, "git_file_too_large", f"{entry.path} is {len(data)} bytes; the limit is {cap}",
+                          url=url)
+        return Fetched(key=entry.path, revision=entry.oid, name=entry.path, data=data, url=url,
+                       state={"commit": commit, "path": entry.path})
+
+    def close(self) -> None:
+        if self.repo is not None:
+            self.repo.close()
+            self.repo = None
