@@ -62,6 +62,7 @@ _STDERR_CODES = (
     ("the requested url returned error: 403", "source_auth_failed"),
     ("remote branch", "git_branch_not_found"),
     ("repository not found", "git_repository_not_found"),
+    ("' not found", "git_repository_not_found"),         # fatal: repository 'https://host/x/' not found
     ("does not appear to be a git repository", "git_repository_not_found"),
     ("the requested url returned error: 404", "git_repository_not_found"),
     ("could not resolve host", "source_unreachable"),
