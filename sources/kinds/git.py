@@ -16,44 +16,13 @@ from typing import Any, ClassVar
 from django.conf import settings as django_settings
 
 import sources.kinds.git_errors  # noqa: F401  (registers the codes this kind raises)
+from sources.kinds import field_checks as fields
 from sources.kinds import netguard
 from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
 from sources.kinds.git_cli import Access, Entry, GitRepo, OutOfTime
 from sources.kinds.git_remote import Remote, browse_link, parse_remote
 
 DEFAULT_MAX_SECONDS = 600.0     # a whole scan, clone included; ZHIKU_SOURCES_GIT_MAX_SECONDS overrides it
-_MAX_LIST = 200                 # paths and extensions an owner may list
-
-
-def _invalid(message: str) -> SourceError:
-    return SourceError("source_settings_invalid", message)
-
-
-def _private_allowed() -> bool:
-    return bool(getattr(django_settings, "ZHIKU_SOURCES_ALLOW_PRIVATE", False))
-
-
-def _default_extensions() -> list[str]:
-    from knowledge.parsers.base import SUPPORTED_EXTENSIONS
-    return sorted(SUPPORTED_EXTENSIONS)
-
-
-def _string_list(settings: Mapping[str, Any], name: str) -> list[str]:
-    value = settings.get(name) or []
-    if isinstance(value, str):
-        value = [part for part in value.split(",")]
-    if not isinstance(value, list) or len(value) > _MAX_LIST or not all(isinstance(v, str) for v in value):
-        raise _invalid(f"{name}: a list of at most {_MAX_LIST} texts")
-    return [v.strip() for v in value if v.strip()]
-
-
-def _text(settings: Mapping[str, Any], name: str, default: str = "", limit: int = 2000) -> str:
-    value = settings.get(name, default)
-    if value is None:
-        value = default
-    if not isinstance(value, str) or len(value) > limit:
-        raise _invalid(f"{name}: a text of at most {limit} characters")
-    return value.strip()
 
 
 def wanted(path: str, patterns: list[str]) -> bool:
@@ -79,28 +48,25 @@ class GitConnector:
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        url = _text(settings, "url")
+        url = fields.text(settings, "url")
         try:
-            parse_remote(url, allow_private=_private_allowed())
+            parse_remote(url, allow_private=fields.private_allowed())
         except SourceError as exc:
-            raise _invalid(exc.message) from None
-        branch = _text(settings, "branch", limit=250)
+            raise fields.invalid(exc.message) from None
+        branch = fields.text(settings, "branch", limit=250)
         if branch.startswith("-") or any(ch.isspace() or ch in "~^:?*[\\" for ch in branch) or ".." in branch:
-            raise _invalid("branch: a branch name such as main")
-        extensions = [e.lower() if e.startswith(".") else "." + e.lower()
-                      for e in _string_list(settings, "extensions")] or _default_extensions()
-        browse = _text(settings, "browse_url")
-        if browse and (not browse.startswith(("https://", "http://")) or "{path}" not in browse):
-            raise _invalid("browse_url: an https:// address with {path} (and {commit}) in it")
-        return {"url": url, "branch": branch, "paths": _string_list(settings, "paths"), "extensions": extensions,
-                "username": _text(settings, "username", "x-access-token", 200) or "x-access-token",
-                "known_hosts": _text(settings, "known_hosts", limit=20000), "browse_url": browse}
+            raise fields.invalid("branch: a branch name such as main")
+        return {"url": url, "branch": branch, "paths": fields.string_list(settings, "paths"),
+                "extensions": fields.extensions(settings),
+                "username": fields.text(settings, "username", "x-access-token", 200) or "x-access-token",
+                "known_hosts": fields.text(settings, "known_hosts", limit=20000),
+                "browse_url": fields.browse_base(settings, needs="{path}")}
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
         self.settings = self.clean_settings(settings)
         self.credentials = credentials
         self.limits = limits
-        self.remote: Remote = parse_remote(self.settings["url"], allow_private=_private_allowed())
+        self.remote: Remote = parse_remote(self.settings["url"], allow_private=fields.private_allowed())
         self.repo: GitRepo | None = None
 
     def _open(self) -> GitRepo:
