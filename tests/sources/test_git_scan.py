@@ -180,3 +180,26 @@ def test_browse_links():
     assert browse_link(own, "", "abc", "a.md") == ""
     assert browse_link(own, "https://git.example.com/team/docs/src/{commit}/{path}", "abc", "a.md") == \
         "https://git.example.com/team/docs/src/abc/a.md"
+
+
+def test_ssh_key_file_is_private_and_removed(settings):
+    """No sshd here, so SSH transport itself is untested (docs/sources/git.md); the key handling is checked."""
+    import os
+    import shlex
+    import stat
+    import time
+
+    from sources.kinds.git_cli import Access, GitRepo
+
+    key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    for known_hosts, checking in (("", "accept-new"), ("github.com ssh-ed25519 AAAAC3Nza", "yes")):
+        repo = GitRepo(Access(url="git@github.com:team/docs.git", protocols=("ssh",), ssh_key=key,
+                              known_hosts=known_hosts), stall_s=5, deadline=time.monotonic() + 10)
+        command = shlex.split(repo._env["GIT_SSH_COMMAND"])
+        key_file = command[command.index("-i") + 1]
+        assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+        assert open(key_file).read().startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
+        assert f"StrictHostKeyChecking={checking}" in command and "BatchMode=yes" in command
+        assert key not in repo._env["GIT_SSH_COMMAND"] and repo._env["GIT_ALLOW_PROTOCOL"] == "ssh"
+        repo.close()
+        assert not os.path.exists(key_file)
