@@ -14,15 +14,24 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from django.conf import settings as django_settings
+from django.utils.translation import gettext_lazy as _
 
 import sources.kinds.git_errors  # noqa: F401  (registers the codes this kind raises)
 from sources.kinds import field_checks as fields
 from sources.kinds import netguard
-from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
+from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
+                                register)
 from sources.kinds.git_cli import Access, Entry, GitRepo, OutOfTime
 from sources.kinds.git_remote import Remote, browse_link, parse_remote
 
 DEFAULT_MAX_SECONDS = 600.0     # a whole scan, clone included; ZHIKU_SOURCES_GIT_MAX_SECONDS overrides it
+
+
+def _known_hosts(settings: Mapping[str, Any]) -> str:
+    value = settings.get("known_hosts") or ""
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        value = "\n".join(value)
+    return fields.text({"known_hosts": value}, "known_hosts", limit=20000)
 
 
 def wanted(path: str, patterns: list[str]) -> bool:
@@ -45,6 +54,21 @@ def wanted(path: str, patterns: list[str]) -> bool:
 class GitConnector:
     kind: ClassVar[str] = "git"
     secret_fields: ClassVar[tuple[str, ...]] = ("token", "ssh_key")
+    fields: ClassVar[tuple[SettingField, ...]] = (
+        SettingField("url", _("Repository URL"), type="url", required=True,
+                     help=_("https://host/owner/repo.git, ssh://git@host/owner/repo.git or git@host:owner/repo.git")),
+        SettingField("branch", _("Branch"), help=_("Empty: the repository's default branch.")),
+        SettingField("paths", _("Paths"), type="lines",
+                     help=_("One folder (docs) or pattern (*.md) a line; empty: the whole repository.")),
+        SettingField("extensions", _("File extensions"), type="lines",
+                     help=_("One a line (md, txt); empty: every type the knowledge base reads.")),
+        SettingField("token", _("Access token (HTTPS)"), type="secret"),
+        SettingField("ssh_key", _("Private key (SSH)"), type="secret"),
+        SettingField("known_hosts", _("SSH host keys"), type="lines",
+                     help=_("The host's known_hosts lines; empty: the first key the host shows is trusted.")),
+        SettingField("browse_url", _("Browse URL"),
+                     help=_("For a self-hosted server: the address of a file's page, with {commit} and {path}.")),
+    )
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,7 +83,7 @@ class GitConnector:
         return {"url": url, "branch": branch, "paths": fields.string_list(settings, "paths"),
                 "extensions": fields.extensions(settings),
                 "username": fields.text(settings, "username", "x-access-token", 200) or "x-access-token",
-                "known_hosts": fields.text(settings, "known_hosts", limit=20000),
+                "known_hosts": _known_hosts(settings),
                 "browse_url": fields.browse_base(settings, needs="{path}")}
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:

@@ -11,10 +11,11 @@ from knowledge.errors import CODES, ValidationFailed, register
 
 if "source_auth_failed" not in CODES:   # another kind's codes module may have registered the shared code first
     register("source_auth_failed", ValidationFailed,
-             _("The source refused the credentials: check the token or key and save them again."))
+             _("The source refused the credentials (check the token or key and save them again): %(detail)s"))
 
 register("git_repository_not_found", ValidationFailed,
-         _("The Git repository was not found, or these credentials cannot see it."))
-register("git_branch_not_found", ValidationFailed, _("The branch does not exist in the Git repository."))
-register("git_failed", ValidationFailed, _("Git could not read the repository."))
-register("git_file_too_large", ValidationFailed, _("The file is larger than the source's per-file byte limit."))
+         _("The Git repository was not found, or these credentials cannot see it: %(detail)s"))
+register("git_branch_not_found", ValidationFailed, _("The branch does not exist in the Git repository: %(detail)s"))
+register("git_failed", ValidationFailed, _("Git could not read the repository: %(detail)s"))
+register("git_file_too_large", ValidationFailed,
+         _("The file is larger than the source's per-file byte limit: %(detail)s"))

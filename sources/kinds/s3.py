@@ -20,11 +20,13 @@ import boto3
 from botocore import UNSIGNED
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from django.utils.translation import gettext_lazy as _
 
 import sources.kinds.s3_errors  # noqa: F401  (registers the codes this kind raises)
 from sources.kinds import field_checks as fields
 from sources.kinds import netguard
-from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
+from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
+                                register)
 
 _BUCKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 _AUTH_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
@@ -59,6 +61,21 @@ def normalise_etag(etag: str) -> str:
 class S3Connector:
     kind: ClassVar[str] = "s3"
     secret_fields: ClassVar[tuple[str, ...]] = ("access_key_id", "secret_access_key", "session_token")
+    fields: ClassVar[tuple[SettingField, ...]] = (
+        SettingField("bucket", _("Bucket"), required=True),
+        SettingField("prefix", _("Prefix"), help=_("Only keys that start with this, e.g. policies/; empty: the whole bucket.")),
+        SettingField("endpoint_url", _("Endpoint URL"), type="url",
+                     help=_("For MinIO, OSS, COS and other S3-compatible services; empty: AWS S3.")),
+        SettingField("region", _("Region"), default="us-east-1"),
+        SettingField("addressing_style", _("Addressing style"),
+                     help=_("path (MinIO), virtual (OSS, COS) or auto; empty: path with an endpoint URL.")),
+        SettingField("extensions", _("File extensions"), type="lines",
+                     help=_("One a line (md, txt); empty: every type the knowledge base reads.")),
+        SettingField("browse_url", _("Browse URL"), help=_("A public address of the bucket where readers open objects.")),
+        SettingField("access_key_id", _("Access key ID"), type="secret"),
+        SettingField("secret_access_key", _("Secret access key"), type="secret"),
+        SettingField("session_token", _("Session token (temporary keys)"), type="secret"),
+    )
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

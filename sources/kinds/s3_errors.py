@@ -9,9 +9,10 @@ from django.utils.translation import gettext_lazy as _
 import sources.kinds.git_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
 from knowledge.errors import ValidationFailed, register
 
-register("s3_bucket_not_found", ValidationFailed, _("The bucket does not exist at this endpoint."))
+register("s3_bucket_not_found", ValidationFailed, _("The bucket does not exist at this endpoint: %(detail)s"))
 register("s3_access_denied", ValidationFailed,
-         _("The bucket refused access: the keys are valid but may not list or read it."))
-register("s3_failed", ValidationFailed, _("The bucket could not be read."))
-register("s3_object_too_large", ValidationFailed, _("The object is larger than the source's per-file byte limit."))
-register("s3_object_unreadable", ValidationFailed, _("The object could not be read from the bucket."))
+         _("The bucket refused access: the keys are valid but may not list or read it: %(detail)s"))
+register("s3_failed", ValidationFailed, _("The bucket could not be read: %(detail)s"))
+register("s3_object_too_large", ValidationFailed,
+         _("The object is larger than the source's per-file byte limit: %(detail)s"))
+register("s3_object_unreadable", ValidationFailed, _("The object could not be read from the bucket: %(detail)s"))
