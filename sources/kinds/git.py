@@ -96,8 +96,10 @@ class GitConnector:
     def _open(self) -> GitRepo:
         if self.remote.scheme != "file":
             netguard.check_host(self.remote.host, self.remote.port)
-        access = Access(url=self.settings["url"], protocols=self.remote.protocols,
-                        token=self.credentials.get("token", "") if self.remote.scheme in ("https", "http") else "",
+        token = (self.credentials.get("token") or "").strip() if self.remote.scheme in ("https", "http") else ""
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in token):     # it becomes an HTTP header line
+            raise SourceError("source_auth_failed", "the token holds control characters")
+        access = Access(url=self.settings["url"], protocols=self.remote.protocols, token=token,
                         username=self.settings["username"],
                         ssh_key=self.credentials.get("ssh_key", "") if self.remote.scheme == "ssh" else "",
                         known_hosts=self.settings["known_hosts"])
@@ -112,10 +114,11 @@ class GitConnector:
                       key=lambda e: e.path)
 
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
-        repo = self.repo or self._open()
+        self.close()             # a scan starts from a fresh clone
+        repo = self._open()
         commit, branch = repo.clone(self.settings["branch"])
-        entries = self._entries(repo)
-        result.note = f"commit {commit} on {branch or 'HEAD'}"
+        entries = self._entries(repo) if commit else []
+        result.note = f"commit {commit} on {branch or 'HEAD'}" if commit else f"{branch or 'HEAD'} has no commit yet"
         if len(entries) > self.limits.max_items:
             entries = entries[: self.limits.max_items]
             result.complete = False

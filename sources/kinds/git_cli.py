@@ -169,8 +169,11 @@ class GitRepo:
         if branch:
             args += ["--branch", branch]
         self._run([*args, "--", self.access.url, self.repo], bare=False)
-        commit = self._run(["rev-parse", "HEAD^{commit}"]).decode().strip()
-        name = self._run(["symbolic-ref", "--short", "-q", "HEAD"]).decode().strip() if not branch else branch
+        name = branch or self._run(["symbolic-ref", "--short", "-q", "HEAD"]).decode().strip()
+        try:
+            commit = self._run(["rev-parse", "--verify", "-q", "HEAD^{commit}"]).decode().strip()
+        except SourceError:
+            commit = ""       # an empty repository: no commit yet, no files
         return commit, name
 
     def tree(self) -> list[Entry]:
@@ -188,6 +191,8 @@ class GitRepo:
 
     def fetch_blobs(self, oids: list[str]) -> None:
         """Bring the blobs still missing from the partial clone in one request."""
+        if not oids:
+            return
         listed = self._run(["rev-list", "--objects", "--missing=print", "HEAD"]).decode()
         missing = {line[1:] for line in listed.splitlines() if line.startswith("?")}
         wanted = [oid for oid in dict.fromkeys(oids) if oid in missing]

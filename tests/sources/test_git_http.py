@@ -66,7 +66,7 @@ def test_token_scan_then_incremental(served):
     assert sum("info/refs" in p for p in server.requests) == 2     # three changed blobs, one request
 
 
-@pytest.mark.parametrize("credentials", [{"token": "wrong-token"}, {}])
+@pytest.mark.parametrize("credentials", [{"token": "wrong-token"}, {}, {"token": TOKEN + "\r\nX-Injected: 1"}])
 def test_wrong_or_missing_token_is_an_auth_failure(served, credentials):
     server, _ = served
     with pytest.raises(SourceError) as caught:

@@ -55,6 +55,7 @@ def repo(tmp_path, private):
     source.write("docs/guide.md", "# 指南\n\n安装步骤。\n")
     source.write("docs/keep.md", "# 不变\n\n这个文件不会改。\n")
     source.write("notes.txt", "plain notes\n")
+    source.write("手册/入门.md", "# 入门\n\n中文路径的文件。\n")
     source.write("logo.bin", b"\x00\x01binary")
     source.write("big.md", "大" * 3000)            # 9000 bytes: over the 4096-byte cap
     source.commit("first")
@@ -65,7 +66,8 @@ def test_scan_change_scan_again(repo):
     items, result = scan({"url": repo.url})
     first = by_kind(items)
     commit = repo.git("rev-parse", "HEAD")
-    assert set(first["fetched"]) == {"README.md", "docs/guide.md", "docs/keep.md", "notes.txt"}
+    assert set(first["fetched"]) == {"README.md", "docs/guide.md", "docs/keep.md", "notes.txt", "手册/入门.md"}
+    assert first["fetched"]["手册/入门.md"].data.decode() == "# 入门\n\n中文路径的文件。\n"
     assert set(first["failed"]) == {"big.md"} and first["failed"]["big.md"].code == "git_file_too_large"
     readme = first["fetched"]["README.md"]
     assert readme.revision == repo.blob("README.md")
@@ -82,7 +84,7 @@ def test_scan_change_scan_again(repo):
     items, result = scan({"url": repo.url}, known_from(items))
     second = by_kind(items)
     assert set(second["fetched"]) == {"README.md", "new.md", "docs/handbook.md"}
-    assert second["unchanged"] == {"docs/keep.md"}
+    assert second["unchanged"] == {"docs/keep.md", "手册/入门.md"}
     assert set(second["failed"]) == {"big.md"}
     mentioned = set(second["fetched"]) | second["unchanged"] | set(second["failed"])
     assert "notes.txt" not in mentioned and "docs/guide.md" not in mentioned     # removed by the runner
@@ -128,6 +130,12 @@ def test_item_limit_and_cancel_leave_the_scan_incomplete(repo):
     assert len(items) == 2 and not result.complete and "limit of 2" in result.note
     items, result = scan({"url": repo.url}, cancel=lambda: True)
     assert items == [] and not result.complete
+
+
+def test_empty_repository_has_no_files(tmp_path, private):
+    source = GitSource(tmp_path / "empty")
+    items, result = scan({"url": source.url})
+    assert items == [] and result.complete and "no commit" in result.note
 
 
 def test_missing_repository(tmp_path, private):
