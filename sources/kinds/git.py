@@ -9,6 +9,7 @@ run's note and in each item's state.
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
@@ -103,7 +104,8 @@ class GitConnector:
                         username=self.settings["username"],
                         ssh_key=self.credentials.get("ssh_key", "") if self.remote.scheme == "ssh" else "",
                         known_hosts=self.settings["known_hosts"])
-        total = float(getattr(django_settings, "ZHIKU_SOURCES_GIT_MAX_SECONDS", DEFAULT_MAX_SECONDS))
+        total = float(getattr(django_settings, "ZHIKU_SOURCES_GIT_MAX_SECONDS", None)
+                      or os.environ.get("ZHIKU_SOURCES_GIT_MAX_SECONDS") or DEFAULT_MAX_SECONDS)
         self.repo = GitRepo(access, stall_s=self.limits.timeout_s, deadline=time.monotonic() + total)
         return self.repo
 

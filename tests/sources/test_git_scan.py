@@ -211,3 +211,10 @@ def test_ssh_key_file_is_private_and_removed(settings):
         assert key not in repo._env["GIT_SSH_COMMAND"] and repo._env["GIT_ALLOW_PROTOCOL"] == "ssh"
         repo.close()
         assert not os.path.exists(key_file)
+
+
+def test_spent_time_budget_stops_before_git_runs(repo, settings):
+    settings.ZHIKU_SOURCES_GIT_MAX_SECONDS = 1e-9
+    with pytest.raises(SourceError) as caught:
+        scan({"url": repo.url})
+    assert caught.value.code == "source_unreachable" and "time budget" in caught.value.message
