@@ -50,12 +50,14 @@ def require_auth(endpoint: str):
 
 
 def reader_keys(endpoint: str, bucket: str) -> dict[str, str]:
-    """An IAM user of moto's whose only policy lets it list and read ``bucket``; its new access key."""
+    """An IAM user of moto's whose only policy lets it list and read ``bucket`` (but no key under ``secret/``);
+    its new access key."""
     iam = client(endpoint, "iam")
     iam.create_user(UserName="reader")
     policy = {"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": f"arn:aws:s3:::{bucket}"},
-        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": f"arn:aws:s3:::{bucket}/*"}]}
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": f"arn:aws:s3:::{bucket}/*"},
+        {"Effect": "Deny", "Action": ["s3:GetObject"], "Resource": f"arn:aws:s3:::{bucket}/secret/*"}]}
     iam.put_user_policy(UserName="reader", PolicyName="read-one-bucket", PolicyDocument=json.dumps(policy))
     key = iam.create_access_key(UserName="reader")["AccessKey"]
     return {"access_key_id": key["AccessKeyId"], "secret_access_key": key["SecretAccessKey"]}

@@ -2,13 +2,13 @@
 
 A key moto does not know is ``source_auth_failed`` (InvalidAccessKeyId), as is a known key with the wrong
 secret (SignatureDoesNotMatch); a valid key whose policy does not cover the bucket is ``s3_access_denied``;
-the same key reads the bucket its policy names.
+the same key reads the bucket its policy names, and an object its policy denies is one failed item.
 """
 from __future__ import annotations
 
 import pytest
 
-from sources.kinds.base import Fetched, Limits, ScanResult, SourceError, connector_for
+from sources.kinds.base import Failed, Fetched, Limits, ScanResult, SourceError, connector_for
 from tests.sources.s3_server import client, moto_server, reader_keys, require_auth
 
 
@@ -19,6 +19,7 @@ def guarded():
         for bucket in ("team-open", "team-closed"):
             s3.create_bucket(Bucket=bucket)
             s3.put_object(Bucket=bucket, Key="a.md", Body="# 可读\n".encode())
+            s3.put_object(Bucket=bucket, Key="secret/b.md", Body="# 不可读\n".encode())
         keys = reader_keys(url, "team-open")
         with require_auth(url):
             yield url, keys
@@ -40,7 +41,10 @@ def scan(endpoint, bucket, credentials):
 def test_the_reader_key_reads_its_bucket(guarded):
     endpoint, keys = guarded
     items = scan(endpoint, "team-open", keys)
-    assert [(type(i), i.key, i.data) for i in items] == [(Fetched, "a.md", "# 可读\n".encode())]
+    assert [(type(i), i.key) for i in items] == [(Fetched, "a.md"), (Failed, "secret/b.md")]
+    assert items[0].data == "# 可读\n".encode()
+    # one object the policy denies is a failed item; the run goes on
+    assert items[1].code == "s3_object_unreadable" and "AccessDenied" in items[1].message
 
 
 def test_bucket_outside_the_policy_is_access_denied(guarded):
