@@ -44,6 +44,7 @@ def test_git_source_through_the_commands(kb, alice, tmp_path, settings, django_c
     with SmartHTTPServer(tmp_path / "srv", TOKEN) as server:
         added = command("source_add", "--kb", kb.name, "--owner", "alice", "--kind", "git",
                         "--setting", f"url={server.url('team/handbook')}", "--setting", "paths=[\"docs\"]",
+                        "--setting", "browse_url=https://git.example.com/team/handbook/-/blob/{commit}/{path}",
                         "--credential", f"token={TOKEN}")
         with django_capture_on_commit_callbacks(execute=True):
             first = command("source_run", str(added["id"]))
@@ -56,7 +57,7 @@ def test_git_source_through_the_commands(kb, alice, tmp_path, settings, django_c
         repo.write("docs/new.md", "# 新功能\n\n支持从 Git 仓库同步文档。\n")
         repo.git("rm", "-q", "docs/drop.md")
         repo.git("mv", "docs/old-name.md", "docs/refunds.md")
-        repo.commit("second")
+        second_commit = repo.commit("second")
         with django_capture_on_commit_callbacks(execute=True):
             second = command("source_run", str(added["id"]))
     # refunds.md is the renamed file: a new name, so added; old-name.md and drop.md are removed
@@ -64,6 +65,9 @@ def test_git_source_through_the_commands(kb, alice, tmp_path, settings, django_c
                               "failed": 0}
     serving = set(Document.objects.filter(kb=kb, status=DocumentStatus.READY).values_list("source_name", flat=True))
     assert serving == {"docs/pricing.md", "docs/support.md", "docs/new.md", "docs/refunds.md"}
+    # a changed file links to its page at the new commit
+    pricing = Document.objects.get(kb=kb, status=DocumentStatus.READY, source_name="docs/pricing.md")
+    assert pricing.source_url == f"https://git.example.com/team/handbook/-/blob/{second_commit}/docs/pricing.md"
     assert "九百九十九" in texts(kb, alice, "旗舰版月费九百九十九元")
     assert "一万二千" not in texts(kb, alice, "专业版年费一万二千元")
     assert "促销" not in texts(kb, alice, "去年的促销")

@@ -44,7 +44,8 @@ def test_s3_source_through_the_commands(kb, alice, settings, django_capture_on_c
         put("finance/budget.md", "# 预算\n\n不在前缀里。\n")
         added = command("source_add", "--kb", kb.name, "--owner", "alice", "--kind", "s3",
                         "--setting", "bucket=policies", "--setting", "prefix=hr/", "--setting", f"endpoint_url={endpoint}",
-                        "--setting", "page_size=2", "--credential", f"access_key_id={KEYS['access_key_id']}",
+                        "--setting", "page_size=2", "--setting", "browse_url=https://files.example.com/policies",
+                        "--credential", f"access_key_id={KEYS['access_key_id']}",
                         "--credential", f"secret_access_key={KEYS['secret_access_key']}")
         with django_capture_on_commit_callbacks(execute=True):
             first = command("source_run", str(added["id"]))
@@ -61,7 +62,8 @@ def test_s3_source_through_the_commands(kb, alice, settings, django_capture_on_c
                               "failed": 0}
     docs = {d.source_name: d for d in Document.objects.filter(kb=kb, status=DocumentStatus.READY)}
     assert set(docs) == {"hr/leave.md", "hr/travel.md", "hr/remote.md"}
-    assert docs["hr/travel.md"].source_url == "s3://policies/hr/travel.md"
+    # search results and citations link to the owner's browse_url (an s3:// name would open nowhere)
+    assert docs["hr/travel.md"].source_url == "https://files.example.com/policies/hr/travel.md"
     assert "六百八十" in texts(kb, alice, "出差住宿标准每晚六百八十元")
     assert "五百元" not in texts(kb, alice, "出差住宿标准每晚五百元")
     assert "作废" not in texts(kb, alice, "旧制度已经作废")
