@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -72,6 +73,22 @@ _STDERR_CODES = (
     ("failed to connect", "source_unreachable"),
     ("operation too slow", "source_unreachable"),
 )
+
+
+_KEY_ARMOUR = re.compile(r"^\s*(-----BEGIN ([A-Z0-9 ]+)-----)(.*?)(-----END \2-----)\s*$", re.S)
+
+
+def private_key_text(key: str) -> str:
+    """The key as ssh reads it, even when a one-line box (a password input) dropped its line breaks: the armour
+    lines on their own, the base64 body wrapped at 70 columns (OpenSSH's own width; PEM readers take it too)."""
+    match = _KEY_ARMOUR.match(key.replace("\r", ""))
+    if not match:
+        return key.strip() + "\n"
+    body = "".join(match[3].split())
+    if ":" in match[3]:            # a PEM key with headers (an encrypted one): leave it as given
+        return key.strip() + "\n"
+    lines = [body[i:i + 70] for i in range(0, len(body), 70)]
+    return "\n".join([match[1], *lines, match[4]]) + "\n"
 
 
 def error_code(stderr: str) -> str:
@@ -133,7 +150,7 @@ class GitRepo:
         return path
 
     def _ssh_command(self) -> str:
-        key = self._private_file("id_key", self.access.ssh_key)
+        key = self._private_file("id_key", private_key_text(self.access.ssh_key))
         known = self._private_file("known_hosts", self.access.known_hosts or "")
         # Without known_hosts the first key a host shows is accepted (trust on first use): a machine in the middle
         # on that first connection goes unnoticed. Giving known_hosts pins the host (docs/sources/git.md).

@@ -218,3 +218,23 @@ def test_spent_time_budget_stops_before_git_runs(repo, settings):
     with pytest.raises(SourceError) as caught:
         scan({"url": repo.url})
     assert caught.value.code == "source_unreachable" and "time budget" in caught.value.message
+
+
+@pytest.mark.parametrize("key_args", [["-t", "ed25519"], ["-t", "rsa", "-b", "2048"], ["-t", "rsa", "-b", "2048", "-m", "PEM"]])
+def test_a_key_pasted_into_a_one_line_box_still_reads(tmp_path, key_args):
+    """The console's secret boxes are one-line inputs, which drop line breaks: ssh-keygen reads the key back."""
+    import os
+    import subprocess
+
+    from sources.kinds.git_cli import private_key_text
+
+    path = tmp_path / "id"
+    subprocess.run(["ssh-keygen", "-q", *key_args, "-N", "", "-f", str(path)], check=True, timeout=60)
+    original = path.read_text()
+    public = path.with_suffix(".pub").read_text().split()[1]
+    for pasted in (original, original.replace("\n", ""), original.replace("\n", " "), "\r\n".join(original.split("\n"))):
+        path.write_text(private_key_text(pasted))
+        os.chmod(path, 0o600)
+        derived = subprocess.run(["ssh-keygen", "-y", "-f", str(path)], capture_output=True, text=True, timeout=60)
+        assert derived.returncode == 0, derived.stderr
+        assert derived.stdout.split()[1] == public
