@@ -191,7 +191,7 @@ def test_browse_links():
 
 
 def test_ssh_key_file_is_private_and_removed(settings):
-    """No sshd here, so SSH transport itself is untested (docs/sources/git.md); the key handling is checked."""
+    """The key file and the ssh options (tests/sources/test_git_ssh.py runs them against an SSH server)."""
     import os
     import shlex
     import stat
