@@ -1,0 +1,18 @@
+"""The S3 connector's error codes (sources/kinds/s3.py), in the one registry (knowledge/errors.py).
+
+Refused keys are ``source_auth_failed``, the code the Git kind registers (sources/kinds/git_errors.py).
+"""
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+import sources.kinds.git_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
+from knowledge.errors import ValidationFailed, register
+
+register("s3_bucket_not_found", ValidationFailed, _("The bucket does not exist at this endpoint: %(detail)s"))
+register("s3_access_denied", ValidationFailed,
+         _("The bucket refused access: the keys are valid but may not list or read it: %(detail)s"))
+register("s3_failed", ValidationFailed, _("The bucket could not be read: %(detail)s"))
+register("s3_object_too_large", ValidationFailed,
+         _("The object is larger than the source's per-file byte limit: %(detail)s"))
+register("s3_object_unreadable", ValidationFailed, _("The object could not be read from the bucket: %(detail)s"))
