@@ -74,7 +74,7 @@ class FeishuConnector:
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
         self.client = self.client or self._connect()
         nodes = self._walk(result, cancelled)
-        names = fields.item_names((n["node_token"], str(n.get("title") or "")) for n in nodes)
+        names = fields.item_stems((n["node_token"], str(n.get("title") or "")) for n in nodes)
         for node in nodes:
             if cancelled():
                 result.complete, result.note = False, "cancelled"
@@ -84,7 +84,7 @@ class FeishuConnector:
             if previous is not None and previous.revision == revision:
                 yield Unchanged(key)
                 continue
-            yield self._fetch(node, revision, names[key])
+            yield self._fetch(node, revision, names[key] + ".md")
 
     def _list(self, parent: str) -> list[dict[str, Any]]:
         assert self.client is not None

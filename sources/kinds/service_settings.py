@@ -54,14 +54,9 @@ def _clean_title(title: str, fallback: str) -> str:
     return cleaned or fallback
 
 
-def item_names(items: Iterable[tuple[str, str]], extension: Mapping[str, str] | None = None) -> dict[str, str]:
-    """key → document name: the title, with the key added where two items share a title (so a name never
-    depends on which of them came first). ``items`` are (key, title); ``extension`` maps a key to its
-    extension (``.md`` when absent)."""
+def item_stems(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """key → document name without its extension: the title, with the key added where two items share a title
+    (so a name never depends on which of them came first). ``items`` are (key, title)."""
     pairs = [(key, _clean_title(title, key)) for key, title in items]
     counts = Counter(title.casefold() for _, title in pairs)
-    names = {}
-    for key, title in pairs:
-        stem = title if counts[title.casefold()] == 1 else f"{title} ({key})"
-        names[key] = stem + (extension or {}).get(key, ".md")
-    return names
+    return {key: title if counts[title.casefold()] == 1 else f"{title} ({key})" for key, title in pairs}

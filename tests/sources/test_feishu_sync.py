@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.errors import CODES
+from knowledge.parsers import parse_file
 from sources.kinds.base import Failed, Fetched, Known, Limits, ScanResult, SourceError, Unchanged, connector_for
 from tests.sources.feishu_server import FeishuServer
 
@@ -67,6 +68,11 @@ def test_markdown_has_the_title_headings_list_and_table(server):
     assert "| 参数 | 说明 |\n| --- | --- |\n| timeout | 超时时间（秒） |\n| retries | 重试次数 |" in text
     assert "- 第一步\n    - 细节" in text
     assert "boxcnImage" not in text
+    parsed = parse_file("产品手册.md", text.encode())
+    assert [(b.level, b.text) for b in parsed.blocks if b.kind == "heading"][:3] == [
+        (1, "产品手册"), (1, "安装"), (2, "参数")]
+    assert [b.rows for b in parsed.blocks if b.kind == "table"] == [
+        (("参数", "说明"), ("timeout", "超时时间（秒）"), ("retries", "重试次数"))]
 
 
 def test_second_scan_after_edit_add_delete(server):
