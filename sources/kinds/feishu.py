@@ -16,13 +16,16 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
+from django.utils.translation import gettext_lazy as _
+
+from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
+                                register)
 from sources.kinds.feishu_api import FeishuClient, FeishuError
 from sources.kinds.feishu_blocks import to_markdown
 from sources.kinds.jsonapi import JsonClient, TooLarge
 from sources.kinds.netguard import check_url
 from sources.kinds import feishu_errors  # noqa: F401  (registers the codes this connector raises)
-from sources.kinds import service_settings as fields
+from sources.kinds import service_settings as svc
 
 DEFAULT_BASE_URL = "https://open.feishu.cn"
 # Where people open a wiki page: https://<tenant domain>/wiki/<node_token>. The API host does not say the tenant's
@@ -42,17 +45,28 @@ def _revision(node: Mapping[str, Any]) -> str:
 class FeishuConnector:
     kind = "feishu"
     secret_fields = ("app_secret",)
+    fields = (
+        SettingField("base_url", _("Open platform address"), type="url", default=DEFAULT_BASE_URL,
+                     help=_("https://open.feishu.cn for Feishu, https://open.larksuite.com for Lark.")),
+        SettingField("app_id", _("App ID"), required=True,
+                     help=_("The custom app's App ID (cli_…), on its Credentials page in the developer console.")),
+        SettingField("app_secret", _("App Secret"), type="secret", required=True),
+        SettingField("space_id", _("Wiki space ID"), required=True,
+                     help=_("The number at the end of the space's settings address (…/wiki/settings/<space id>).")),
+        SettingField("web_url", _("Your Feishu web address"), type="url",
+                     help=_("e.g. https://example.feishu.cn; links to pages use it.")),
+    )
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        fields.unknown(settings, SETTINGS)
+        svc.unknown(settings, SETTINGS)
         cleaned = {
-            "base_url": fields.base_url(settings, "base_url", DEFAULT_BASE_URL),
-            "app_id": fields.text(settings, "app_id", r"[A-Za-z0-9_-]{1,64}", "cli_a1b2c3d4e5f6"),
-            "space_id": fields.text(settings, "space_id", r"[A-Za-z0-9_-]{1,64}", "7034502641455497244"),
+            "base_url": svc.base_url(settings, "base_url", DEFAULT_BASE_URL),
+            "app_id": svc.text(settings, "app_id", r"[A-Za-z0-9_-]{1,64}", "cli_a1b2c3d4e5f6"),
+            "space_id": svc.text(settings, "space_id", r"[A-Za-z0-9_-]{1,64}", "7034502641455497244"),
         }
         if settings.get("web_url"):
-            cleaned["web_url"] = fields.base_url(settings, "web_url", "https://example.feishu.cn")
+            cleaned["web_url"] = svc.base_url(settings, "web_url", "https://example.feishu.cn")
         return cleaned
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
@@ -68,13 +82,13 @@ class FeishuConnector:
             raise SourceError("source_auth_failed", "no app_secret is stored for this source")
         check_url(self.settings["base_url"])
         http = JsonClient(self.settings["base_url"], timeout_s=self.limits.timeout_s,
-                          max_bytes=self.limits.max_bytes_per_item, headers={"User-Agent": fields.USER_AGENT})
+                          max_bytes=self.limits.max_bytes_per_item, headers={"User-Agent": svc.USER_AGENT})
         return FeishuClient(http, self.settings["app_id"], self.secret)
 
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
         self.client = self.client or self._connect()
         nodes = self._walk(result, cancelled)
-        names = fields.item_stems((n["node_token"], str(n.get("title") or "")) for n in nodes)
+        names = svc.item_stems((n["node_token"], str(n.get("title") or "")) for n in nodes)
         for node in nodes:
             if cancelled():
                 result.complete, result.note = False, "cancelled"

@@ -21,9 +21,12 @@ import html
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from sources.kinds import service_settings as fields
+from django.utils.translation import gettext_lazy as _
+
+from sources.kinds import service_settings as svc
 from sources.kinds import yuque_errors  # noqa: F401  (registers the codes this connector raises)
-from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SourceError, Unchanged, register
+from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
+                                register)
 from sources.kinds.jsonapi import JsonClient, TooLarge
 from sources.kinds.netguard import check_url
 from sources.kinds.yuque_api import YuqueClient, YuqueError
@@ -56,13 +59,21 @@ def content(detail: Mapping[str, Any], title: str) -> tuple[str, bytes] | None:
 class YuqueConnector:
     kind = "yuque"
     secret_fields = ("token",)
+    fields = (
+        SettingField("base_url", _("Yuque address"), type="url", default=DEFAULT_BASE_URL,
+                     help=_("https://www.yuque.com, your space's domain (https://<space>.yuque.com) or a private deployment.")),
+        SettingField("namespace", _("Knowledge base"), required=True,
+                     help=_("group/book from the knowledge base's address, e.g. yuque/developer; or its numeric id.")),
+        SettingField("token", _("Token"), type="secret", required=True,
+                     help=_("A token with read access to the knowledge base (account settings → Tokens).")),
+    )
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        fields.unknown(settings, SETTINGS)
+        svc.unknown(settings, SETTINGS)
         return {
-            "base_url": fields.base_url(settings, "base_url", DEFAULT_BASE_URL),
-            "namespace": fields.text(settings, "namespace", r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\d+",
+            "base_url": svc.base_url(settings, "base_url", DEFAULT_BASE_URL),
+            "namespace": svc.text(settings, "namespace", r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\d+",
                                      "yuque/developer (group or user login / book slug) or a book id"),
         }
 
@@ -78,7 +89,7 @@ class YuqueConnector:
         check_url(self.settings["base_url"])
         http = JsonClient(self.settings["base_url"], timeout_s=self.limits.timeout_s,
                           max_bytes=_JSON_OVERHEAD * self.limits.max_bytes_per_item,
-                          headers={"X-Auth-Token": self.token, "User-Agent": fields.USER_AGENT,
+                          headers={"X-Auth-Token": self.token, "User-Agent": svc.USER_AGENT,
                                    "Accept": "application/json"})
         return YuqueClient(http, self.settings["namespace"])
 
@@ -106,7 +117,7 @@ class YuqueConnector:
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
         self.client = self.client or self._connect()
         namespace, documents = self._listing(result)
-        stems = fields.item_stems((str(d["id"]), str(d.get("title") or d["slug"])) for d in documents)
+        stems = svc.item_stems((str(d["id"]), str(d.get("title") or d["slug"])) for d in documents)
         for doc in documents:
             if cancelled():
                 result.complete, result.note = False, "cancelled"
