@@ -10,6 +10,10 @@ Published API documents followed here (open.feishu.cn; the same paths on open.la
   ``page_token`` and ``parent_node_token``; ``data.items`` of nodes, ``data.has_more``, ``data.page_token``; a page
   may be empty while ``has_more`` is true (permission filtering)
   https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/wiki-v2/space-node/list
+- the files of a Drive folder: ``GET /open-apis/drive/v1/files`` with ``folder_token``, ``page_size`` (at most
+  200) and ``page_token``; ``data.files`` (``token``, ``name``, ``type``, ``url``, ``modified_time``),
+  ``data.has_more``, ``data.next_page_token``; one level only, sub-folders are listed in turn
+  https://open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/reference/drive-v1/file/list
 - all blocks of a new-version document: ``GET /open-apis/docx/v1/documents/:document_id/blocks`` with ``page_size``
   (at most 500) and ``page_token``; ``data.items`` of blocks in document order
   https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/document-docx/docx-v1/document/list
@@ -32,6 +36,7 @@ TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 RATE_LIMITED = 99991400
 TOKEN_INVALID = frozenset({99991661, 99991663, 99991668})   # missing, invalid, expired tenant/user token
 NODE_PAGE = 50
+FILE_PAGE = 200
 BLOCK_PAGE = 500
 MAX_PAGES = 1000          # a paginated listing longer than this is a broken or hostile server
 _TOKEN_MARGIN_S = 300     # renew five minutes before the service says the token expires
@@ -100,7 +105,8 @@ class FeishuClient:
             return (data if isinstance(data, dict) else {}), answer.size
         raise AssertionError("unreachable")
 
-    def _pages(self, path: str, params: dict[str, Any], budget: int = 0) -> Iterator[dict[str, Any]]:
+    def _pages(self, path: str, params: dict[str, Any], budget: int = 0, *, items: str = "items",
+               next_token: str = "page_token") -> Iterator[dict[str, Any]]:
         """Every item of a paginated listing; ``budget`` (bytes, 0 for none) bounds all its pages together."""
         token, seen, spent = "", set(), 0
         for _ in range(MAX_PAGES):
@@ -108,10 +114,10 @@ class FeishuClient:
             spent += size
             if budget and spent > budget:
                 raise TooLarge(f"{path} is longer than {budget} bytes")
-            for item in data.get("items") or []:
+            for item in data.get(items) or []:
                 if isinstance(item, dict):
                     yield item
-            token = str(data.get("page_token") or "")
+            token = str(data.get(next_token) or "")
             if not data.get("has_more") or not token or token in seen:
                 return
             seen.add(token)
@@ -123,6 +129,11 @@ class FeishuClient:
         if parent:
             params["parent_node_token"] = parent
         return self._pages(f"/open-apis/wiki/v2/spaces/{space_id}/nodes", params)
+
+    def folder_files(self, folder_token: str) -> Iterator[dict[str, Any]]:
+        """The files and folders directly in a Drive folder, all pages (``data.files``, ``next_page_token``)."""
+        return self._pages("/open-apis/drive/v1/files", {"folder_token": folder_token, "page_size": FILE_PAGE},
+                           items="files", next_token="next_page_token")
 
     def document_blocks(self, document_id: str, budget: int) -> Iterator[dict[str, Any]]:
         """Every block of a docx document, in document order (the page block first), within ``budget`` bytes."""

@@ -14,6 +14,8 @@ from sources.kinds import service_errors  # noqa: F401  (registers the shared co
 FEISHU_CODES = {
     "feishu_space_unavailable": _("The Feishu wiki space was not found, or the app is not a member of it: "
                                   "add the app to the space (space settings → members) and run again."),
+    "feishu_folder_unavailable": _("The Feishu Drive folder was not found, or it is not shared with the app: share "
+                                   "the folder with the app (or a group the app is in) and run again."),
     "feishu_api_error": _("Feishu answered with an error: %(detail)s"),
 }
 

@@ -2,7 +2,7 @@
 
 The tenant token of a custom app (``POST /open-apis/auth/v3/tenant_access_token/internal``), a wiki space's child
 nodes (``GET /open-apis/wiki/v2/spaces/{space_id}/nodes``) and a docx document's blocks
-(``GET /open-apis/docx/v1/documents/{document_id}/blocks``); bodies ``{"code", "msg", "data"}``; a missing or
+(``GET /open-apis/docx/v1/documents/{document_id}/blocks``) and a Drive folder's files (``GET /open-apis/drive/v1/files``); bodies ``{"code", "msg", "data"}``; a missing or
 unknown token answers HTTP 400 with code 99991661 / 99991663; rate limiting answers HTTP 429, code 99991400 and
 ``x-ogw-ratelimit-reset``. Page sizes are kept small so every listing takes several pages. A test edits the space
 between scans through the methods below.
@@ -87,7 +87,8 @@ class FeishuServer:
         self.app_id, self.app_secret, self.space_id = app_id, app_secret, space_id
         self.nodes: dict[str, dict[str, Any]] = {}        # node_token → node (insertion order = the space's order)
         self.blocks: dict[str, list[dict[str, Any]]] = {}  # obj_token → blocks
-        self.forbidden: set[str] = set()                  # obj_tokens the app may not read
+        self.files: dict[str, dict[str, Any]] = {}        # Drive file token → file (folders too)
+        self.forbidden: set[str] = set()                  # obj_tokens (and folder tokens) the app may not read
         self.tokens: set[str] = set()
         self.issued = 0
         self.throttle_next = 0
@@ -119,6 +120,16 @@ class FeishuServer:
             if obj_type == "docx":
                 self.blocks[obj_token] = docx_blocks(obj_token, title, parts or [("p", f"{title} 的正文。")])
 
+    def put_file(self, token: str, name: str, *, kind: str = "docx", parent: str, modified: int = 1700000000,
+                 parts: list[tuple] | None = None) -> None:
+        """A Drive file (``kind`` docx, folder, sheet, ...) in folder ``parent``."""
+        with self.lock:
+            self.files[token] = {"token": token, "name": name, "type": kind, "parent_token": parent,
+                                 "url": f"https://example.feishu.cn/{kind}/{token}", "created_time": str(modified),
+                                 "modified_time": str(modified), "owner_id": "ou_owner"}
+            if kind == "docx":
+                self.blocks[token] = docx_blocks(token, name, parts or [("p", f"{name} 的正文。")])
+
     def delete_node(self, node_token: str) -> None:
         with self.lock:
             node = self.nodes.pop(node_token)
@@ -148,6 +159,8 @@ class FeishuServer:
             parts = path.strip("/").split("/")
             if parts[:4] == ["open-apis", "wiki", "v2", "spaces"] and len(parts) == 6 and parts[5] == "nodes":
                 return self._nodes(request, parts[4])
+            if parts == ["open-apis", "drive", "v1", "files"]:
+                return self._files(request)
             if parts[:4] == ["open-apis", "docx", "v1", "documents"] and len(parts) == 6 and parts[5] == "blocks":
                 return self._blocks(request, parts[4])
             return _json({"code": 404, "msg": "404 page not found"}, 404)
@@ -175,6 +188,14 @@ class FeishuServer:
             child["has_child"] = any(n["parent_node_token"] == child["node_token"] for n in self.nodes.values())
         return _page(children, request, NODE_PAGE_CAP, 50)
 
+    def _files(self, request: Request) -> Response:
+        folder = request.args.get("folder_token", "")
+        known = folder in self.files and self.files[folder]["type"] == "folder"
+        if not known or folder in self.forbidden:
+            return _json({"code": 1061004, "msg": "forbidden"}, 403)
+        return _page([f for f in self.files.values() if f["parent_token"] == folder], request, NODE_PAGE_CAP, 200,
+                     items="files", next_token="next_page_token")
+
     def _blocks(self, request: Request, document_id: str) -> Response:
         if document_id in self.forbidden:
             return _json({"code": 1770032, "msg": "forbidden"}, 403)
@@ -183,7 +204,8 @@ class FeishuServer:
         return _page(self.blocks[document_id], request, BLOCK_PAGE_CAP, 500)
 
 
-def _page(items: list[dict[str, Any]], request: Request, cap: int, maximum: int) -> Response:
+def _page(rows: list[dict[str, Any]], request: Request, cap: int, maximum: int, *, items: str = "items",
+          next_token: str = "page_token") -> Response:
     try:
         size = int(request.args.get("page_size", "20"))
         start = int(request.args.get("page_token", "pt-0").removeprefix("pt-") or 0)
@@ -192,10 +214,10 @@ def _page(items: list[dict[str, Any]], request: Request, cap: int, maximum: int)
     if size < 1 or size > maximum:
         return _json({"code": 99992402, "msg": "field validation failed"}, 400)
     size = min(size, cap)
-    page, more = items[start:start + size], start + size < len(items)
-    data: dict[str, Any] = {"items": page, "has_more": more}
+    page, more = rows[start:start + size], start + size < len(rows)
+    data: dict[str, Any] = {items: page, "has_more": more}
     if more:
-        data["page_token"] = f"pt-{start + size}"
+        data[next_token] = f"pt-{start + size}"
     return _json({"code": 0, "msg": "success", "data": data})
 
 

@@ -57,7 +57,7 @@ def test_first_scan_fetches_every_docx_page_of_the_tree_through_every_page(serve
     manual = next(item for item in items if item.key == "wikManual")
     assert manual.name == "产品手册.md" and manual.title == "产品手册"
     assert manual.url.endswith("/wiki/wikManual")
-    assert manual.state["obj_token"] == "doxcnwikManual"
+    assert manual.state["document_id"] == "doxcnwikManual"
 
 
 def test_markdown_has_the_title_headings_list_and_table(server):
@@ -164,7 +164,7 @@ def test_loopback_is_refused_without_the_private_switch(server, settings):
 @pytest.mark.parametrize("settings_, field", [
     ({"app_id": "cli_x", "space_id": "1", "base_url": "ftp://open.feishu.cn"}, "base_url"),
     ({"space_id": "1"}, "app_id"),
-    ({"app_id": "cli_x"}, "space_id"),
+    ({"app_id": "cli_x", "space_id": "a b"}, "space_id"),
     ({"app_id": "cli_x", "space_id": "1", "folder": "x"}, "folder"),
 ])
 def test_clean_settings_names_the_wrong_field(settings_, field):
