@@ -6,9 +6,9 @@ title) matches the previous run's, else its detail → a file.
 
 Content: a document written in Markdown (``format: markdown``) is its ``body`` with the title as a level-1 heading
 (``.md``); a Lake or HTML document (the editor's default) is its ``body_html`` (``.html``), which the platform's HTML
-parser (knowledge/parsers/html.py) reads with its headings and tables — no second converter is needed, and Lake's
-own XML (``body_lake``) is not read. Sheets, boards, data tables and threads (``type`` other than Doc / HtmlDoc)
-are left out.
+parser (knowledge/parsers/html.py) reads with its headings and tables — no second converter is needed; Lake's own
+markup (``body_lake``) is read the same way only when an answer lacks ``body_html``. Sheets, boards, data tables
+and threads (``type`` other than Doc / HtmlDoc) are left out.
 
 Drafts and privacy: a document never published (``status`` 0) is left out; for a published document with unpublished
 edits, the published version is read (``body``, not ``body_draft``). Private documents (``public`` 0) the token's
@@ -48,6 +48,9 @@ def content(detail: Mapping[str, Any], title: str) -> tuple[str, bytes] | None:
     if detail.get("format") == "markdown" and isinstance(body, str):
         return ".md", f"# {title}\n\n{body}\n".encode("utf-8") if title else body.encode("utf-8")
     body_html = detail.get("body_html")
+    if not (isinstance(body_html, str) and body_html.strip()) and detail.get("format") == "lake":
+        # Lake markup is HTML elements (h1–h6, p, ul, table…) plus <card> embeds, which the HTML parser skips
+        body_html = detail.get("body_lake") or body
     if isinstance(body_html, str) and body_html.strip():
         page = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title></head>'
                 f"<body><h1>{html.escape(title)}</h1>\n{body_html}\n</body></html>\n")

@@ -180,3 +180,25 @@ def test_clean_settings_defaults_to_feishu_and_keeps_lark():
     assert lark["base_url"] == "https://open.larksuite.com"
     connector = cls(lark, {"app_secret": "x"}, limits=Limits())
     assert connector.web_url == "https://www.larksuite.com"
+
+
+def test_a_cancelled_scan_is_incomplete(server):
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return len(calls) > 6       # the walk's four listings, then two documents
+
+    result = ScanResult()
+    items = list(_connector(server).scan({}, result, cancelled))
+    assert len(items) == 2 and not result.complete and result.note == "cancelled"
+
+
+def test_the_console_offers_feishu_and_yuque_with_their_forms():
+    from sources.catalog import kinds
+
+    offered = {k.kind: k for k in kinds()}
+    feishu, yuque = offered["feishu"], offered["yuque"]
+    assert feishu.secret_fields == ("app_secret",) and yuque.secret_fields == ("token",)
+    assert [f.name for f in feishu.settings_fields] == ["base_url", "app_id", "space_id", "folder_token", "web_url"]
+    assert [f.name for f in yuque.settings_fields] == ["base_url", "namespace"]

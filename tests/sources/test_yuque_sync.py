@@ -158,3 +158,25 @@ def test_clean_settings_names_the_wrong_field(settings_, field):
 def test_clean_settings_defaults_to_yuque_com():
     cleaned = connector_for("yuque").clean_settings({"namespace": "yuque/developer"})
     assert cleaned == {"base_url": "https://www.yuque.com", "namespace": "yuque/developer"}
+
+
+def test_a_lake_document_without_body_html_reads_its_lake_markup(server):
+    server.put_doc("lakeonly", "只有 Lake", fmt="lake", body="<!doctype lake><h2>配置</h2><p>端口 8000。</p>"
+                   "<card type=\"inline\" name=\"image\" value=\"data:x\"></card>")
+    items, _ = _scan(_connector(server))
+    item = next(i for i in items if i.name == "只有 Lake.html")
+    parsed = parse_file(item.name, item.data)
+    assert [(b.level, b.text) for b in parsed.blocks if b.kind == "heading"] == [(1, "只有 Lake"), (2, "配置")]
+    assert any("端口 8000" in b.text for b in parsed.blocks)
+
+
+def test_a_cancelled_scan_is_incomplete(server):
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return len(calls) > 2
+
+    result = ScanResult()
+    items = list(_connector(server).scan({}, result, cancelled))
+    assert len(items) == 2 and not result.complete and result.note == "cancelled"
