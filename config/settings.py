@@ -363,6 +363,8 @@ ZHIKU_SOURCES_STALL_SECONDS = float(os.environ.get("ZHIKU_SOURCES_STALL_SECONDS"
 ZHIKU_SOURCES_MAX_ITEMS = env_int("ZHIKU_SOURCES_MAX_ITEMS", 1000)
 ZHIKU_SOURCES_TIMEOUT_SECONDS = float(os.environ.get("ZHIKU_SOURCES_TIMEOUT_SECONDS", "30"))
 ZHIKU_SOURCES_MAX_RUN_ERRORS = env_int("ZHIKU_SOURCES_MAX_RUN_ERRORS", 100)
+# Further modules that register kinds of source (a site's own connectors, outside sources/kinds/), comma-separated.
+ZHIKU_SOURCE_KIND_MODULES = [m.strip() for m in os.environ.get("ZHIKU_SOURCE_KIND_MODULES", "").split(",") if m.strip()]
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")

@@ -44,6 +44,7 @@ urlpatterns = [
     # The OpenAI-compatible API (/v1/) and Dify's external knowledge (/dify/retrieval), with API keys.
     path("", include("assistants.integration_urls")),
     path("", include("knowledge.urls")),
+    path("", include("sources.urls")),
     path("", include("chat.urls")),
     # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
     path("", include("assistants.visitor_urls")),

@@ -1,11 +1,11 @@
 """App config for sources: connectors that keep a KB in sync with where its documents live."""
 from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class SourcesConfig(AppConfig):
     name = "sources"
-    verbose_name = _("Sources")
+    verbose_name = pgettext_lazy("data source", "Sources")
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from django.conf import settings
+
 from sources.kinds.base import REGISTRY, SettingField
 
 logger = logging.getLogger(__name__)
@@ -29,19 +31,20 @@ class KindInfo:
 
 
 @lru_cache(maxsize=1)
-def _import_kinds() -> None:
-    for path in sorted((Path(__file__).parent / "kinds").glob("*.py")):
-        if path.stem in _NOT_KINDS or path.stem.endswith("_errors"):
-            continue
+def load_kinds() -> None:
+    """Import every kind module (sources/kinds/*.py and ``ZHIKU_SOURCE_KIND_MODULES``): each registers its kind."""
+    modules = [f"sources.kinds.{p.stem}" for p in sorted((Path(__file__).parent / "kinds").glob("*.py"))
+               if p.stem not in _NOT_KINDS and not p.stem.endswith("_errors")]
+    for module in [*modules, *settings.ZHIKU_SOURCE_KIND_MODULES]:
         try:
-            importlib.import_module(f"sources.kinds.{path.stem}")
+            importlib.import_module(module)
         except ImportError:
-            logger.warning("source kind module %s cannot be imported; its kind is not offered", path.stem, exc_info=True)
+            logger.warning("source kind module %s cannot be imported; its kind is not offered", module, exc_info=True)
 
 
 def kinds() -> list[KindInfo]:
     """Every registered kind, by name."""
-    _import_kinds()
+    load_kinds()
     return [KindInfo(kind=k, fields=tuple(getattr(cls, "fields", ()) or ()),
                      secret_fields=tuple(getattr(cls, "secret_fields", ()) or ()))
             for k, cls in sorted(REGISTRY.items())]

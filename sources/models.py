@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from knowledge.models import Document, KnowledgeBase
 
@@ -42,8 +43,8 @@ class Source(models.Model):
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
     class Meta:
-        verbose_name = _("source")
-        verbose_name_plural = _("sources")
+        verbose_name = pgettext_lazy("data source", "source")
+        verbose_name_plural = pgettext_lazy("data source", "sources")
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["kb", "name"], name="source_name_unique_in_kb")]
         indexes = [models.Index(fields=["next_run_at"], condition=Q(paused=False) & ~Q(schedule="manual"),
@@ -73,7 +74,7 @@ class Trigger(models.TextChoices):
 class SourceRun(models.Model):
     """One run of a source: what it added, updated, left alone, removed and failed to read."""
 
-    source = models.ForeignKey(Source, verbose_name=_("source"), on_delete=models.CASCADE, related_name="runs")
+    source = models.ForeignKey(Source, verbose_name=pgettext_lazy("data source", "source"), on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(verbose_name=_("status"), max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     trigger = models.CharField(verbose_name=_("trigger"), max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
     requested_by = models.ForeignKey(USER_MODEL, verbose_name=_("requested by"), null=True, blank=True,
@@ -82,11 +83,11 @@ class SourceRun(models.Model):
     started_at = models.DateTimeField(verbose_name=_("started at"), null=True, blank=True)
     finished_at = models.DateTimeField(verbose_name=_("finished at"), null=True, blank=True)
     heartbeat_at = models.DateTimeField(verbose_name=_("heartbeat at"), null=True, blank=True)
-    added = models.PositiveIntegerField(verbose_name=_("added"), default=0)
-    updated = models.PositiveIntegerField(verbose_name=_("updated"), default=0)
-    unchanged = models.PositiveIntegerField(verbose_name=_("unchanged"), default=0)
-    removed = models.PositiveIntegerField(verbose_name=_("removed"), default=0)
-    failed = models.PositiveIntegerField(verbose_name=_("failed"), default=0)
+    added = models.PositiveIntegerField(verbose_name=pgettext_lazy("run count", "added"), default=0)
+    updated = models.PositiveIntegerField(verbose_name=pgettext_lazy("run count", "updated"), default=0)
+    unchanged = models.PositiveIntegerField(verbose_name=pgettext_lazy("run count", "unchanged"), default=0)
+    removed = models.PositiveIntegerField(verbose_name=pgettext_lazy("run count", "removed"), default=0)
+    failed = models.PositiveIntegerField(verbose_name=pgettext_lazy("run count", "failed"), default=0)
     # [{"key", "url", "code", "message"}], at most ZHIKU_SOURCES_MAX_RUN_ERRORS (``failed`` counts them all).
     errors = models.JSONField(verbose_name=_("errors"), default=list, blank=True)
     complete = models.BooleanField(verbose_name=_("complete scan"), default=False)
@@ -116,7 +117,7 @@ class SourceRun(models.Model):
 class SourceItem(models.Model):
     """One item a source's runs kept: its key at the source, its revision, and the document it became."""
 
-    source = models.ForeignKey(Source, verbose_name=_("source"), on_delete=models.CASCADE, related_name="items")
+    source = models.ForeignKey(Source, verbose_name=pgettext_lazy("data source", "source"), on_delete=models.CASCADE, related_name="items")
     key = models.CharField(verbose_name=_("key"), max_length=2000)
     revision = models.CharField(verbose_name=_("revision"), max_length=500, blank=True, default="")
     state = models.JSONField(verbose_name=_("state"), default=dict, blank=True)

@@ -15,12 +15,12 @@ from django.conf import settings
 
 from knowledge import later
 from knowledge.errors import ApplicationError
-from sources.kinds.base import Limits, ScanResult, SourceError, connector_for
+from sources.kinds.base import Limits, ScanResult, SourceError
 from sources.models import RunStatus, Source, SourceRun
 from sources.run_claims import RunProbe, claim_run, finish_run
 from sources.run_items import handle, known_items, remove_unseen
 from sources.services.errors import source_error_text
-from sources.services.sources import source_credentials
+from sources.services.sources import kind_class, source_credentials
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def _scan(run: SourceRun, source: Source, probe: RunProbe) -> tuple[set[str], Sc
     """Ask the connector for every item and handle each; the keys it mentioned and how the scan ended."""
     rows, known = known_items(source)
     limits = limits_for(source)
-    connector = connector_for(source.kind)(source.settings, source_credentials(source), limits=limits)
+    connector = kind_class(source.kind)(source.settings, source_credentials(source), limits=limits)
     result = ScanResult()
     seen: set[str] = set()
     try:

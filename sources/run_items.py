@@ -77,12 +77,13 @@ def item_fetched(run: SourceRun, source: Source, rows: dict[str, SourceItem], it
         record_error(run, key=item.key, url=item.url, code="source_name_taken",
                      message=f"{source_error_text('source_name_taken', '')} ({item.name})")
         return
-    upload = UploadedItem(name=item.name, data=item.data, source_url=item.url,
+    url = item.url if item.url.lower().startswith(("http://", "https://")) else ""  # pages link to it
+    upload = UploadedItem(name=item.name, data=item.data, source_url=url[:2000],
                           metadata={"source": {"id": source.pk, "kind": source.kind, "key": item.key[:500]}})
     with transaction.atomic():
         outcome = document_upload(kb=source.kb, items=[upload], user=source.created_by)[0]
         document = outcome.document
-        changes = {k: v for k, v in (("source_url", item.url), ("title", item.title[:500])) if v and getattr(document, k) != v}
+        changes = {k: v for k, v in (("source_url", url[:2000]), ("title", item.title[:500])) if v and getattr(document, k) != v}
         if changes:
             Document.objects.filter(pk=document.pk).update(**changes)
         renamed_from = row.name if row is not None and row.name != item.name else None

@@ -10,7 +10,8 @@ from knowledge.errors import ApplicationError, fail
 from knowledge.models import Document, KnowledgeBase
 from knowledge.services.documents import document_delete
 from providers.secrets import InvalidToken, secret_decrypt, secret_encrypt
-from sources.kinds.base import SourceError, connector_for
+from sources.catalog import load_kinds
+from sources.kinds.base import REGISTRY, SourceError, connector_for
 from sources.models import Schedule, Source
 from sources.timing import cron_check, next_run_at
 from sources.services.errors import as_application_error
@@ -23,6 +24,8 @@ def kind_class(kind: Any) -> type:
     """The connector class of ``kind``; 400 ``source_kind_unknown`` when there is none."""
     if not isinstance(kind, str) or not kind.strip():
         raise fail("source_invalid")
+    if kind.strip() not in REGISTRY:
+        load_kinds()
     try:
         return connector_for(kind.strip())
     except SourceError as exc:
