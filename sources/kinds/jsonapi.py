@@ -2,7 +2,8 @@
 and bounded retries when the service says to slow down.
 
 Both services publish JSON APIs whose answers a hostile or broken server could make endless; the body is read in
-chunks and given up past ``max_bytes``. Redirects are not followed: neither API redirects its JSON endpoints, and a
+chunks and given up past ``max_bytes``, or once reading it has taken ``READ_FACTOR`` times the per-request timeout
+(a server dripping one byte at a time never trips a socket timeout). Redirects are not followed: neither API redirects its JSON endpoints, and a
 redirect could point the server at an address ``sources.kinds.netguard`` refused.
 """
 from __future__ import annotations
@@ -15,12 +16,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
+import urllib3
 
 from sources.kinds.base import SourceError
 
 _CHUNK = 64 * 1024
 MAX_RETRIES = 3          # per request, after the first try
 MAX_WAIT_S = 30.0        # the longest single back-off, whatever the service asks
+READ_FACTOR = 4          # an answer's whole read may take this many per-request timeouts
 
 
 class TooLarge(Exception):
@@ -70,15 +73,21 @@ class JsonClient:
         return Answer(response.status_code, dict(response.headers), decoded, len(raw))
 
     def _read(self, response: requests.Response) -> bytes:
+        # read1 returns what one read of the socket gave (decoded): a dripping server is seen between its bytes,
+        # where iter_content would wait for a whole chunk
         parts: list[bytes] = []
         size = 0
+        deadline = time.monotonic() + READ_FACTOR * self.timeout_s
         try:
-            for chunk in response.iter_content(_CHUNK):
+            while chunk := response.raw.read1(_CHUNK, decode_content=True):
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise TooLarge(f"the answer is longer than {self.max_bytes} bytes")
+                if time.monotonic() > deadline:
+                    raise SourceError("source_unreachable",
+                                      f"{self.base_url} took over {READ_FACTOR * self.timeout_s:g} s to send one answer")
                 parts.append(chunk)
-        except requests.RequestException as exc:
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise SourceError("source_unreachable", f"{self.base_url} broke off its answer: {exc}") from None
         return b"".join(parts)
 

@@ -180,3 +180,40 @@ def test_a_cancelled_scan_is_incomplete(server):
     result = ScanResult()
     items = list(_connector(server).scan({}, result, cancelled))
     assert len(items) == 2 and not result.complete and result.note == "cancelled"
+
+
+def test_a_server_that_drips_its_answer_is_given_up(settings):
+    """Headers at once, then one byte every 0.1 s: no socket timeout trips, the whole-answer deadline does."""
+    import socket
+    import threading
+    import time
+
+    settings.ZHIKU_SOURCES_ALLOW_PRIVATE = True
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip():
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+            while not stop.is_set():
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    cls = connector_for("yuque")
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    connector = cls(cls.clean_settings({"base_url": base, "namespace": "a/b"}), {"token": "t"},
+                    limits=Limits(timeout_s=0.3))
+    try:
+        with pytest.raises(SourceError) as caught:
+            list(connector.scan({}, ScanResult(), lambda: False))
+        assert caught.value.code == "source_unreachable" and "to send one answer" in caught.value.message
+    finally:
+        stop.set()
+        listener.close()
