@@ -1,0 +1,25 @@
+"""Codes shared by the connectors that read a service's API (Feishu, Yuque; Git and S3 share the first).
+
+Each is registered only if no other kind's codes module registered it first (the order in which
+``sources/errors.py`` imports ``sources/kinds/*_errors.py`` is alphabetical, and tests may import one alone).
+The Chinese is in ``sources/locale/zh_Hans/LC_MESSAGES/feishu.po.part``.
+"""
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from knowledge.errors import CODES, ValidationFailed, register
+
+SERVICE_CODES = {
+    "source_auth_failed": _("The source refused the credentials: check the token or key and save them again."),
+    "source_rate_limited": _("The service kept answering 'too many requests'; the run stopped and will try again "
+                             "at its next time."),
+    "source_item_forbidden": _("The app or token may not read this document; share it with the app, or check "
+                               "its permissions."),
+    "source_item_too_large": _("The document is larger than the source's per-item byte limit."),
+    "source_bad_answer": _("The service answered something that is not its API's JSON: %(detail)s"),
+}
+
+for _code, _message in SERVICE_CODES.items():
+    if _code not in CODES:
+        register(_code, ValidationFailed, _message)
