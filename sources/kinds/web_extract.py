@@ -32,6 +32,7 @@ class Page:
     links: list[str] = field(default_factory=list)   # absolute, as written (canonicalised by web_crawl)
     index: bool = True                       # False: <meta name="robots" content="noindex">
     follow: bool = True                      # False: nofollow
+    has_text: bool = False                   # any visible text at all (else there is nothing to keep)
 
 
 def _robots_meta(tree) -> tuple[bool, bool]:
@@ -66,7 +67,9 @@ def extract(html: bytes, url: str) -> Page:
     if tree is None:
         return Page()
     index, follow = _robots_meta(tree)
-    page = Page(title=_title(tree), links=_links(tree, url) if follow else [], index=index, follow=follow)
+    visible = " ".join(tree.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]")).strip()
+    page = Page(title=_title(tree), links=_links(tree, url) if follow else [], index=index, follow=follow,
+                has_text=bool(visible))
     if index:
         markdown = trafilatura.extract(tree, url=url, output_format="markdown", include_tables=True,
                                        include_formatting=True, include_links=False, include_images=False,

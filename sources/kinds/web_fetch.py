@@ -5,7 +5,7 @@ or broken server cannot make the scan hold more than the cap in memory; ``Conten
 refused before any byte is read. Each request has a connect and read timeout and the whole download a
 deadline. Redirects are followed here, not by ``requests``, so that every target is checked with
 :func:`sources.kinds.netguard.check_url` (no hop may reach a private address) and with the caller's
-``allowed`` rule (the same site) before it is requested; at most :data:`MAX_REDIRECTS` hops.
+``allowed`` rule (the same site), in that order, before it is requested; at most :data:`MAX_REDIRECTS` hops.
 
 Conditional requests (RFC 9110 §13.1): ``If-None-Match`` with the stored ETag and ``If-Modified-Since`` with
 the stored Last-Modified; a ``304 Not Modified`` answer comes back as ``status == 304`` with no body.
@@ -97,11 +97,13 @@ class Fetcher:
         """GET ``url`` following redirects; ``validators(url)`` gives (etag, last_modified) for each hop's
         conditional headers; ``allowed(url)`` False for a redirect target raises ``web_off_site``."""
         current = url
-        for _hop in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
             try:
                 netguard.check_url(current)
             except SourceError as exc:
                 raise FetchError(exc.code, exc.message, current) from None
+            if hop and allowed is not None and not allowed(current):
+                raise FetchError("web_off_site", text("web_off_site", url=url, target=current), url)
             headers = {"Accept": accept}
             etag, modified = validators(current) if validators else ("", "")
             if etag:
@@ -112,11 +114,8 @@ class Fetcher:
                 headers["Authorization"] = self.authorization
             response = self._request(current, headers)
             if response.is_redirect and response.headers.get("Location"):
-                target = urljoin(current, response.headers["Location"])
+                current = urljoin(current, response.headers["Location"])
                 response.close()
-                if allowed is not None and not allowed(target):
-                    raise FetchError("web_off_site", text("web_off_site", url=url, target=target), url)
-                current = target
                 continue
             return Response(current, response.status_code, dict(response.headers),
                             self._read(response, current, max_bytes))

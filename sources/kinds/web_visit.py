@@ -124,7 +124,7 @@ class Visitor:
                 links.append(link)
         links = links[:MAX_LINKS]
         state["links"] = links
-        if not page.index or not self.scope.included(key):
+        if not page.index or not self.scope.included(key) or not (page.markdown or page.has_text):
             return Outcome(None, key, links)    # walked through for its links, not kept
         if page.markdown:
             body = page.markdown
