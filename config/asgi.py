@@ -53,3 +53,7 @@ if settings.ZHIKU_INGEST_MODE == "thread":
     from knowledge.ingestion.recovery import start_sweeper  # noqa: E402
 
     start_sweeper(listening=once_listening())
+    # This process also runs the sources' scheduled runs (Celery workers run their own: sources.tasks).
+    from sources.schedule import start_scheduler  # noqa: E402
+
+    start_scheduler()

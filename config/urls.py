@@ -33,6 +33,7 @@ urlpatterns = [
     path("api/", include("chat.api_urls")),
     path("api/", include("assistants.api_urls")),
     path("api/", include("providers.api_urls")),
+    path("api/", include("sources.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -43,6 +44,7 @@ urlpatterns = [
     # The OpenAI-compatible API (/v1/) and Dify's external knowledge (/dify/retrieval), with API keys.
     path("", include("assistants.integration_urls")),
     path("", include("knowledge.urls")),
+    path("", include("sources.urls")),
     path("", include("chat.urls")),
     # Share links (/s/<token>/) and the embedded chat (/embed/<id>.js, /embed/<id>/chat/): docs/integrations.md.
     path("", include("assistants.visitor_urls")),

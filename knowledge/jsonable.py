@@ -46,7 +46,8 @@ def candidate_json(c, *, content: str | None = None) -> dict[str, Any]:
     """A candidate's chunk, document, place and every score by name (``content``: the text as given, else the chunk's)."""
     return {
         "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-        "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name},
+        "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name,
+                     "source_url": c.source_url},
         "section_path": list(c.section_path), "pages": {"start": c.page_start, "end": c.page_end},
         "chunk_type": c.chunk_type, "content": c.content if content is None else content,
         "scores": {name: jsonable(getattr(c, name)) for name in SCORE_FIELDS},

@@ -151,6 +151,8 @@ class Document(models.Model):
     title = models.CharField(verbose_name=_("title"), max_length=500, blank=True, default="")
     source_name = models.CharField(verbose_name=_("source name"), max_length=500)
     external_id = models.CharField(verbose_name=_("external id"), max_length=200, blank=True, default="", db_index=True)
+    # Where a reader opens the original (a source's page, file or document; sources/): search results and citations link here.
+    source_url = models.URLField(verbose_name=_("source URL"), max_length=2000, blank=True, default="")
     doc_type = models.CharField(verbose_name=_("document type"), max_length=20)
     size = models.BigIntegerField(verbose_name=_("size"), default=0)
     sha256 = models.CharField(verbose_name=_("SHA-256"), max_length=64)

@@ -191,7 +191,7 @@ def _supports_iterative_scan() -> bool:
 # --- chunk payloads ------------------------------------------------------------------------
 
 _COLUMNS = ("c.id, c.kb_id, c.document_id, c.ordinal, c.content, c.section_path, c.page_start, c.page_end,"
-            " c.chunk_type, c.metadata, d.title, d.source_name, d.external_id")
+            " c.chunk_type, c.metadata, d.title, d.source_name, d.external_id, d.source_url")
 
 
 @functools.lru_cache(maxsize=16)
@@ -209,9 +209,9 @@ def _record(row, with_vectors: bool) -> ChunkRecord:
         chunk_id=row[0], kb_id=row[1], document_id=row[2], ordinal=row[3], content=row[4],
         section_path=list(row[5] or []), page_start=row[6], page_end=row[7], chunk_type=row[8],
         metadata=(json.loads(metadata) if isinstance(metadata, (str, bytes)) else metadata) or {},
-        title=row[10], source_name=row[11], external_id=row[12],
-        vector=_numpy(row[13]) if with_vectors else None,
-        question_vector=_numpy(row[14]) if with_vectors else None,
+        title=row[10], source_name=row[11], external_id=row[12], source_url=row[13],
+        vector=_numpy(row[14]) if with_vectors else None,
+        question_vector=_numpy(row[15]) if with_vectors else None,
     )
 
 

@@ -7,6 +7,11 @@ but needs GNU gettext's ``msgfmt``, which a fresh machine may lack (docs/i18n.md
     python scripts/compile_messages.py [--force] [--check]
 
 ``--check`` compiles nothing and exits 1 when a .mo is missing or older than its .po.
+
+Parts: every ``*.po.part`` next to an app's ``django.po`` (plain .po entries, no header) is merged into
+that catalogue's ``django.mo``; so several people adding one app's messages at once (each kind of
+source keeps its own ``sources/locale/zh_Hans/LC_MESSAGES/<kind>.po.part``) never edit one file. An id
+in both keeps the ``django.po`` translation.
 """
 from __future__ import annotations
 
@@ -130,9 +135,23 @@ def po_files(locale_dir: Path = LOCALE_DIR) -> list[Path]:
     return found
 
 
+def parts_of(po: Path) -> list[Path]:
+    """The ``*.po.part`` files merged into ``po``'s catalogue (only a ``django.po`` has parts)."""
+    return sorted(po.parent.glob("*.po.part")) if po.name == "django.po" else []
+
+
+def catalogue(po: Path) -> dict[str, str]:
+    """The messages of ``po`` and of its parts (``po`` wins where both translate an id)."""
+    messages: dict[str, str] = {}
+    for part in parts_of(po):
+        messages.update(parse_po(part))
+    messages.update(parse_po(po))
+    return messages
+
+
 def stale(po: Path) -> bool:
     mo = po.with_suffix(".mo")
-    return not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime
+    return not mo.exists() or any(mo.stat().st_mtime < p.stat().st_mtime for p in [po, *parts_of(po)])
 
 
 def compile_all(*, force: bool = False, locale_dir: Path = LOCALE_DIR, quiet: bool = False) -> list[Path]:
@@ -142,7 +161,7 @@ def compile_all(*, force: bool = False, locale_dir: Path = LOCALE_DIR, quiet: bo
         if force or stale(po):
             mo = po.with_suffix(".mo")
             tmp = mo.with_suffix(".mo.tmp")
-            tmp.write_bytes(mo_bytes(parse_po(po)))
+            tmp.write_bytes(mo_bytes(catalogue(po)))
             tmp.replace(mo)
             written.append(mo)
             if not quiet:

@@ -17,7 +17,7 @@ from knowledge.errors import CODES, ApplicationError, fail, stored, stored_text
 from knowledge.management.commands.error_codes import DOC, documented_table, markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "sources")
 
 # Where first-party code names an error code: a registry call, an exception's ``code=``, a class's
 # ``default_code``, the chat endpoints' error helpers, and the (status, code, message) of the request limits.

@@ -43,6 +43,11 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
     "POST /api/assistants/": {"invalid_threshold", "unknown_answer_model"},
     "PATCH /api/assistants/{assistant_id}/": {"invalid_threshold", "unknown_answer_model"},
+    # A source's kind checks its own settings (sources/kinds/*.py: clean_settings), and a kind may be absent here.
+    "POST /api/kbs/{kb_id}/sources/": {"source_kind_unknown", "source_settings_invalid", "source_url_invalid",
+                                       "source_address_refused", "source_unreachable", "source_invalid"},
+    "PATCH /api/sources/{source_id}/": {"source_settings_invalid", "source_url_invalid", "source_address_refused",
+                                        "source_unreachable", "source_invalid"},
 }
 # Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
 REFUSED_EVERYWHERE = {"invalid_characters"}
@@ -96,6 +101,15 @@ def platform(transactional_db, alice, bob, make_kb, ingest):
     assistant = assistant_create(owner=alice, name="fuzz", kb_ids=[kb.pk])
     ids["assistant_id"] = assistant.pk
     ids["key_id"] = assistant_key_create(user=alice, assistant=assistant)[0].pk
+    # A source (the sources tests' memory kind) with one finished run, so its operations reach their handlers.
+    from sources.models import RunStatus, SourceRun
+    from sources.services.sources import source_create
+    from tests.sources.memory_kind import SITES, MemorySite
+
+    SITES["fuzz"] = MemorySite(items={"a": ("fuzz-a.md", "# A\n\n七天无理由退货。")})
+    source = source_create(kb=kb, user=alice, kind="memtest", name="fuzz", settings={"site": "fuzz"})
+    ids["source_id"] = source.pk
+    ids["run_id"] = SourceRun.objects.create(source=source, status=RunStatus.SUCCEEDED).pk
     return {"token": api_token(alice), "ids": ids}
 
 

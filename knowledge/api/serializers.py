@@ -292,7 +292,7 @@ class DocumentOutput(serializers.ModelSerializer):
     class Meta:
         model = Document
         fields = [
-            "id", "title", "source_name", "external_id", "doc_type", "size", "sha256", "status",
+            "id", "title", "source_name", "external_id", "source_url", "doc_type", "size", "sha256", "status",
             "progress", "error", "version", "replaces", "metadata", "restricted_to_groups",
             "chunk_size", "chunk_overlap", "created_at", "updated_at",
         ]

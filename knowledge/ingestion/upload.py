@@ -30,6 +30,7 @@ class UploadedItem:
     data: bytes
     external_id: str = ""
     metadata: dict = field(default_factory=dict)
+    source_url: str = ""  # where the original lives (a source's item; sources/run.py)
 
 
 @dataclass
@@ -124,7 +125,7 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
         size=serving.chunk_size, overlap=serving.chunk_overlap) if serving is not None else Chunking()
     document = Document(
         kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
-        external_id=item.external_id, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
+        external_id=item.external_id, source_url=item.source_url, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
         size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
         version=(last.version + 1) if last else 1, replaces=serving,
         metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,

@@ -100,5 +100,6 @@ def fill_payload(cand: Candidate, record: ChunkRecord) -> None:
     cand.page_start, cand.page_end = record.page_start, record.page_end
     cand.chunk_type = record.chunk_type
     cand.source_name = record.source_name
+    cand.source_url = record.source_url
     cand.ordinal = record.ordinal
     cand.metadata = {**record.metadata, **cand.metadata}

@@ -85,6 +85,7 @@ class ChunkRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     vector: np.ndarray | None = None
     external_id: str = ""
+    source_url: str = ""  # where the document's original lives (a source's item), "" for an upload
     # FAQ chunks: the question alone, embedded as a query; the vector path scores the chunk by the
     # better of its two cosines (``vector`` is the whole question–answer pair).
     question_vector: np.ndarray | None = None

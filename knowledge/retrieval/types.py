@@ -50,6 +50,8 @@ class Candidate:
     chunk_type: str = "text"
     metadata: dict[str, Any] = field(default_factory=dict)
     source_name: str = ""
+    source_url: str = ""
+    """Where the document's original lives (a source's page or file; sources/), "" for an upload."""
     ordinal: int | None = None
     """Position of the chunk in its document (for citations and neighbour merging)."""
 

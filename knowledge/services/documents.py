@@ -71,7 +71,7 @@ def document_reindex(*, document: Document) -> Document:
                 return newer
             clone = Document.objects.create(
                 kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
-                doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
+                source_url=document.source_url, doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
                 status=DocumentStatus.PENDING, version=document.version + 1, replaces=document,
                 metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
                 chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,

@@ -97,12 +97,32 @@ class Limits:
     timeout_s: float = 30.0
 
 
+@dataclass(frozen=True)
+class SettingField:
+    """One setting or credential a kind takes, described for the console's form (sources/views.py).
+
+    Optional: a kind whose class has no ``fields`` gets one JSON box for its settings and one text box per
+    ``secret_fields`` name. ``label`` and ``help`` may be ``gettext_lazy`` strings. ``type``: ``text``,
+    ``url``, ``number``, ``checkbox``, ``lines`` (one value a line, stored as a list) or ``secret``
+    (a credential: written, never shown again).
+    """
+
+    name: str
+    label: str
+    type: str = "text"
+    required: bool = False
+    help: str = ""
+    default: Any = None
+
+
 class Connector(Protocol):
     """Construct with the source's settings (plain JSON) and decrypted credentials; then ``scan``."""
 
     kind: ClassVar[str]
     # Names of the credentials this kind takes (stored encrypted, never shown again), e.g. ("app_secret",).
     secret_fields: ClassVar[tuple[str, ...]]
+    # Optional (read with ``getattr(cls, "fields", ())``): the console's form for this kind's settings and secrets.
+    fields: ClassVar[tuple[SettingField, ...]]
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -56,6 +56,9 @@
     if (className) node.className = className;
     return node;
   }
+  function webLink(url) {
+    return typeof url === "string" && /^https?:\/\//i.test(url);
+  }
   function pagesLabel(p) {
     if (!p || p.start === null || p.start === undefined) return "";
     return p.end && p.end !== p.start ? T.pages(p.start, p.end) : T.page(p.start);
@@ -183,7 +186,13 @@
       }
       if (view.cited.has(s.n)) li.classList.add("cited");
       const doc = s.document || {};
-      li.appendChild(el("span", doc.title || doc.source_name || T.document(doc.id), "src-title"));
+      const title = el(webLink(doc.source_url) ? "a" : "span", doc.title || doc.source_name || T.document(doc.id), "src-title");
+      if (title.tagName === "A") {  // a source's document links to its original (sources/)
+        title.href = doc.source_url;
+        title.target = "_blank";
+        title.rel = "noopener noreferrer";
+      }
+      li.appendChild(title);
       const where = [];
       const path = (s.section_path || []).filter((p) => p && p !== doc.title);
       if (path.length) where.push(path.join(" › "));

@@ -104,6 +104,11 @@
     const name = el("td");
     name.append(el("a", doc.title || doc.source_name, { href: `/kbs/${kbId}/documents/${doc.id}/`, class: "doc-link" }));
     if (doc.title && doc.title !== doc.source_name) name.append(el("div", doc.source_name, { class: "muted small" }));
+    if (webLink(doc.source_url)) {
+      const from = el("div", null, { class: "small" });
+      from.append(sourceLink(doc.source_url));
+      name.append(from);
+    }
     if (doc.restricted_to_groups && doc.restricted_to_groups.length) {
       name.append(el("div", T.restricted(doc.restricted_to_groups), { class: "muted small" }));
     }
@@ -334,12 +339,23 @@
     });
   }
 
+  // --- where a source's document came from (sources/) ------------------------------
+
+  function webLink(url) {
+    return typeof url === "string" && /^https?:\/\//i.test(url);
+  }
+
+  function sourceLink(url) {
+    return el("a", url, { href: url, class: "source-url", target: "_blank", rel: "noopener noreferrer" });
+  }
+
   // --- search ------------------------------------------------------------------
 
   function result(r) {
     const box = el("div", null, { class: "result" });
     const meta = el("div", null, { class: "meta" });
     meta.append(el("a", r.document.title || r.document.source_name, { href: `/kbs/${kbId}/documents/${r.document.id}/` }));
+    if (webLink(r.document.source_url)) meta.append(sourceLink(r.document.source_url));
     if (r.section_path && r.section_path.length) meta.append(el("span", sectionPath(r.section_path), { class: "section-path" }));
     const p = pages(r.pages.start, r.pages.end);
     if (p) meta.append(el("span", p));

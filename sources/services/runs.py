@@ -1,0 +1,42 @@
+"""A source's runs: start one (now, on schedule or from the command line) and cancel one."""
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from knowledge.errors import fail
+from sources.models import ACTIVE_STATUSES, RunStatus, Source, SourceRun, Trigger
+from sources.run import enqueue_run
+
+
+def run_create(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> SourceRun:
+    """A queued run of ``source``; 409 ``source_run_active`` when one is queued or running (the database says so)."""
+    try:
+        with transaction.atomic():
+            return SourceRun.objects.create(source=source, trigger=trigger,
+                                            requested_by=user if (user is not None and user.is_authenticated) else None)
+    except IntegrityError:
+        raise fail("source_run_active") from None
+
+
+def run_request(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> SourceRun:
+    """Queue a run and start it once the transaction commits (in the background: ``knowledge.later``)."""
+    with transaction.atomic():
+        run = run_create(source=source, trigger=trigger, user=user)
+        enqueue_run(run.pk)
+    return run
+
+
+def run_cancel(*, run: SourceRun) -> SourceRun:
+    """A queued run ends at once; a running one stops at its next check (``cancelled()``) and removes nothing."""
+    with transaction.atomic():
+        current = SourceRun.objects.select_for_update().filter(pk=run.pk).first()
+        if current is None:
+            raise fail("source_run_not_found")
+        if current.status not in ACTIVE_STATUSES:
+            raise fail("source_run_finished")
+        if current.status == RunStatus.QUEUED:
+            current.status, current.finished_at = RunStatus.CANCELLED, timezone.now()
+        current.cancel_requested = True
+        current.save(update_fields=["status", "finished_at", "cancel_requested"])
+    return current
