@@ -47,6 +47,16 @@ def test_settings_are_checked_and_normalised(settings):
     assert WebConnector.secret_fields == ("authorization",)
 
 
+def test_the_codes_read_in_chinese_with_the_connector_s_sentence():
+    from django.utils import translation
+
+    from sources.services.errors import source_error_text
+
+    with translation.override("zh-hans"):
+        shown = source_error_text("web_http_status", "http://e.com/a answered HTTP 503.")
+    assert shown == "网页返回了 HTTP 错误：http://e.com/a answered HTTP 503."
+
+
 def test_a_sitemap_index_seeds_the_walk_and_lastmod_saves_requests(site):
     site.pages["/sitemap.xml"] = Resource(
         b'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
