@@ -6,8 +6,8 @@
 knows no wildcards, so it would fetch pages a site means to disallow.
 
 What the answer means (RFC 9309 §2.3.1): 2xx → the rules; 4xx (no robots.txt) → everything allowed;
-5xx or unreachable → the site cannot be crawled now: ``SourceError("web_robots_unavailable")``, so the run
-stops before anything is fetched and nothing is removed.
+5xx → the site cannot be crawled now: ``SourceError("web_robots_unavailable")``, so the run stops before
+anything is fetched and nothing is removed; a site that cannot be reached at all → ``source_unreachable``.
 """
 from __future__ import annotations
 
@@ -49,6 +49,10 @@ def read_robots(fetcher: Fetcher, site: str, token: str, allowed) -> Robots:
             return Robots(None, token)     # RFC 9309 §2.5 lets a crawler stop reading; we then allow all
         if exc.code == "web_off_site":     # robots.txt redirected off the site: treat as not there
             return Robots(None, token)
+        if exc.code == "source_address_refused":
+            raise SourceError(exc.code, exc.message) from None
+        if exc.code in ("web_fetch_failed", "web_timeout"):   # the site itself cannot be reached
+            raise SourceError("source_unreachable", exc.message) from None
         raise SourceError("web_robots_unavailable", text("web_robots_unavailable", site=site, error=exc.message)) from None
     if response.status >= 500:
         raise SourceError("web_robots_unavailable",

@@ -92,7 +92,8 @@ class Visitor:
         key = canonical(response.url) or url
         known = self.known.get(key)
         if response.status == 304 and known is not None:
-            return Outcome(Unchanged(key), key, _stored_links(known))
+            fresher = {**known.state, "lastmod": lastmod} if lastmod and known.state.get("lastmod") != lastmod else None
+            return Outcome(Unchanged(key, state=fresher), key, _stored_links(known))
         if response.status in (404, 410):
             return Outcome(None, key, gone=True)
         if response.status != 200:

@@ -116,7 +116,7 @@ def test_an_unreachable_site_is_a_source_error(settings):
         pass                                                  # served nothing and closed: its port refuses
     with pytest.raises(SourceError) as caught:
         scan(gone)
-    assert caught.value.code == "web_robots_unavailable"
+    assert caught.value.code == "source_unreachable"
 
 
 def test_robots_txt_that_forbids_the_start_or_cannot_be_read(site):

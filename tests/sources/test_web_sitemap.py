@@ -77,6 +77,15 @@ def test_a_sitemap_index_seeds_the_walk_and_lastmod_saves_requests(site):
     assert isinstance(items[site.url("/guide/install")], Unchanged)
     assert isinstance(items[site.url("/zh/policy")], Fetched) and "修订" in items[site.url("/zh/policy")].data.decode()
     assert "/guide/install" not in site.requested()                  # same lastmod: not even a conditional GET
+    # a new lastmod whose page answers 304: the new lastmod is stored, so the next scan asks nothing
+    known = remember(known, items)
+    entries[0] = (site.url("/guide/install"), "2026-11-21")
+    site.pages["/sitemap-docs.xml.gz"] = Resource(gzip.compress(_urls(*entries)), "application/gzip")
+    items, _ = scan(site, known, url=site.url("/sitemap.xml"), max_depth=0)
+    assert items[site.url("/guide/install")].state["lastmod"] == "2026-11-21"
+    site.clear_log()
+    items, _ = scan(site, remember(known, items), url=site.url("/sitemap.xml"), max_depth=0)
+    assert isinstance(items[site.url("/guide/install")], Unchanged) and "/guide/install" not in site.requested()
 
 
 def test_a_sitemap_that_is_not_one_or_is_hostile(site):
