@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from django.conf import settings as django_settings
+from django.utils.translation import gettext_lazy as _
 
 from sources.kinds import netguard
-from sources.kinds.base import Failed, Item, Known, Limits, ScanResult, SourceError, register
+from sources.kinds.base import Failed, Item, Known, Limits, ScanResult, SettingField, SourceError, register
 from sources.kinds.web_crawl import Frontier, Names, Scope, canonical
 from sources.kinds.web_errors import text
 from sources.kinds.web_fetch import Fetcher, FetchError, origin
@@ -41,6 +42,25 @@ MAX_PAGES_CAP = 10_000        # ZHIKU_SOURCES_WEB_MAX_PAGES lowers or raises it
 MAX_DEPTH_CAP = 10
 MAX_PATTERNS = 50
 MAX_DELAY_S = 60.0
+
+FIELDS = (
+    SettingField("url", _("Start page or sitemap"), "url", required=True,
+                 help=_("The site's address, e.g. https://docs.example.com/ — or its sitemap (…/sitemap.xml).")),
+    SettingField("max_pages", _("Page limit"), "number", default=DEFAULTS["max_pages"],
+                 help=_("Pages and files kept per run.")),
+    SettingField("max_depth", _("Link depth"), "number", default=DEFAULTS["max_depth"],
+                 help=_("How many links away from the start page to go (0: the start page only).")),
+    SettingField("include", _("Only these paths"), "lines", default=[],
+                 help=_("One pattern a line, e.g. /docs/* (* matches anything). Empty: the whole site.")),
+    SettingField("exclude", _("Never these paths"), "lines", default=[],
+                 help=_("One pattern a line, e.g. /blog/* or *.zip.")),
+    SettingField("delay_s", _("Seconds between requests"), "number", default=DEFAULTS["delay_s"],
+                 help=_("Be polite to the site; its robots.txt Crawl-delay wins when longer.")),
+    SettingField("files", _("Linked documents"), "checkbox", default=True,
+                 help=_("Also keep linked PDF, Word, Excel, PowerPoint, Markdown and text files.")),
+    SettingField("authorization", _("Authorization header (optional)"), "secret",
+                 help=_("For an intranet site: e.g. Bearer <token>; sent only to this site.")),
+)
 
 
 def _invalid(field: str, message: str) -> SourceError:
@@ -86,6 +106,7 @@ def max_pages_cap() -> int:
 class WebConnector:
     kind: ClassVar[str] = "web"
     secret_fields: ClassVar[tuple[str, ...]] = ("authorization",)
+    fields: ClassVar[tuple[SettingField, ...]] = FIELDS
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
