@@ -349,22 +349,8 @@ ZHIKU_INGEST_STALL_SECONDS = float(os.environ.get("ZHIKU_INGEST_STALL_SECONDS", 
 ZHIKU_SWEEP_SECONDS = float(os.environ.get("ZHIKU_SWEEP_SECONDS", "30"))
 ZHIKU_INGEST_MAX_ATTEMPTS = env_int("ZHIKU_INGEST_MAX_ATTEMPTS", 3)
 ZHIKU_PENDING_REQUEUE_SECONDS = float(os.environ.get("ZHIKU_PENDING_REQUEUE_SECONDS", "600"))
-# Sources (sources/; docs/ingestion.md#sources): connectors that keep a KB in sync with web sites, Git, buckets,
-# Feishu and Yuque. A source's URL is typed by a KB owner and fetched by the server, so private and loopback
-# addresses are refused (sources/kinds/netguard.py) unless ALLOW_PRIVATE is on (documents on the intranet).
-ZHIKU_SOURCES_ALLOW_PRIVATE = env_bool("ZHIKU_SOURCES_ALLOW_PRIVATE", False)
-# Every TICK seconds each worker (and the web process in thread mode) starts the runs of due sources, once across
-# all of them (a row lock in PostgreSQL; docs/production.md), and fails runs whose heartbeat (written every
-# HEARTBEAT seconds) stopped for STALL seconds. 0: no scheduled runs in this process.
-ZHIKU_SOURCES_TICK_SECONDS = float(os.environ.get("ZHIKU_SOURCES_TICK_SECONDS", "60"))
-ZHIKU_SOURCES_HEARTBEAT_SECONDS = float(os.environ.get("ZHIKU_SOURCES_HEARTBEAT_SECONDS", "10"))
-ZHIKU_SOURCES_STALL_SECONDS = float(os.environ.get("ZHIKU_SOURCES_STALL_SECONDS", "300"))
-# Budgets of one run: items a scan may yield, seconds each request may take, per-item errors kept in the history.
-ZHIKU_SOURCES_MAX_ITEMS = env_int("ZHIKU_SOURCES_MAX_ITEMS", 1000)
-ZHIKU_SOURCES_TIMEOUT_SECONDS = float(os.environ.get("ZHIKU_SOURCES_TIMEOUT_SECONDS", "30"))
-ZHIKU_SOURCES_MAX_RUN_ERRORS = env_int("ZHIKU_SOURCES_MAX_RUN_ERRORS", 100)
-# Further modules that register kinds of source (a site's own connectors, outside sources/kinds/), comma-separated.
-ZHIKU_SOURCE_KIND_MODULES = [m.strip() for m in os.environ.get("ZHIKU_SOURCE_KIND_MODULES", "").split(",") if m.strip()]
+# Sources (connectors, schedules, their budgets): every ZHIKU_SOURCE* setting (config/sources.py).
+from config.sources import *  # noqa: E402,F401,F403
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")

@@ -55,7 +55,7 @@ def execute_run(run_id: int) -> SourceRun | None:
         return finish_run(run, status=RunStatus.FAILED, error_code="source_failed",
                           note=source_error_text("source_failed", f"{type(exc).__name__}: {exc}"))
     cancelled = probe.seen_cancel or SourceRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
-    run.complete = result.complete and not cancelled
+    run.complete = result.complete and not cancelled and not probe.lost
     if run.complete:
         remove_unseen(run, source, seen)
     if cancelled:

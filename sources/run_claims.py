@@ -37,11 +37,14 @@ class RunProbe:
 
     Reads the cancel flag at most every ``CANCEL_CHECK_SECONDS`` and writes the heartbeat, with the counts so
     far (the console shows a running run's progress), at most every ``ZHIKU_SOURCES_HEARTBEAT_SECONDS``;
-    once it has answered True it keeps answering True.
+    once it has answered True it keeps answering True. A run that finds its row no longer running (the
+    scheduler failed it as stalled while it was only slow) has lost its claim: it answers True and stops, so it
+    never overlaps the next run of its source.
     """
 
     run: SourceRun
     seen_cancel: bool = False
+    lost: bool = False
     _checked_at: float = field(default=-1e18)
     _beat_at: float = field(default_factory=time.monotonic)
 
@@ -52,14 +55,15 @@ class RunProbe:
         if not self.seen_cancel and now - self._checked_at >= CANCEL_CHECK_SECONDS:
             self._checked_at = now
             self.seen_cancel = SourceRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists()
-        return self.seen_cancel
+        return self.seen_cancel or self.lost
 
     def beat(self) -> None:
         self._beat_at = time.monotonic()
         run = self.run
-        SourceRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+        held = SourceRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
             heartbeat_at=timezone.now(), added=run.added, updated=run.updated, unchanged=run.unchanged,
             failed=run.failed, errors=run.errors)
+        self.lost = self.lost or not held
 
 
 def finish_run(run: SourceRun, *, status: str, error_code: str = "", note: str = "") -> SourceRun:

@@ -38,7 +38,7 @@ from sources.kinds.web_visit import Outcome, Visitor
 USER_AGENT = "zhiku-bot/1.0 (knowledge-base crawler; docs/sources/web.md)"   # ZHIKU_SOURCES_WEB_USER_AGENT
 ROBOTS_TOKEN = "zhiku-bot"
 DEFAULTS = {"max_pages": 200, "max_depth": 3, "include": [], "exclude": [], "delay_s": 0.5, "files": True}
-MAX_PAGES_CAP = 10_000        # ZHIKU_SOURCES_WEB_MAX_PAGES lowers or raises it
+MAX_PAGES_CAP = 10_000        # the setting ZHIKU_SOURCES_WEB_MAX_PAGES (config/sources.py) replaces it
 MAX_DEPTH_CAP = 10
 MAX_PATTERNS = 50
 MAX_DELAY_S = 60.0

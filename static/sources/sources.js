@@ -40,11 +40,14 @@
     if (json) {
       try { body.settings = JSON.parse(json.value || "{}"); } catch (e) { throw new Error(section.dataset.badJson); }
     } else {
-      body.settings = {};
+      // Editing keeps the settings the form has no field for; a field left empty drops its setting.
+      const stored = form.dataset.mode === "edit" && document.getElementById("source-settings");
+      body.settings = stored ? JSON.parse(stored.textContent) : {};
       for (const input of fieldset.querySelectorAll("[data-setting]")) {
         const value = settingValue(input);
         if (value === undefined && input.dataset.required) throw new Error(section.dataset.required);
-        if (value !== undefined) body.settings[input.dataset.setting] = value;
+        if (value === undefined) delete body.settings[input.dataset.setting];
+        else body.settings[input.dataset.setting] = value;
       }
     }
     const credentials = {};

@@ -83,8 +83,23 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
     assert words["succeeded"] in row.text
     assert [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")] == ["2", "0", "0", "0", "0"]
     assert words["added"] in browser.find_element(By.CSS_SELECTOR, "#run-table thead").text
-    shot(browser, tmp_path, f"sources-source-{language}.png")
     assert Document.objects.filter(kb=kb, status=DocumentStatus.READY).count() == 2
+
+    browser.find_element(By.CSS_SELECTOR, "#sources details.card summary").click()
+    name = browser.find_element(By.ID, "edit-name")
+    name.clear()
+    name.send_keys("Renamed")
+    Select(browser.find_element(By.ID, "edit-schedule")).select_by_value("cron")
+    browser.find_element(By.ID, "edit-cron").send_keys("0 3 * * *")
+    shot(browser, tmp_path, f"sources-edit-{language}.png")
+    browser.find_element(By.CSS_SELECTOR, "#source-edit-form button[type=submit]").click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.TAG_NAME, "h1").text == "Renamed")
+    from sources.models import Source
+
+    edited = Source.objects.get(kb=kb)
+    assert (edited.schedule, edited.cron, edited.settings, edited.credential_names) == ("cron", "0 3 * * *",
+                                                                                       {"site": "handbook"}, ["token"])
+    shot(browser, tmp_path, f"sources-source-{language}.png")
 
     browser.get(source_server + f"/kbs/{kb.pk}/")
     table = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "source-table"))

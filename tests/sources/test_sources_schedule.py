@@ -115,3 +115,27 @@ def test_a_running_run_keeps_its_heartbeat(kb, alice, site, make_source, setting
     memory.on_item = lambda n: beats.append(SourceRun.objects.get(pk=run.pk).heartbeat_at)
     execute_run(run.pk)
     assert len(beats) == 2 and beats[0] is not None and beats[1] > beats[0]  # written again during the scan
+
+
+@pytest.mark.django_db
+def test_a_slow_run_failed_as_stalled_loses_its_claim_and_stops_without_removing(kb, alice, site, make_source,
+                                                                                run_source, settings):
+    from sources.run import execute_run
+    from sources.services.runs import run_create
+
+    settings.ZHIKU_SOURCES_HEARTBEAT_SECONDS = 0
+    memory, name = site
+    memory.items = {k: (f"{k}.md", f"# {k}\n\n{k} text") for k in "abc"}
+    source = make_source(kb, name, alice)
+    run_source(source)
+    del memory.items["c"]
+    run = run_create(source=source)
+
+    def stalled_meanwhile(n: int) -> None:
+        if n == 0:  # what the scheduler does to a run whose heartbeat it thinks stopped
+            SourceRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, error_code="source_run_stalled")
+
+    memory.on_item = stalled_meanwhile
+    finished = execute_run(run.pk)
+    assert finished.status == RunStatus.FAILED and finished.error_code == "source_run_stalled"
+    assert finished.removed == 0 and source.items.filter(key="c").exists()
