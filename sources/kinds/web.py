@@ -146,16 +146,16 @@ class WebConnector:
     def close(self) -> None:
         self.fetcher.close()
 
-    def _robots(self, site: str) -> Robots:
+    def robots_for(self, site: str) -> Robots:
         if site not in self.robots:
             self.robots[site] = read_robots(self.fetcher, site, ROBOTS_TOKEN, self.scope.on_site)
-            self.fetcher.interval_s = max(self.settings["delay_s"], self.robots[site].delay_s())
+            self.fetcher.interval_s = max(self.fetcher.interval_s, self.robots[site].delay_s())
         return self.robots[site]
 
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:
         start = self.settings["url"]
         netguard.check_url(start)
-        if not self._robots(self.site).allowed(start):
+        if not self.robots_for(self.site).allowed(start):
             raise SourceError("web_robots_refused", text("web_robots_refused", site=self.site, url=start))
         names = Names({key: str(entry.state.get("name", "")) for key, entry in known.items() if entry.state.get("name")})
         max_pages = min(self.settings["max_pages"], self.limits.max_items)
@@ -236,7 +236,7 @@ class _Walk:
                 return self._stop(f"the request budget ({budget}) was spent before the whole site was read")
             url, depth = self.frontier.pop()
             try:
-                robots = self.connector._robots(origin(url))
+                robots = self.connector.robots_for(origin(url))
             except SourceError:
                 self.blind += 1
                 continue

@@ -139,7 +139,7 @@ def test_robots_wildcards_and_crawl_delay(site):
 
     site.pages["/robots.txt"] = Resource(b"User-agent: *\nDisallow: /*.pdf$\nCrawl-delay: 0.01\n", "text/plain")
     connector = WebConnector(WebConnector.clean_settings({"url": site.url("/"), "delay_s": 0}), {}, limits=Limits())
-    robots = connector._robots(connector.site)
+    robots = connector.robots_for(connector.site)
     assert not robots.allowed(site.url("/files/report.pdf")) and robots.allowed(site.url("/files/report.pdf?x"))
     assert connector.fetcher.interval_s == pytest.approx(0.01)   # Crawl-delay above the source's 0 s wins
     connector.close()
