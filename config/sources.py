@@ -21,3 +21,8 @@ ZHIKU_SOURCES_TIMEOUT_SECONDS = float(os.environ.get("ZHIKU_SOURCES_TIMEOUT_SECO
 ZHIKU_SOURCES_MAX_RUN_ERRORS = env_int("ZHIKU_SOURCES_MAX_RUN_ERRORS", 100)
 # Further modules that register kinds of source (a site's own connectors, outside sources/kinds/), comma-separated.
 ZHIKU_SOURCE_KIND_MODULES = [m.strip() for m in os.environ.get("ZHIKU_SOURCE_KIND_MODULES", "").split(",") if m.strip()]
+# The web kind (sources/kinds/web.py; docs/sources/web.md): the largest max_pages an owner may set, and the
+# User-Agent its requests send (robots.txt rules are looked up for the product token "zhiku-bot").
+ZHIKU_SOURCES_WEB_MAX_PAGES = env_int("ZHIKU_SOURCES_WEB_MAX_PAGES", 10_000)
+ZHIKU_SOURCES_WEB_USER_AGENT = os.environ.get("ZHIKU_SOURCES_WEB_USER_AGENT",
+                                              "zhiku-bot/1.0 (knowledge-base crawler; docs/sources/web.md)")
