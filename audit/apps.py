@@ -1,5 +1,7 @@
 """App config for the audit log; its signal receivers and error codes are connected when Django starts."""
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 
@@ -10,5 +12,10 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         from audit import context, errors, receivers  # noqa: F401
+        from audit.purge import HARD_MINIMUM_DAYS
+
+        if settings.ZHIKU_AUDIT_RETENTION_DAYS < HARD_MINIMUM_DAYS:
+            raise ImproperlyConfigured(f"ZHIKU_AUDIT_RETENTION_DAYS must be at least {HARD_MINIMUM_DAYS} (days): "
+                                       "the database refuses to delete younger audit entries.")
 
         context.detect_process_origin()

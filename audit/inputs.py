@@ -13,7 +13,7 @@ class AuditFilterInput(serializers.Serializer):
 
     kb = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,
                                   help_text="Only entries of this knowledge base id (also of a deleted one)")
-    actor = Text(required=False, max_length=150, help_text="Only entries by this username (as it was then)")
+    actor = Text(required=False, max_length=150, trim_whitespace=False, help_text="Only entries by this username (as it was then)")
     action = serializers.ChoiceField(required=False, choices=[(a, a) for a in ACTION_FILTERS],
                                      help_text="One action (document.delete) or every action of an object (document)")
     since = serializers.DateTimeField(required=False, help_text="Entries at or after this time (ISO 8601)")

@@ -43,6 +43,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
     "POST /api/assistants/": {"invalid_threshold", "unknown_answer_model"},
     "PATCH /api/assistants/{assistant_id}/": {"invalid_threshold", "unknown_answer_model"},
+    "GET /api/audit/": {"invalid_time_range"},  # since must come before until
 }
 # Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
 REFUSED_EVERYWHERE = {"invalid_characters"}
