@@ -12,7 +12,7 @@ import json
 from typing import Iterable, Iterator
 
 from django.utils import timezone
-from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from audit.actions import Action
 from audit.models import AuditEntry
@@ -33,8 +33,9 @@ class _Echo:
 
 
 def header() -> list[str]:
-    return [_("Time"), _("Who"), _("Action"), _("Action code"), _("Object type"), _("Object id"), _("Object"),
-            _("Knowledge base id"), _("Knowledge base"), _("Address"), _("Origin"), _("Changes")]
+    names = ("Time", "Who", "Action", "Action code", "Object type", "Object id", "Object", "Knowledge base id",
+             "Knowledge base", "Address", "Origin", "Changes")
+    return [pgettext("audit log", name) for name in names]
 
 
 def row(entry: AuditEntry) -> list[str]:

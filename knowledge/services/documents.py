@@ -99,8 +99,8 @@ def document_delete(*, document: Document) -> None:
             transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
         was_serving = document.status == DocumentStatus.READY
         record(Action.DOCUMENT_DELETE, obj=document, changes={
-            "source_name": document.source_name, "title": document.title, "version": document.version,
-            "status": document.status, "sha256": document.sha256})
+            "source_name": document.source_name, "version": document.version, "status": document.status,
+            "sha256": document.sha256})
         document.delete()
         if was_serving:
             kb_bump_version(kb_id=kb_id)
