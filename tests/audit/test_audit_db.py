@@ -105,3 +105,16 @@ def test_the_purge_command(settings, capsys):
     assert not AuditEntry.objects.filter(pk=old.pk).exists()
     # The command runs outside a request: the purge's own entry says so.
     assert AuditEntry.objects.get(action=Action.AUDIT_PURGE).actor_id is None
+
+
+def test_the_sweeper_purges_at_most_once_a_day(settings, monkeypatch):
+    from audit import purge
+
+    settings.ZHIKU_AUDIT_RETENTION_DAYS = 30
+    monkeypatch.setitem(purge._last_purge, "at", 0.0)
+    _entry(days_ago=60)
+    assert purge.purge_if_due() == 1
+    _entry(days_ago=60)
+    assert purge.purge_if_due() == 0  # the next round the same day leaves it for tomorrow
+    monkeypatch.setitem(purge._last_purge, "at", purge._last_purge["at"] - purge.PURGE_EVERY_SECONDS)
+    assert purge.purge_if_due() == 1
