@@ -15,6 +15,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
 from config.security import client_address
 
 current_request: ContextVar[Any] = ContextVar("audit_request", default=None)
@@ -43,15 +45,33 @@ def detect_process_origin(argv: list[str] | None = None) -> str:
 
 
 class AuditContextMiddleware:
-    """Keeps the request in ``current_request`` while it is handled (after AuthenticationMiddleware)."""
+    """Keeps the request in ``current_request`` while it is handled (after AuthenticationMiddleware).
+
+    Sync and async alike, so an async view (the SSE streams) is not pushed through a thread for it
+    (docs.djangoproject.com/en/5.2/topics/http/middleware/#asynchronous-support).
+    """
+
+    sync_capable = True
+    async_capable = True
 
     def __init__(self, get_response):
         self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
 
     def __call__(self, request):
+        if iscoroutinefunction(self):
+            return self._acall(request)
         token = current_request.set(request)
         try:
             return self.get_response(request)
+        finally:
+            current_request.reset(token)
+
+    async def _acall(self, request):
+        token = current_request.set(request)
+        try:
+            return await self.get_response(request)
         finally:
             current_request.reset(token)
 

@@ -20,6 +20,7 @@ MASK = "***"
 SECRET_NAMES = re.compile(r"(^|_)(key|keys|secret|password|passwd|token|digest|api_key|credentials?)($|_)", re.I)
 # actor=NOBODY: no actor, not even the request's (an account deleting itself cannot be the actor of its own row).
 NOBODY = object()
+LIST_LIMIT = 100  # a KB's user words or synonyms: the first hundred
 TEXT_LIMIT = 500  # longer texts (a chunk's content) are cut: the entry says what changed, not the whole document
 
 
@@ -40,8 +41,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): MASK if is_secret(k) else _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [_plain(v) for v in items]
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else list(value)
+        return [_plain(v) for v in items[:LIST_LIMIT]] + (["…"] if len(items) > LIST_LIMIT else [])
     return _plain(str(value))
 
 

@@ -198,3 +198,14 @@ def _file(name: str, text: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, text.encode(), content_type="text/markdown")
+
+
+def test_secret_named_values_are_masked_at_any_depth():
+    entry = record(Action.USER_UPDATE, changes={
+        "password": ["old-pw", "new-pw"], "bind_password": "x", "share_token": "t0k", "top_k": [5, 8],
+        "settings": {"api_key": "sk-1", "name": "n"}, "monkey": "not a secret", "words": list(range(150))})
+    assert entry.changes["password"] == ["***", "***"] and entry.changes["bind_password"] == "***"
+    assert entry.changes["share_token"] == "***" and entry.changes["settings"] == {"api_key": "***", "name": "n"}
+    assert entry.changes["top_k"] == [5, 8] and entry.changes["monkey"] == "not a secret"
+    assert len(entry.changes["words"]) == 101 and entry.changes["words"][-1] == "…"
+    assert not {"old-pw", "new-pw", "sk-1", "t0k"} & set(json.dumps(entry.changes).replace('"', " ").split())
