@@ -126,3 +126,12 @@ def test_csv_export_is_the_filtered_view_and_formula_safe(client, make_user, log
 def test_cell_quotes_every_formula_start():
     assert [cell(v) for v in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "plain", None, 3)] == [
         "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "plain", "", "3"]
+
+
+def test_the_admin_shows_entries_read_only(client, make_user, log):
+    client.force_login(make_user("root", superuser=True))
+    page = client.get("/admin/audit/auditentry/", HTTP_ACCEPT_LANGUAGE="en")
+    assert page.status_code == 200 and "Bob KB" in page.content.decode()
+    assert client.get("/admin/audit/auditentry/add/").status_code == 403
+    assert client.post(f"/admin/audit/auditentry/{log['a'].pk}/delete/", {"post": "yes"}).status_code == 403
+    assert AuditEntry.objects.filter(pk=log["a"].pk).exists()
