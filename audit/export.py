@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import Iterable, Iterator
+from typing import AsyncIterator
 
-from django.utils import timezone
+from asgiref.sync import sync_to_async
+from django.db.models import Q
+from django.utils import timezone, translation
 from django.utils.translation import pgettext
 
 from audit.actions import Action
@@ -46,13 +48,27 @@ def row(entry: AuditEntry) -> list[str]:
         json.dumps(entry.changes, ensure_ascii=False, sort_keys=True) if entry.changes else "")]
 
 
-def csv_lines(entries: Iterable[AuditEntry]) -> Iterator[str]:
-    """The CSV text of ``entries``, one line at a time (a server-side cursor: the whole log is never in memory)."""
+def _batch(qs, after: tuple | None) -> list[AuditEntry]:
+    """The next ``BATCH`` entries of ``qs`` (newest first) after the entry ``after`` = (at, id) (keyset paging)."""
+    if after is not None:
+        qs = qs.filter(Q(at__lt=after[0]) | Q(at=after[0], id__lt=after[1]))
+    return list(qs.order_by("-at", "-id")[:BATCH])
+
+
+async def csv_stream(qs, language: str | None) -> AsyncIterator[str]:
+    """The CSV text of ``qs``, a batch of rows at a time, in ``language`` (it runs after the middleware).
+
+    An async iterator, so daphne sends it as it is written rather than collecting it first; the log is
+    never in memory whole.
+    """
     writer = csv.writer(_Echo())
-    yield "\ufeff" + writer.writerow(header())
-    for entry in entries:
-        yield writer.writerow(row(entry))
-
-
-def entries_stream(qs) -> Iterable[AuditEntry]:
-    return qs.iterator(chunk_size=BATCH)
+    with translation.override(language):
+        yield "\ufeff" + writer.writerow(header())
+        after = None
+        while True:
+            batch = await sync_to_async(_batch)(qs, after)
+            for entry in batch:
+                yield writer.writerow(row(entry))
+            if len(batch) < BATCH:
+                return
+            after = (batch[-1].at, batch[-1].pk)

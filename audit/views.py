@@ -11,11 +11,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.dateparse import parse_date
 
 from audit.actions import Action
-from audit.export import csv_lines, entries_stream
+from audit.export import csv_stream
 from audit.inputs import filters_from
 from audit.presenting import change_lines
 from audit.selectors import ACTION_GROUPS, entries_filtered, entries_visible, kbs_to_filter_by, reads_everything
@@ -69,7 +69,7 @@ def audit_export(request: HttpRequest) -> HttpResponse:
     entries, error, _values = _filtered(request)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(csv_lines(entries_stream(entries)), content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(csv_stream(entries, translation.get_language()), content_type="text/csv; charset=utf-8")
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="zhiku-audit-{stamp}.csv"'
     return response

@@ -109,18 +109,55 @@ def test_the_page_shows_an_owner_their_entries(client, alice, log):
     assert client.get("/audit/?since=not-a-date").status_code == 400
 
 
-def test_csv_export_is_the_filtered_view_and_formula_safe(client, make_user, log):
-    client.force_login(make_user("root", superuser=True))
-    response = client.get("/audit/export.csv?actor=alice", HTTP_ACCEPT_LANGUAGE="en")
+@pytest.fixture
+async def closed_connections():
+    """The async client's sync-view thread keeps its connection (tests/assistants/test_share.py): closed after."""
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+async def _csv(async_client, url: str) -> tuple[object, list[list[str]]]:
+    response = await async_client.get(url, headers={"accept-language": "en"})
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    text = b"".join(response.streaming_content).decode("utf-8")
+    assert response.is_async  # streamed as it is written, not collected first
+    text = b"".join([chunk async for chunk in response.streaming_content]).decode("utf-8")
     assert text.startswith("\ufeff")
-    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    return response, list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_csv_export_is_the_filtered_view_and_formula_safe(async_client, make_user, log, closed_connections):
+    from asgiref.sync import sync_to_async
+
+    await async_client.aforce_login(await sync_to_async(make_user)("root", superuser=True))
+    _response, rows = await _csv(async_client, "/audit/export.csv?actor=alice")
     assert rows[0][:4] == ["Time", "Who", "Action", "Action code"]
     body = [r for r in rows[1:] if r[3] == "document.delete"]
     assert len(body) == 1 and all(r[1] == "alice" for r in rows[1:])
+    assert body[0][2] == "Document deleted"
     assert body[0][6] == "'=HYPERLINK(\"http://evil\")"  # would run as a formula without the apostrophe
-    assert body[0][8] == "Alice KB" and body[0][9] == "192.0.2.1"
+    assert body[0][8] == "Alice KB" and body[0][9] == "192.0.2.1" and "'+cmd.md" not in body[0][11]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_csv_export_pages_through_the_whole_log(async_client, make_user, log, monkeypatch, closed_connections):
+    """Batches of 2 (keyset paging on time and id): every entry once, newest first, entries of one instant too."""
+    from asgiref.sync import sync_to_async
+
+    from audit import export
+
+    monkeypatch.setattr(export, "BATCH", 2)
+    at = timezone.now()
+    await sync_to_async(lambda: [AuditEntry(action=Action.KB_UPDATE, at=at, object_repr=f"same-{i}").save()
+                                 for i in range(5)])()
+    await async_client.aforce_login(await sync_to_async(make_user)("root", superuser=True))
+    _response, rows = await _csv(async_client, "/audit/export.csv?action=kb.update")
+    expected = await sync_to_async(lambda: list(AuditEntry.objects.filter(action=Action.KB_UPDATE)
+                                                .order_by("-at", "-id").values_list("object_repr", flat=True)))()
+    assert [r[6] for r in rows[1:]] == expected and len(expected) == 6
 
 
 def test_cell_quotes_every_formula_start():
