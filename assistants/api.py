@@ -15,7 +15,7 @@ from assistants import serializers as s
 from assistants.keys import key_revoke, keys_of
 from assistants.models import ApiKey, Assistant
 from assistants.services import (assistant_create, assistant_get_for_user, assistant_key_create, assistant_update,
-                                 assistants_of, kb_key_create, share_token_rotate)
+                                 assistant_delete, assistants_of, kb_key_create, share_token_rotate)
 from assistants.usage import assistant_usage
 from knowledge.api.inputs import parse
 from knowledge.api.pagination import PaginatedView
@@ -77,7 +77,7 @@ class AssistantDetailView(APIView):
     @extend_schema(responses={204: None, **errors(404)},
                    summary="Delete the assistant with its keys and conversations")
     def delete(self, request, assistant_id: int):
-        assistant_get_for_user(user=request.user, assistant_id=assistant_id).delete()
+        assistant_delete(assistant=assistant_get_for_user(user=request.user, assistant_id=assistant_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -14,11 +14,13 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from assistants.models import ApiKey, Assistant, KeyKind
 from assistants.ratelimit import minute_count
+from audit import Action, record
 from knowledge.errors import fail
 
 KEY_PREFIX = "zk-"
@@ -47,13 +49,23 @@ def key_issue(*, created_by, assistant: Assistant | None = None, kb=None, name: 
         kind=KeyKind.ASSISTANT if assistant is not None else KeyKind.KB, assistant=assistant, kb=kb,
         created_by=created_by, name=(name or "")[:100], prefix=key[:10], digest=key_digest(key), rate_limit=rate_limit,
     )
+    record(Action.KEY_CREATE, obj=row, kb=kb, object_repr=_key_repr(row),
+           changes={"kind": row.kind, "assistant": assistant.name if assistant is not None else None, "name": row.name,
+                    "rate_limit": rate_limit})
     return row, key
+
+
+def _key_repr(row: ApiKey) -> str:
+    return f"{row.name or '-'} ({row.prefix}…)"
 
 
 def key_revoke(*, key: ApiKey) -> None:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
-        ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=key.revoked_at)
+        with transaction.atomic():
+            if ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=key.revoked_at):
+                record(Action.KEY_REVOKE, obj=key, kb=key.kb if key.kb_id else None, object_repr=_key_repr(key),
+                       changes={"kind": key.kind, "name": key.name})
 
 
 def keys_of(*, assistant: Assistant | None = None, kb=None) -> QuerySet[ApiKey]:

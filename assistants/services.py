@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 
 from assistants.keys import key_issue
+from audit import Action, diff, record, snapshot
 from assistants.models import ApiKey, Assistant, AssistantKB, KeyKind, ShareAccess
 from chat.models import Channel, Conversation, Message, MessageStatus, Role as ChatRole
 from chat.services import TITLE_CHARS, Turn, answer_settings_for, history_pairs
@@ -184,6 +185,7 @@ def assistant_create(*, owner, name: Any, kb_ids: Any, **values: Any) -> Assista
                 assistant.share_token = secrets.token_urlsafe(18)
             assistant.save()
             _set_kbs(assistant=assistant, user=owner, kb_ids=kb_ids)
+            record(Action.ASSISTANT_CREATE, obj=assistant, changes={**values, "kb_ids": ", ".join(map(str, _kb_ids(assistant)))})
     except IntegrityError:
         raise fail("assistant_name_taken", name=values["name"]) from None
     return assistant
@@ -192,6 +194,7 @@ def assistant_create(*, owner, name: Any, kb_ids: Any, **values: Any) -> Assista
 def assistant_update(*, assistant: Assistant, user, kb_ids: Any = None, **values: Any) -> Assistant:
     """Change an assistant's settings (and its KBs when ``kb_ids`` is given, each readable by ``user`` now)."""
     values = _clean_settings(values)
+    before = {**snapshot(assistant, values), "kb_ids": _kb_ids(assistant)}
     for name, value in values.items():
         setattr(assistant, name, value)
     _check_lines(assistant)
@@ -202,15 +205,31 @@ def assistant_update(*, assistant: Assistant, user, kb_ids: Any = None, **values
             assistant.save()
             if kb_ids is not None:
                 _set_kbs(assistant=assistant, user=assistant.owner, kb_ids=kb_ids)
+            changed = diff(before, {**snapshot(assistant, values), "kb_ids": _kb_ids(assistant)})
+            if changed:
+                record(Action.ASSISTANT_UPDATE, obj=assistant, changes=changed)
     except IntegrityError:
         raise fail("assistant_name_taken", name=assistant.name) from None
     return assistant
 
 
+def assistant_delete(*, assistant: Assistant) -> None:
+    """Delete the assistant with its keys and conversations."""
+    with transaction.atomic():
+        record(Action.ASSISTANT_DELETE, obj=assistant, changes={"name": assistant.name, "kb_ids": ", ".join(map(str, _kb_ids(assistant)))})
+        assistant.delete()
+
+
+def _kb_ids(assistant: Assistant) -> list[int]:
+    return list(AssistantKB.objects.filter(assistant=assistant).order_by("position").values_list("kb_id", flat=True))
+
+
 def share_token_rotate(*, assistant: Assistant) -> str:
     """A new share link token: the old link stops working at once."""
-    assistant.share_token = secrets.token_urlsafe(18)
-    assistant.save(update_fields=["share_token", "updated_at"])
+    with transaction.atomic():
+        assistant.share_token = secrets.token_urlsafe(18)
+        assistant.save(update_fields=["share_token", "updated_at"])
+        record(Action.ASSISTANT_SHARE_ROTATE, obj=assistant)
     return assistant.share_token
 
 

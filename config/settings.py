@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "assistants",
     "providers",
     "sources",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -110,6 +111,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who is acting and from which address, for the audit entries the request writes (audit/context.py).
+    "audit.context.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into the lockout response.
@@ -347,6 +350,8 @@ ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL el
 ZHIKU_INGEST_HEARTBEAT_SECONDS = float(os.environ.get("ZHIKU_INGEST_HEARTBEAT_SECONDS", "10"))
 ZHIKU_INGEST_STALL_SECONDS = float(os.environ.get("ZHIKU_INGEST_STALL_SECONDS", "60"))
 ZHIKU_SWEEP_SECONDS = float(os.environ.get("ZHIKU_SWEEP_SECONDS", "30"))
+# Audit entries are kept this many days, then purged; at least 30, the database's own floor (docs/audit.md).
+ZHIKU_AUDIT_RETENTION_DAYS = env_int("ZHIKU_AUDIT_RETENTION_DAYS", 365)
 ZHIKU_INGEST_MAX_ATTEMPTS = env_int("ZHIKU_INGEST_MAX_ATTEMPTS", 3)
 ZHIKU_PENDING_REQUEUE_SECONDS = float(os.environ.get("ZHIKU_PENDING_REQUEUE_SECONDS", "600"))
 # Sources (connectors, schedules, their budgets): every ZHIKU_SOURCE* setting (config/sources.py).

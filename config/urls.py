@@ -34,6 +34,7 @@ urlpatterns = [
     path("api/", include("assistants.api_urls")),
     path("api/", include("providers.api_urls")),
     path("api/", include("sources.api_urls")),
+    path("api/", include("audit.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
@@ -50,6 +51,8 @@ urlpatterns = [
     path("", include("assistants.visitor_urls")),
     path("", include("assistants.urls")),
     path("", include("providers.urls")),
+    # The audit log: /audit/ and its CSV export (docs/audit.md).
+    path("", include("audit.urls")),
 ]
 
 

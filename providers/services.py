@@ -5,6 +5,7 @@ from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
+from audit import Action, diff, record, snapshot
 from knowledge.errors import fail
 from providers.catalog import choice_get, env_models, model_choices
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
@@ -14,6 +15,8 @@ from providers.secrets import secret_encrypt
 BASE_URL_MAX = 500
 API_KEY_MAX = 1000
 FIELDS = ("name", "kind", "base_url", "api_key", "clear_key", "model_names", "enabled")
+# What an audit entry of an endpoint change compares (the key only as "changed", masked: audit/recording.py).
+AUDITED = ("name", "kind", "base_url", "model_names", "enabled", "is_default", "default_model")
 
 
 def _printable(text: str) -> bool:
@@ -83,7 +86,9 @@ def endpoint_create(*, name, kind=EndpointKind.OTHER, base_url="", api_key="", m
     endpoint = ModelEndpoint(name=name_clean(name), kind=kind, base_url=base_url_clean(base_url, kind=kind),
                              api_key_encrypted=secret_encrypt(api_key_clean(api_key)),
                              model_names=model_names_clean(model_names), enabled=bool(enabled))
-    return _save(endpoint)
+    _save(endpoint)
+    record(Action.ENDPOINT_CREATE, obj=endpoint, changes={**snapshot(endpoint, AUDITED), **({"api_key": "set"} if api_key else {})})
+    return endpoint
 
 
 @transaction.atomic
@@ -96,6 +101,7 @@ def endpoint_update(*, endpoint: ModelEndpoint, **values) -> ModelEndpoint:
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise fail("unknown_field", fields=", ".join(sorted(unknown)))
+    before = {**snapshot(endpoint, AUDITED), "api_key": endpoint.api_key_encrypted}
     if "name" in values:
         endpoint.name = name_clean(values["name"])
     if "kind" in values:
@@ -113,12 +119,18 @@ def endpoint_update(*, endpoint: ModelEndpoint, **values) -> ModelEndpoint:
         endpoint.api_key_encrypted = ""
     if endpoint.is_default and (not endpoint.enabled or endpoint.default_model not in endpoint.model_names):
         endpoint.is_default, endpoint.default_model = False, ""
-    return _save(endpoint)
+    _save(endpoint)
+    changed = diff(before, {**snapshot(endpoint, AUDITED), "api_key": endpoint.api_key_encrypted})
+    if changed:
+        record(Action.ENDPOINT_UPDATE, obj=endpoint, changes=changed)  # the key's change shows as masked
+    return endpoint
 
 
 def endpoint_delete(*, endpoint: ModelEndpoint) -> None:
     """Delete the endpoint; KBs that chose one of its models answer with the site's default from now on."""
-    endpoint.delete()
+    with transaction.atomic():
+        record(Action.ENDPOINT_DELETE, obj=endpoint, changes={"name": endpoint.name, "base_url": endpoint.base_url})
+        endpoint.delete()
 
 
 @transaction.atomic
@@ -134,7 +146,9 @@ def default_model_set(*, choice: str) -> ModelEndpoint | None:
     if choice and found is None:
         offered = [c.choice for c in model_choices() if c.endpoint_id is not None]
         raise fail("unknown_model", model=choice, models=", ".join(offered) or "-", on_field="default")
+    previous = ModelEndpoint.objects.filter(is_default=True).values_list("name", "default_model").first()
     ModelEndpoint.objects.select_for_update().filter(is_default=True).update(is_default=False, default_model="")
+    record(Action.DEFAULT_MODEL_SET, changes={"default": ["/".join(previous) if previous else "", choice]})
     if found is None or found.endpoint_id is None:
         return None
     endpoint = ModelEndpoint.objects.get(pk=found.endpoint_id)

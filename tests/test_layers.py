@@ -10,7 +10,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "audit")
 
 
 def test_layer_contracts_hold():

@@ -48,6 +48,7 @@ RULES_BEYOND_THE_SCHEMA = {
                                        "source_address_refused", "source_unreachable", "source_invalid"},
     "PATCH /api/sources/{source_id}/": {"source_settings_invalid", "source_url_invalid", "source_address_refused",
                                         "source_unreachable", "source_invalid"},
+    "GET /api/audit/": {"invalid_time_range"},  # since must come before until
 }
 # Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
 REFUSED_EVERYWHERE = {"invalid_characters"}

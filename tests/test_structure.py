@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "audit")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

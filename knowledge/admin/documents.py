@@ -19,7 +19,7 @@ from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.upload import documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.selectors import kb_get_for_user
-from knowledge.services.documents import document_delete, document_reindex, document_retry
+from knowledge.services.documents import document_delete, document_reindex, document_restrict, document_retry
 
 
 # Strings of the upload templates below (translated there with {% translate %}).
@@ -173,6 +173,10 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         # Only the M2M restriction is editable (saved in save_related). Saving the row
         # would overwrite status/progress written concurrently by ingestion.
         pass
+
+    def save_related(self, request, form, formsets, change):
+        # The restriction goes through the service (it follows an in-flight new version and is audited).
+        document_restrict(document=form.instance, groups=list(form.cleaned_data["restricted_to_groups"]))
 
     def delete_model(self, request, obj):
         document_delete(document=obj)

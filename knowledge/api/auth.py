@@ -5,6 +5,7 @@ import logging
 
 from django.conf import settings
 from django.contrib.auth import authenticate
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -14,6 +15,7 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from accounts.tokens import DEFAULT_LIFETIME, token_issue, token_lifetime
+from audit import Action, record
 from config.security import LOCKOUT_MESSAGE, client_address, lockout_cooloff
 from knowledge.api import token_serializers as ts
 from knowledge.api.inputs import parse
@@ -88,6 +90,8 @@ class TokenView(APIView):
         if user is None or not user.is_active:
             raise fail("invalid_credentials")
         lifetime = token_lifetime(data["expires_in_days"]) if "expires_in_days" in data else DEFAULT_LIFETIME
-        token, key = token_issue(user=user, name=data.get("name", ""), lifetime=lifetime)
+        with transaction.atomic():
+            token, key = token_issue(user=user, name=data.get("name", ""), lifetime=lifetime)
+            record(Action.SIGN_IN, actor=user, obj=user, changes={"method": "api_token"})
         return Response(ts.TokenOutput({"token": key, "id": token.pk, "name": token.name, "key_prefix": token.key_prefix,
                                        "expiry": token.expiry}).data)

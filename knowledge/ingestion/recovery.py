@@ -6,6 +6,7 @@ silent back in the queue, and the next run reuses the vectors the dead one had s
 thread mode also queues every pending document once it listens (``queue_pending``). A document that
 kills its worker ``ZHIKU_INGEST_MAX_ATTEMPTS`` times fails with ``ingest_crashed`` instead of looping for
 ever. Why not Celery's own redelivery or celery beat: see ``knowledge.ingestion.claims``.
+On each round it also purges audit entries past their retention, at most once a day (``audit.purge``).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
+from audit.purge import purge_if_due
 from knowledge.ingestion import run
 from knowledge.ingestion.claims import discard_staged, stalled_q
 from knowledge.models import Document, DocumentStatus
@@ -101,6 +103,8 @@ def start_sweeper(*, listening: threading.Event | None = None) -> bool:
             try:
                 close_old_connections()
                 report = sweep() if sweeping else SweepReport()
+                if sweeping:
+                    purge_if_due()  # audit entries past ZHIKU_AUDIT_RETENTION_DAYS, once a day (audit/purge.py)
                 if not pending_queued:
                     queue_pending(exclude=report.requeued)
                     pending_queued = True

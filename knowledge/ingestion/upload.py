@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from audit import Action, record
+
 from knowledge.chunking import ChunkDraft
 from knowledge.errors import ValidationFailed, fail
 from knowledge.ingest_errors import ingest_error_message
@@ -138,6 +140,10 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
     elif serving is not None:
         document.restricted_to_groups.set(serving.restricted_to_groups.all())
     run.enqueue_ingest(document.pk)
+    record(Action.DOCUMENT_REPLACE if last is not None else Action.DOCUMENT_UPLOAD, actor=document.uploaded_by, obj=document,
+           changes={"source_name": item.name, "version": document.version, "size": document.size, "sha256": digest,
+                    **({"replaces": serving.pk} if serving is not None else {}),
+                    **({"restricted_to_groups": ", ".join(g.name for g in restricted_to_groups)} if restricted_to_groups else {})})
     return UploadOutcome(document, unchanged=False)
 
 

@@ -7,6 +7,8 @@ from typing import Sequence
 from django.db import transaction
 from django.db.models import F
 
+from audit import Action, diff, record
+
 from knowledge.chunking import enriched_text
 from knowledge.errors import fail
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
@@ -56,6 +58,7 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
             **_indexed(kb, title=title, section_path=path, content=content, enriched=enriched),
         )
         Document.objects.filter(pk=current.pk).update(chunks_total=F("chunks_total") + 1, chunks_done=F("chunks_done") + 1)
+        record(Action.CHUNK_CREATE, obj=chunk, kb=kb, object_repr=f"{current} #{chunk.ordinal}", changes={"content": content})
         kb_bump_version(kb_id=kb.pk)
     return Chunk.objects.select_related("document").get(pk=chunk.pk)
 
@@ -63,6 +66,7 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
 def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | None = None) -> Chunk:
     """Edit a chunk's text (re-tokenized and re-embedded) or switch it on/off; bumps the KB version."""
     kb = chunk.kb
+    before = {"content": chunk.content, "enabled": chunk.enabled}
     with transaction.atomic():
         if content is not None:
             content = content.strip()
@@ -83,6 +87,9 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
             chunk.enabled = bool(enabled)
         chunk.save()
         kb_bump_version(kb_id=kb.pk)
+        changed = diff(before, {"content": chunk.content, "enabled": chunk.enabled})
+        if changed:
+            record(Action.CHUNK_EDIT, obj=chunk, kb=kb, object_repr=f"{chunk.document} #{chunk.ordinal}", changes=changed)
     return chunk
 
 

@@ -9,6 +9,8 @@ from typing import Iterable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
+from audit import Action, record
+
 from knowledge.errors import fail
 from knowledge.ingestion import claims, run
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
@@ -44,6 +46,7 @@ def document_retry(*, document: Document) -> Document:
         if current.status != DocumentStatus.FAILED and not claims.is_stalled(current):
             raise fail("not_failed", status=DocumentStatus(current.status).label)
         _requeue(current)
+        record(Action.DOCUMENT_RETRY, obj=current, changes={"status": [current.status, DocumentStatus.PENDING]})
     document.refresh_from_db()
     return document
 
@@ -67,6 +70,7 @@ def document_reindex(*, document: Document) -> Document:
                 if not claims.is_stalled(newer):
                     raise fail("busy", "new_version")
                 _requeue(newer)
+                record(Action.DOCUMENT_REINDEX, obj=newer, changes={"resumed": True})
                 newer.refresh_from_db()
                 return newer
             clone = Document.objects.create(
@@ -78,8 +82,10 @@ def document_reindex(*, document: Document) -> Document:
             )
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
             run.enqueue_ingest(clone.pk)
+            record(Action.DOCUMENT_REINDEX, obj=clone, changes={"version": [document.version, clone.version]})
             return clone
         _requeue(document)
+        record(Action.DOCUMENT_REINDEX, obj=document, changes={"status": [document.status, DocumentStatus.PENDING]})
     document.refresh_from_db()
     return document
 
@@ -92,6 +98,9 @@ def document_delete(*, document: Document) -> None:
         if document.file and not shared:
             transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
         was_serving = document.status == DocumentStatus.READY
+        record(Action.DOCUMENT_DELETE, obj=document, changes={
+            "source_name": document.source_name, "version": document.version, "status": document.status,
+            "sha256": document.sha256})
         document.delete()
         if was_serving:
             kb_bump_version(kb_id=kb_id)
@@ -107,6 +116,10 @@ def document_restrict(*, document: Document, groups: Sequence) -> Document:
     """
     with transaction.atomic():
         current = lock_document(document)
+        before = sorted(current.restricted_to_groups.values_list("name", flat=True))
+        after = sorted(g.name for g in groups)
+        if before != after:
+            record(Action.DOCUMENT_RESTRICT, obj=current, changes={"restricted_to_groups": [before, after]})
         for target in [current, *current.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING])]:
             target.restricted_to_groups.set(groups)
     document.refresh_from_db()

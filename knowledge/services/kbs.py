@@ -7,6 +7,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit import Action, diff, record, snapshot
+
 from knowledge.embeddings import get_embedder
 from knowledge.errors import fail
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
@@ -110,9 +112,11 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
     dim = embedding_model_check(model_id=model_id)
     try:
         with transaction.atomic():
-            return KnowledgeBase.objects.create(owner=owner, name=name, embedding_model=model_id, embedding_dim=dim, **values)
+            kb = KnowledgeBase.objects.create(owner=owner, name=name, embedding_model=model_id, embedding_dim=dim, **values)
     except IntegrityError:
         raise fail("kb_name_taken", name=name) from None
+    record(Action.KB_CREATE, obj=kb, changes={"name": name, "owner": owner.get_username(), "embedding_model": model_id, **values})
+    return kb
 
 
 @transaction.atomic
@@ -129,6 +133,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
             raise fail("name_required")
     _settle_lines(values, gate=kb.score_threshold, line=kb.answer_threshold)
     analysis_changed = any(k in values and values[k] != getattr(kb, k) for k in ("user_words", "synonyms"))
+    before = snapshot(kb, values)
     for key, value in values.items():
         setattr(kb, key, value)
     try:
@@ -136,6 +141,9 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
             kb.save()
     except IntegrityError:
         raise fail("kb_name_taken", name=kb.name) from None
+    changed = diff(before, snapshot(kb, values))
+    if changed:
+        record(Action.KB_UPDATE, obj=kb, changes=changed)
     # Retrieval settings change results too: bump so caches keyed on the version expire.
     kb_bump_version(kb_id=kb.pk)
     if analysis_changed:
@@ -146,6 +154,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
 
 def kb_delete(*, kb: KnowledgeBase) -> None:
     with transaction.atomic():
+        record(Action.KB_DELETE, obj=kb, changes={"name": kb.name, "documents": kb.documents.count()})
         for document in kb.documents.all():
             if document.file:
                 transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
@@ -204,6 +213,8 @@ def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
                   for (cid, text, _, _), vec, qvec in zip(rows, vectors, question_vectors)]
         Chunk.objects.bulk_update(chunks, ["embedding", "question_embedding", "content_hash"], batch_size=500)
         KnowledgeBase.objects.filter(pk=kb.pk).update(embedding_model=model_id, embedding_dim=dim)
+        if model_id != kb.embedding_model:
+            record(Action.KB_UPDATE, obj=kb, changes={"embedding_model": [kb.embedding_model, model_id]})
         kb_bump_version(kb_id=kb.pk)
     kb.refresh_from_db()
     return len(rows)

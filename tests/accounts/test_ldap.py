@@ -124,3 +124,19 @@ def test_ldap_is_off_unless_configured_and_clear_text_is_refused_in_production(s
                 ZHIKU_LDAP_USER_SEARCH_BASE="dc=example,dc=com")
     module = sso_env(ZHIKU_ENV="production", ZHIKU_LDAP_SERVER_URI="ldaps://dc.example.com")
     assert module.ZHIKU_LDAP_ENABLED
+
+
+def test_a_directory_sign_in_is_audited_with_its_method_and_mirrored_groups(ldap_on):
+    """Directory sign-ins go through Django's auth, so the audit log sees them (audit/receivers.py)."""
+    from audit import Action
+    from audit.models import AuditEntry
+
+    ldap_on()
+    sign_in("zhang.san", "wrong")
+    sign_in("zhang.san", PEOPLE["zhang.san"][2])
+    failed = AuditEntry.objects.get(action=Action.SIGN_IN_FAILED)
+    assert (failed.actor_id, failed.actor_name) == (None, "zhang.san")
+    signed_in = AuditEntry.objects.get(action=Action.SIGN_IN)
+    assert signed_in.actor.username == "zhang.san" and signed_in.changes == {"method": "ldap"}
+    mirrored = AuditEntry.objects.filter(action=Action.GROUP_MEMBER_ADD, changes__user="zhang.san")
+    assert set(mirrored.values_list("object_repr", flat=True)) == {"kb-editors", "zhiku-admins"}

@@ -1,0 +1,21 @@
+"""App config for the audit log; its signal receivers and error codes are connected when Django starts."""
+from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+
+class AuditConfig(AppConfig):
+    name = "audit"
+    verbose_name = _("Audit log")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from audit import context, errors, receivers  # noqa: F401
+        from audit.purge import HARD_MINIMUM_DAYS
+
+        if settings.ZHIKU_AUDIT_RETENTION_DAYS < HARD_MINIMUM_DAYS:
+            raise ImproperlyConfigured(f"ZHIKU_AUDIT_RETENTION_DAYS must be at least {HARD_MINIMUM_DAYS} (days): "
+                                       "the database refuses to delete younger audit entries.")
+
+        context.detect_process_origin()
