@@ -30,6 +30,7 @@ register("username_taken", C, _("The username %(name)r is taken."))
 register("invalid_username", V, _("A username is 1 to 150 letters, digits and @ . + - _ characters."))
 register("invalid_password", V, _("The password is not accepted: %(reasons)s"))
 register("invalid_email", V, _("Enter a valid e-mail address."))
+register("person_required", V, _("Give exactly one of user_id or username."))
 register("own_account", C, _("You cannot deactivate your own account or take away your own staff flag."))
 register("email_not_configured", C, _("No e-mail is sent from this site (EMAIL_HOST is not set); give the link yourself."),
          no_address=_("This person has no e-mail address; give the link yourself."))
