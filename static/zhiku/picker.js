@@ -30,7 +30,6 @@
     function clearPick() {
       idField.value = "";
       if (kindField) kindField.value = "";
-      input.setCustomValidity(input.value.trim() ? T.pickFirst : "");
     }
     function close() { list.hidden = true; input.setAttribute("aria-expanded", "false"); active = -1; }
     function show(items) {
@@ -42,7 +41,6 @@
       idField.value = String(item.id);
       if (kindField) kindField.value = item.kind;
       input.value = item.label;
-      input.setCustomValidity("");
       close();
       input.dispatchEvent(new CustomEvent("zhiku:picked", { bubbles: true, detail: item }));
     }
@@ -91,7 +89,15 @@
       else if (event.key === "Enter" && !list.hidden && active >= 0) { event.preventDefault(); choose(options[active]); }
     });
     input.addEventListener("blur", () => setTimeout(close, 100));
-    if (input.form) input.form.addEventListener("reset", () => { clearPick(); close(); });
+    if (input.form) {
+      input.form.addEventListener("reset", () => { clearPick(); close(); });
+      // Nothing picked yet: say so rather than send a form without an id.
+      input.form.addEventListener("submit", (event) => {
+        if (idField.value) return;
+        event.preventDefault();
+        show([el("li", T.pickFirst, { class: "error-text small picker-empty" })]);
+      });
+    }
   }
 
   document.querySelectorAll("input[data-picker]").forEach(attach);
