@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import serializers as s
-from accounts.api.users import staff_only
+from accounts.api.permissions import staff_only
 from accounts.models import GroupManager
 from accounts.people import groups as services
 from knowledge.api.inputs import parse

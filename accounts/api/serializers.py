@@ -1,6 +1,7 @@
 """Input and output serializers of the people API: shape and type checks only (the services decide the rest)."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from drf_spectacular.utils import extend_schema_field
@@ -135,8 +136,8 @@ class GrantInput(StrictInput):
 class InvitationCreateInput(StrictInput):
     email = Text(required=False, allow_blank=True, max_length=254)
     note = Text(required=False, allow_blank=True, max_length=200)
-    expires_in_days = serializers.IntegerField(required=False, min_value=1, max_value=365,
-                                               help_text="At most ZHIKU_INVITATION_MAX_DAYS (30 unless set)")
+    expires_in_days = serializers.IntegerField(required=False, min_value=1, max_value=settings.ZHIKU_INVITATION_MAX_DAYS,
+                                               help_text="Default ZHIKU_INVITATION_DAYS; at most ZHIKU_INVITATION_MAX_DAYS")
     roles = serializers.ListField(child=GrantInput(), max_length=MAX_GRANTS, required=False, default=list)
     send = serializers.BooleanField(required=False, default=False, help_text="Also e-mail the link to `email`")
 

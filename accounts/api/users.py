@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import serializers as s
+from accounts.api.permissions import staff_only
 from accounts.people.selectors import users_list
 from accounts.people.users import user_create, user_reset_link, user_set_password, user_update
 from knowledge.api.inputs import parse
@@ -18,11 +19,6 @@ from knowledge.api.schema import errors
 from knowledge.errors import fail
 
 User = get_user_model()
-
-
-def staff_only(request) -> None:
-    if not request.user.is_staff:
-        raise fail("staff_required")
 
 
 def user_for_staff(request, user_id: int):

@@ -50,6 +50,7 @@ register("invalid_query", V, _("q must be 1 to %(limit)s characters."),
          kind=_("kind must be user, group or all."))
 
 # --- invitations ------------------------------------------------------------------------------------------------
+register("gone", Gone, _("This link can no longer be used."))
 register("invitation_not_found", N, _("Invitation not found."))
 register("invitation_used", Gone, _("This invitation has already been used."))
 register("invitation_expired", Gone, _("This invitation has expired."))
