@@ -2,6 +2,7 @@
 list theirs (staff: all) and revoke one (accounts/people/invitations.py). Accepting is done at the link's page."""
 from __future__ import annotations
 
+from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -44,12 +45,13 @@ class InvitationListView(PaginatedView):
                                "the site sends no e-mail).")
     def post(self, request):
         data = parse(s.InvitationCreateInput, request.data)
-        invitation, token = services.invitation_create(
-            actor=request.user, grants=grants_from(data["roles"]), email=data.get("email", ""),
-            days=data.get("expires_in_days"), note=data.get("note", ""))
-        url = invitation_url(request, token)
-        if data["send"]:
-            services.invitation_send(invitation=invitation, url=url)
+        with transaction.atomic():  # a link that could not be sent is not kept: nobody was shown it
+            invitation, token = services.invitation_create(
+                actor=request.user, grants=grants_from(data["roles"]), email=data.get("email", ""),
+                days=data.get("expires_in_days"), note=data.get("note", ""))
+            url = invitation_url(request, token)
+            if data["send"]:
+                services.invitation_send(invitation=invitation, url=url)
         invitation = services.invitations_visible(user=request.user).get(pk=invitation.pk)
         invitation.url, invitation.sent = url, data["send"]
         return Response(s.InvitationCreatedOutput(invitation).data, status=status.HTTP_201_CREATED)
