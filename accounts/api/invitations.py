@@ -38,7 +38,7 @@ class InvitationListView(PaginatedView):
     def get(self, request):
         return self.paginated(services.invitations_visible(user=request.user), s.InvitationOutput)
 
-    @extend_schema(request=s.InvitationCreateInput, responses={201: s.InvitationCreatedOutput, **errors(403, 409)},
+    @extend_schema(request=s.InvitationCreateInput, responses={201: s.InvitationCreatedOutput, **errors(403, 404, 409, 502)},
                    summary="Invite someone: a one-time link that creates an account with these roles",
                    description="Staff, or the owner of every knowledge base in `roles`. The link is in this answer "
                                "only; with `send`, it is also e-mailed to `email` (409 `email_not_configured` where "

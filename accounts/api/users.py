@@ -70,7 +70,7 @@ class UserDetailView(APIView):
 class UserPasswordView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(request=s.PasswordInput, responses={200: s.PasswordOutput, **errors(403, 409)},
+    @extend_schema(request=s.PasswordInput, responses={200: s.PasswordOutput, **errors(403, 409, 502)},
                    summary="Set a new password, or issue a one-time reset link (staff)",
                    description="Either way the account's API tokens are revoked once its password changes.")
     def post(self, request, user_id: int):

@@ -46,6 +46,7 @@ ERROR_DESCRIPTIONS = {
          "or `file_too_large` (an upload).",
     415: "`unsupported_media_type` (a Content-Type the operation does not read) or `unsupported_type` (an "
          "uploaded file type ingestion cannot parse).",
+    502: "`email_failed`: the mail server refused the message or could not be reached (nothing was kept).",
     429: "`throttled` or `too_many_attempts`, with `retry_after` seconds (also the Retry-After header).",
 }
 
