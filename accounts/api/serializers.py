@@ -19,6 +19,7 @@ User = get_user_model()
 # --- users ------------------------------------------------------------------------------------------------------
 
 class UserOutput(serializers.ModelSerializer):
+    email = serializers.CharField(read_only=True, help_text="Empty when unknown")
     display_name = serializers.SerializerMethodField()
     sso = serializers.SerializerMethodField(help_text="Signs in through single sign-on (LDAP or OIDC)")
 
@@ -149,6 +150,7 @@ class GrantOutput(serializers.Serializer):
 
 
 class InvitationOutput(serializers.ModelSerializer):
+    email = serializers.CharField(read_only=True, help_text="Empty when the invitation names no address")
     roles = GrantOutput(source="grants", many=True, read_only=True)
     state = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)

@@ -53,7 +53,7 @@ def email_check(email: str) -> str:
     return email
 
 
-def user_create(*, username: str, password: str | None, email: str = "", first_name: str = "",
+def user_create(*, username: str, password: str | None = None, email: str = "", first_name: str = "",
                 last_name: str = "", is_staff: bool = False):
     """A new active account; without ``password`` it has none usable until a reset link or an SSO sign-in sets one."""
     username, email = username_check(username), email_check(email)

@@ -137,3 +137,11 @@ def test_the_picker_finds_groups_and_owners_add_them_by_id(client_for, alice, bo
     r = c.post(f"/api/kbs/{kb.pk}/members/", {"user_id": bob.pk, "group_id": team.pk, "role": "viewer"}, format="json")
     assert r.json()["error"]["code"] == "user_xor_group"
     assert c.post(f"/api/kbs/{kb.pk}/members/", {"user_id": 999999, "role": "viewer"}, format="json").json()["error"]["code"] == "unknown_user"
+
+
+def test_an_account_made_without_a_password_has_none_usable(client_for, staff):
+    from django.contrib.auth import get_user_model
+
+    r = client_for(staff).post("/api/people/users/", {"username": "later"}, format="json")
+    assert r.status_code == 201 and r.json()["email"] == ""
+    assert not get_user_model().objects.get(username="later").has_usable_password()
