@@ -34,7 +34,7 @@ def people_page(request: HttpRequest) -> HttpResponse:
         else:
             attempt(request, lambda: None, gettext("Created %(name)s.") % {"name": user.username})
             return redirect("person", user_id=user.pk)
-    q = request.GET.get("q", "").strip()[:100]
+    q = request.GET.get("q", "").replace("\x00", "").strip()[:100]
     page = Paginator(users_list(q=q), PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "accounts/people.html", {"page": page, "q": q, "form": form})
 

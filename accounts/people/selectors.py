@@ -12,6 +12,7 @@ from accounts.models import GroupManager
 from knowledge.access import kbs_for_user
 from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Membership, Role
+from knowledge.safejson import check_characters
 
 User = get_user_model()
 QUERY_MAX = 100
@@ -27,6 +28,7 @@ def users_list(*, q: str = "") -> QuerySet:
     """Every account for staff, active or not, matching ``q`` on name, username or e-mail; by username."""
     qs = User.objects.all()
     q = q.strip()
+    check_characters({"q": q})  # a NUL cannot be sent to PostgreSQL: 400 invalid_characters
     if q:
         qs = qs.filter(_user_matches(q))
     return qs.order_by("username", "id").prefetch_related("sso_identities")
@@ -70,6 +72,7 @@ def people_search(*, actor, q: str, kind: str = "all", limit: int | None = None)
     if not may_search_people(user=actor):
         raise fail("search_not_allowed")
     q = q.strip()
+    check_characters({"q": q})
     if not q or len(q) > QUERY_MAX:
         raise fail("invalid_query", limit=QUERY_MAX, on_field="q")
     if kind not in KINDS:

@@ -145,3 +145,12 @@ def test_an_account_made_without_a_password_has_none_usable(client_for, staff):
     r = client_for(staff).post("/api/people/users/", {"username": "later"}, format="json")
     assert r.status_code == 201 and r.json()["email"] == ""
     assert not get_user_model().objects.get(username="later").has_usable_password()
+
+
+def test_a_nul_in_a_search_is_a_400(client_for, client, staff):
+    c = client_for(staff)
+    for path in ("/api/people/search/?q=a%00", "/api/people/users/?q=a%00"):
+        r = c.get(path)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_characters"
+    client.force_login(staff)
+    assert client.get("/people/?q=a%00").status_code == 200
