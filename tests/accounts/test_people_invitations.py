@@ -77,9 +77,11 @@ def test_expired_and_revoked_links_are_refused(client, client_for, alice, kb):
 def test_only_owners_and_staff_invite_and_only_to_their_kbs(client_for, alice, bob, kb):
     r = client_for(bob).post("/api/people/invitations/", {"roles": [{"kb_id": kb.pk, "role": "viewer"}]}, format="json")
     assert r.status_code == 403 and r.json()["error"]["code"] == "invitation_not_allowed"
-    r = client_for(alice).post("/api/people/invitations/", {"roles": [{"kb_id": kb.pk, "role": "viewer"}],
-                                                           "expires_in_days": 365}, format="json")
+    twice = [{"kb_id": kb.pk, "role": "viewer"}, {"kb_id": kb.pk, "role": "editor"}]
+    r = client_for(alice).post("/api/people/invitations/", {"roles": twice}, format="json")
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_invitation"
+    r = client_for(alice).post("/api/people/invitations/", {"roles": twice[:1], "expires_in_days": 31}, format="json")
+    assert r.status_code == 400 and "expires_in_days" in r.json()["error"]["fields"]  # ZHIKU_INVITATION_MAX_DAYS
     assert client_for(bob).get("/api/people/invitations/").json()["results"] == []
 
 
