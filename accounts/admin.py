@@ -1,7 +1,7 @@
-"""API tokens and single sign-on links in the admin: who holds which, until when, last used; revoke by deleting. Keys are never shown."""
+"""API tokens, single sign-on links, group managers and invitations in the admin; keys and links are never shown."""
 from django.contrib import admin
 
-from accounts.models import ApiToken, SsoIdentity
+from accounts.models import ApiToken, GroupManager, Invitation, SsoIdentity
 
 
 @admin.register(ApiToken)
@@ -34,6 +34,32 @@ class SsoIdentityAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # made by a sign-in, never by hand
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(GroupManager)
+class GroupManagerAdmin(admin.ModelAdmin):
+    """Who manages which group (also set on the console's group pages, /people/groups/)."""
+
+    list_display = ("group", "user", "created")
+    search_fields = ("group__name", "user__username")
+    autocomplete_fields = ("user",)
+    list_select_related = ("group", "user")
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Invitations, read only: the link exists only as its SHA-256, so it cannot be shown; withdraw on /people/invitations/."""
+
+    list_display = ("id", "email", "created_by", "created", "expires_at", "accepted_by", "accepted_at", "revoked_at")
+    fields = ("email", "note", "created_by", "created", "expires_at", "accepted_by", "accepted_at", "revoked_at")
+    readonly_fields = fields
+    list_select_related = ("created_by", "accepted_by")
+
+    def has_add_permission(self, request) -> bool:
+        return False  # made on /people/invitations/ or POST /api/people/invitations/, where the link is shown once
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False

@@ -1,4 +1,4 @@
-"""App config for accounts: the API tokens (hashed, expiring, revoked with the credentials they came from)."""
+"""App config for accounts: API tokens, single sign-on, people, groups and invitations."""
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
@@ -9,3 +9,5 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import signals  # noqa: F401 - connects the receivers
+        # The people pages' error codes join the one registry (knowledge/errors.py).
+        from accounts.people import errors  # noqa: F401

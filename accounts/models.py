@@ -14,6 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from knox.models import AbstractAuthToken
 from knox.settings import CONSTANTS
 
+from knowledge.models import Role
+
 
 class ApiToken(AbstractAuthToken):
     """One API key of a user (``Authorization: Token <key>``, ``/ws/chat/?token=<key>``)."""
@@ -89,3 +91,64 @@ class SsoGroup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group_id} ({self.source})"
+
+
+class GroupManager(models.Model):
+    """A person who adds and removes the members of one group without being staff (docs/people.md)."""
+
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="managers", verbose_name=_("group"))
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="managed_groups",
+                             verbose_name=_("user"))
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("group manager")
+        verbose_name_plural = _("group managers")
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["group", "user"], name="groupmanager_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} manages {self.group_id}"
+
+
+class Invitation(models.Model):
+    """A one-time link that creates an account and gives it roles on knowledge bases (accounts/people/invitations.py).
+
+    Only the SHA-256 of the link's token is kept (``digest``); the token is shown once, to whoever made it.
+    """
+
+    digest = models.CharField(verbose_name=_("digest"), max_length=64, unique=True)
+    email = models.EmailField(verbose_name=_("e-mail"), blank=True, default="")
+    note = models.CharField(verbose_name=_("note"), max_length=200, blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                   related_name="invitations_sent", verbose_name=_("created by"))
+    created = models.DateTimeField(verbose_name=_("created"), auto_now_add=True)
+    expires_at = models.DateTimeField(verbose_name=_("expires"))
+    accepted_at = models.DateTimeField(verbose_name=_("accepted"), null=True, blank=True)
+    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="invitations_accepted", verbose_name=_("accepted by"))
+    revoked_at = models.DateTimeField(verbose_name=_("revoked"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation {self.pk} ({self.email or '—'})"
+
+
+class InvitationGrant(models.Model):
+    """One knowledge-base role an invitation gives on acceptance."""
+
+    invitation = models.ForeignKey(Invitation, on_delete=models.CASCADE, related_name="grants",
+                                   verbose_name=_("invitation"))
+    kb = models.ForeignKey("knowledge.KnowledgeBase", on_delete=models.CASCADE, related_name="invitation_grants",
+                           verbose_name=_("knowledge base"))
+    role = models.CharField(verbose_name=_("role"), max_length=10, choices=Role.choices)
+
+    class Meta:
+        verbose_name = _("invitation role")
+        verbose_name_plural = _("invitation roles")
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["invitation", "kb"], name="invitationgrant_unique_kb")]

@@ -199,6 +199,8 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # OpenID provider where configured: every ZHIKU_LDAP_*, ZHIKU_OIDC_* and ZHIKU_SSO_* setting (accounts/sso/config.py).
 from accounts.sso.config import *  # noqa: E402,F401,F403
 from accounts.sso.config import SSO_AUTHENTICATION_BACKENDS  # noqa: E402
+# People: invitations, the user picker and e-mail (EMAIL_*; accounts/people/config.py, docs/people.md).
+from accounts.people.config import *  # noqa: E402,F401,F403
 
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", *SSO_AUTHENTICATION_BACKENDS]
 # --- Login throttling (django-axes: /accounts/login/, /admin/login/, /api/auth/token/)

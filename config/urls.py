@@ -26,6 +26,8 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     # A signed-in person's own API tokens (accounts/token_pages.py).
     path("account/tokens/", tokens_page, name="api-tokens"),
+    # People, groups, invitations and each person's own page (accounts/pages/).
+    path("", include("accounts.pages.urls")),
     # The language switch (POST to set_language) and the page scripts' message catalogue.
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
@@ -35,6 +37,7 @@ urlpatterns = [
     path("api/", include("providers.api_urls")),
     path("api/", include("sources.api_urls")),
     path("api/", include("audit.api_urls")),
+    path("api/", include("accounts.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),

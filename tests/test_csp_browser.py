@@ -37,6 +37,9 @@ def test_no_page_reports_a_violation(server, watched, make_user, make_kb, ingest
     root = make_user("root", superuser=True)
     kb = make_kb(root, "产品库")
     (document,) = ingest(kb, DOC)
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.create(name="售后")
     wait = WebDriverWait(watched, 60)
 
     # Each page, with what shows that its scripts ran (they fill these in from the API).
@@ -47,6 +50,12 @@ def test_no_page_reports_a_violation(server, watched, make_user, make_kb, ingest
         f"/kbs/{kb.pk}/settings/": "#member-rows tr",
         f"/kbs/{kb.pk}/evaluation/": "#question-form",
         f"/kbs/{kb.pk}/hit-test/": "#query",
+        "/people/": "#people-table",
+        f"/people/{root.pk}/": "#person-kbs",
+        "/people/groups/": "#group-table",
+        f"/people/groups/{group.pk}/": "#add-member-q[role=combobox]",
+        "/people/invitations/": "#invitation-form",
+        "/account/": "#person-kbs",
         "/admin/": "#content",
         f"/admin/knowledge/knowledgebase/{kb.pk}/change/": "#content form",
     }

@@ -49,6 +49,13 @@ RULES_BEYOND_THE_SCHEMA = {
     "PATCH /api/sources/{source_id}/": {"source_settings_invalid", "source_url_invalid", "source_address_refused",
                                         "source_unreachable", "source_invalid"},
     "GET /api/audit/": {"invalid_time_range"},  # since must come before until
+    # People (accounts/api/): Django's username and password validators, e-mail syntax, who exists.
+    "POST /api/people/users/": {"invalid_username", "invalid_password", "invalid_email"},
+    "PATCH /api/people/users/{user_id}/": {"invalid_email"},
+    "POST /api/people/users/{user_id}/password/": {"invalid_password"},
+    "POST /api/people/groups/{group_id}/members/": {"person_required", "unknown_user"},
+    "POST /api/people/groups/{group_id}/managers/": {"person_required", "unknown_user"},
+    "POST /api/people/invitations/": {"invalid_invitation", "invalid_email"},
 }
 # Refused in every string, documented once (docs/api.md): NUL and lone surrogates cannot be stored.
 REFUSED_EVERYWHERE = {"invalid_characters"}
@@ -111,7 +118,21 @@ def platform(transactional_db, alice, bob, make_kb, ingest):
     source = source_create(kb=kb, user=alice, kind="memtest", name="fuzz", settings={"site": "fuzz"})
     ids["source_id"] = source.pk
     ids["run_id"] = SourceRun.objects.create(source=source, status=RunStatus.SUCCEEDED).pk
-    return {"token": api_token(alice), "ids": ids}
+    # The people API (accounts/api/) is called by a staff member, with a group holding a member and a manager
+    # and an invitation, so its operations reach their handlers; every other operation by the KB owner.
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from accounts.models import GroupManager
+    from accounts.people.invitations import Grant, invitation_create
+
+    staff = get_user_model().objects.create_user(username="staff", password="pw-staff", is_staff=True)
+    group = Group.objects.create(name="fuzz-team")
+    group.user_set.add(bob)
+    GroupManager.objects.create(group=group, user=bob)
+    ids["group_id"], ids["user_id"] = group.pk, bob.pk
+    ids["invitation_id"] = invitation_create(actor=staff, grants=[Grant(kb=kb, role=Role.VIEWER)])[0].pk
+    return {"token": api_token(alice), "staff_token": api_token(staff), "ids": ids}
 
 
 def served_schema() -> dict:
@@ -182,4 +203,5 @@ def test_api_conforms_to_its_schema(case, platform):
     for name, value in platform["ids"].items():
         if name in case.path_parameters:
             case.path_parameters[name] = value
-    case.call_and_validate(app=application, headers={"Authorization": f"Token {platform['token']}"}, checks=CHECKS)
+    token = platform["staff_token"] if case.path.startswith("/api/people/") else platform["token"]
+    case.call_and_validate(app=application, headers={"Authorization": f"Token {token}"}, checks=CHECKS)

@@ -25,6 +25,24 @@ def _kb_output(kb: KnowledgeBase, *, user) -> dict:
     return s.KBOutput(annotated).data
 
 
+def _member_from(data: dict) -> tuple:
+    """The user or the group (exactly one) a membership input names, by id or by name."""
+    if sum(name in data for name in ("user_id", "username", "group_id", "group")) != 1:
+        raise fail("user_xor_group")
+    user = group = None
+    if "user_id" in data or "username" in data:
+        lookup = {"pk": data["user_id"]} if "user_id" in data else {"username": data["username"]}
+        user = get_user_model().objects.filter(**lookup).first()
+        if user is None:
+            raise fail("unknown_user", name=str(data.get("username", data.get("user_id"))))
+    else:
+        lookup = {"pk": data["group_id"]} if "group_id" in data else {"name": data["group"]}
+        group = Group.objects.filter(**lookup).first()
+        if group is None:
+            raise fail("unknown_group", "one", name=str(data.get("group", data.get("group_id"))))
+    return user, group
+
+
 class KBListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
@@ -87,15 +105,7 @@ class MemberListView(PaginatedView):
     def post(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         data = parse(s.MembershipCreateInput, request.data)
-        user = group = None
-        if "username" in data:
-            user = get_user_model().objects.filter(username=data["username"]).first()
-            if user is None:
-                raise fail("unknown_user", name=data["username"])
-        if "group" in data:
-            group = Group.objects.filter(name=data["group"]).first()
-            if group is None:
-                raise fail("unknown_group", "one", name=data["group"])
+        user, group = _member_from(data)
         membership = membership_set(kb=kb, role=data["role"], user=user, group=group)
         return Response(s.MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
 

@@ -41,10 +41,12 @@ ERROR_DESCRIPTIONS = {
     404: "`not_found` or a specific code (`kb_not_found`, `document_not_found`, ...): missing, or not "
          "readable by the caller; also a page number past the end of a list.",
     409: "`conflict` or a specific code: the resource is not in a state that allows this.",
+    410: "A link that can no longer be used: `invitation_used`, `invitation_expired` or `invitation_revoked`.",
     413: "`body_too_large` (a JSON body over ZHIKU_MAX_JSON_BYTES, or a form's fields over DATA_UPLOAD_MAX_MEMORY_SIZE) "
          "or `file_too_large` (an upload).",
     415: "`unsupported_media_type` (a Content-Type the operation does not read) or `unsupported_type` (an "
          "uploaded file type ingestion cannot parse).",
+    502: "`email_failed`: the mail server refused the message or could not be reached (nothing was kept).",
     429: "`throttled` or `too_many_attempts`, with `retry_after` seconds (also the Retry-After header).",
 }
 

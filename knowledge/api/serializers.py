@@ -165,7 +165,11 @@ class KBOutput(serializers.ModelSerializer):
 # --- memberships ------------------------------------------------------------
 
 class MembershipCreateInput(StrictInput):
+    """Exactly one of user_id, username, group_id, group (a picker sends the ids; names stay for older clients)."""
+
+    user_id = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     username = Text(required=False, max_length=150)
+    group_id = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     group = Text(required=False, max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
@@ -177,10 +181,12 @@ class MembershipUpdateInput(StrictInput):
 class MembershipOutput(serializers.ModelSerializer):
     user = serializers.CharField(source="user.get_username", read_only=True, allow_null=True, default=None)
     group = serializers.CharField(source="group.name", read_only=True, allow_null=True, default=None)
+    user_id = serializers.IntegerField(read_only=True, allow_null=True)
+    group_id = serializers.IntegerField(read_only=True, allow_null=True)
 
     class Meta:
         model = Membership
-        fields = ["id", "user", "group", "role", "created_at"]
+        fields = ["id", "user", "user_id", "group", "group_id", "role", "created_at"]
         read_only_fields = fields
 
 

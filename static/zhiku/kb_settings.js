@@ -9,6 +9,7 @@
     user: gettext("User"), group: gettext("Group"),
     roles: { owner: gettext("owner"), editor: gettext("editor"), viewer: gettext("viewer") },
     remove: gettext("Remove"), noMembers: gettext("No other members yet."),
+    pickFirst: gettext("Pick a person or group from the list."),
     added: (name) => fmt(gettext("Added %(name)s."), { name }),
     changed: (name) => fmt(gettext("Changed the role of %(name)s."), { name }),
     removed: (name) => fmt(gettext("Removed %(name)s."), { name }),
@@ -120,14 +121,17 @@
     }));
   }
 
+  // The person or group is picked from the search (static/zhiku/picker.js), which writes its kind and id.
   document.getElementById("member-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const name = document.getElementById("m-name").value.trim();
-    if (!name) return;
+    const picked = document.getElementById("m-name"), id = document.getElementById("m-id").value;
+    const kind = document.getElementById("m-kind").value;
+    if (!id) { say(T.pickFirst, true); return; }
+    const name = picked.value.trim();
     let message = T.added(name), bad = false;
     try {
-      await api("POST", `${base}members/`, { [document.getElementById("m-kind").value]: name, role: document.getElementById("m-role").value });
-      document.getElementById("m-name").value = "";
+      await api("POST", `${base}members/`, { [kind === "group" ? "group_id" : "user_id"]: parseInt(id, 10), role: document.getElementById("m-role").value });
+      event.target.reset();
     } catch (e) {
       message = errorText(e); bad = true;
     }

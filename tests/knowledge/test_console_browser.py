@@ -229,12 +229,16 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
     wait.until(lambda d: "保存失败" in d.find_element(By.ID, "settings-status").text)
     assert KnowledgeBase.objects.get(pk=kb.pk).name == "Alice KB"
 
-    # Members: add bob as a viewer, make him an editor, remove him; an unknown user is refused.
+    # Members: add bob as a viewer (picked from the search), make him an editor, remove him; a name that matches
+    # no one finds no one, and nothing picked is not sent.
     browser.find_element(By.ID, "m-name").send_keys("nobody")
+    wait.until(lambda d: "没有匹配的人员" in d.find_element(By.ID, "m-name-list").text)
     browser.find_element(By.ID, "member-add").click()
-    wait.until(lambda d: "用户不存在" in d.find_element(By.ID, "member-status").text)
+    wait.until(lambda d: "请从列表中选择" in d.find_element(By.ID, "member-status").text)
     browser.find_element(By.ID, "m-name").clear()
     browser.find_element(By.ID, "m-name").send_keys("bob")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#m-name-list .picker-option[data-kind=user]"))
+    browser.find_element(By.CSS_SELECTOR, "#m-name-list .picker-option[data-kind=user]").click()
     browser.find_element(By.ID, "member-add").click()
     wait.until(lambda d: "已添加" in d.find_element(By.ID, "member-status").text)
     assert "bob" in browser.find_element(By.ID, "member-rows").text

@@ -1,0 +1,87 @@
+"""Groups: staff create, rename and delete them and name their managers; staff and a group's managers change
+its members. Groups kept in step by single sign-on (``SsoGroup``) change only at the directory."""
+from __future__ import annotations
+
+from django.contrib.auth.models import Group
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, QuerySet
+
+from accounts.models import GroupManager, SsoGroup
+from knowledge.errors import fail
+
+
+def may_manage_group(*, user, group: Group) -> bool:
+    """Whether ``user`` may change ``group``'s members: staff, or one of its managers."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_staff or GroupManager.objects.filter(group=group, user=user).exists()
+
+
+def groups_visible(*, user) -> QuerySet[Group]:
+    """The groups ``user`` may open in the console and the API: every group for staff, those they manage otherwise."""
+    if user.is_staff:
+        return Group.objects.all()
+    return Group.objects.filter(Exists(GroupManager.objects.filter(group=OuterRef("pk"), user=user)))
+
+
+def _name_check(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 150:
+        raise fail("invalid_group_name", on_field="name")
+    return name
+
+
+def _not_sso(group: Group) -> None:
+    if SsoGroup.objects.filter(group=group).exists():
+        raise fail("sso_group")
+
+
+def group_create(*, name: str) -> Group:
+    name = _name_check(name)
+    try:
+        with transaction.atomic():
+            if Group.objects.filter(name__iexact=name).exists():
+                raise IntegrityError
+            return Group.objects.create(name=name)
+    except IntegrityError:
+        raise fail("group_name_taken", name=name, on_field="name") from None
+
+
+def group_rename(*, group: Group, name: str) -> Group:
+    name = _name_check(name)
+    if name == group.name:
+        return group
+    _not_sso(group)
+    if Group.objects.filter(name__iexact=name).exclude(pk=group.pk).exists():
+        raise fail("group_name_taken", name=name, on_field="name")
+    try:
+        with transaction.atomic():
+            group.name = name
+            group.save(update_fields=["name"])
+    except IntegrityError:
+        raise fail("group_name_taken", name=name, on_field="name") from None
+    return group
+
+
+def group_delete(*, group: Group) -> None:
+    """Delete ``group``: its members lose the roles it held on knowledge bases and the documents restricted to it."""
+    group.delete()
+
+
+def group_member_add(*, group: Group, user) -> None:
+    _not_sso(group)
+    group.user_set.add(user)
+
+
+def group_member_remove(*, group: Group, user) -> None:
+    _not_sso(group)
+    group.user_set.remove(user)
+
+
+def group_manager_add(*, group: Group, user) -> GroupManager:
+    manager, _ = GroupManager.objects.get_or_create(group=group, user=user)
+    return manager
+
+
+def group_manager_remove(*, group: Group, user) -> None:
+    GroupManager.objects.filter(group=group, user=user).delete()

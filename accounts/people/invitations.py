@@ -1,0 +1,143 @@
+"""Invitations: one-time links that create an account and give it roles on knowledge bases.
+
+A link carries a random token (``secrets.token_urlsafe``, 256 bits); only its SHA-256 is stored, so the
+database never holds a usable link, and the token is shown once, to its maker. A link is used once: accepting
+locks the invitation's row, gives the roles (``knowledge.services.kbs.membership_set``) and marks it accepted in
+one transaction. An expired, revoked or accepted link answers 410 with its own code.
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from accounts.models import Invitation, InvitationGrant
+from accounts.people.mail import mail_send
+from accounts.people.users import email_check, user_create
+from knowledge.access import has_role
+from knowledge.errors import fail
+from knowledge.models import KnowledgeBase, Role
+from knowledge.services.kbs import membership_set
+
+MAX_GRANTS = 20
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Grant:
+    kb: KnowledgeBase
+    role: str
+
+
+def _check_grants(*, actor, grants: list[Grant]) -> None:
+    if len(grants) > MAX_GRANTS or len({g.kb.pk for g in grants}) != len(grants):
+        raise fail("invalid_invitation", limit=MAX_GRANTS, on_field="roles")
+    for grant in grants:
+        if grant.role not in Role.values:
+            raise fail("invalid_role", role=grant.role)
+        if not actor.is_staff and not has_role(user=actor, kb=grant.kb, min_role=Role.OWNER):
+            raise fail("invitation_not_allowed")
+
+
+def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int | None = None,
+                      note: str = "") -> tuple[Invitation, str]:
+    """A new invitation from ``actor`` (staff, or the owner of every KB in ``grants``) and its token (only now known)."""
+    limit = settings.ZHIKU_INVITATION_MAX_DAYS
+    days = settings.ZHIKU_INVITATION_DAYS if days is None else days
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= limit:
+        raise fail("invalid_invitation", "days", limit=limit, on_field="expires_in_days")
+    if not actor.is_staff and not grants:
+        raise fail("invitation_not_allowed")
+    _check_grants(actor=actor, grants=grants)
+    token = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        invitation = Invitation.objects.create(
+            digest=token_digest(token), email=email_check(email), note=note.strip()[:200], created_by=actor,
+            expires_at=timezone.now() + timedelta(days=days))
+        InvitationGrant.objects.bulk_create(InvitationGrant(invitation=invitation, kb=g.kb, role=g.role) for g in grants)
+    return invitation, token
+
+
+def invitation_send(*, invitation: Invitation, url: str) -> None:
+    """E-mail the link to the invitation's address (409 ``email_not_configured`` where the site sends no e-mail)."""
+    if not invitation.email:
+        raise fail("email_not_configured", "no_address")
+    mail_send(to=invitation.email, template="accounts/mail/invitation", context={
+        "invitation": invitation, "url": url, "inviter": invitation.created_by,
+        "kbs": [g.kb.name for g in invitation.grants.select_related("kb")]})
+
+
+def _usable(invitation: Invitation | None) -> Invitation:
+    if invitation is None:
+        raise fail("invitation_not_found")
+    if invitation.revoked_at is not None:
+        raise fail("invitation_revoked")
+    if invitation.accepted_at is not None:
+        raise fail("invitation_used")
+    if invitation.expires_at <= timezone.now():
+        raise fail("invitation_expired")
+    return invitation
+
+
+def invitation_for_token(token: str) -> Invitation:
+    """The invitation a link's token opens, if it can still be accepted (404 / 410 with why not)."""
+    if not token or len(token) > 100:
+        raise fail("invitation_not_found")
+    return _usable(Invitation.objects.filter(digest=token_digest(token)).select_related("created_by").first())
+
+
+def invitation_accept(*, token: str, user) -> Invitation:
+    """``user`` (signed in, active) accepts: the roles are theirs and the link is spent, in one transaction."""
+    with transaction.atomic():
+        locked = Invitation.objects.select_for_update().filter(digest=token_digest(token)).first()
+        invitation = _usable(locked)
+        for grant in invitation.grants.select_related("kb"):
+            membership_set(kb=grant.kb, role=grant.role, user=user)
+        invitation.accepted_at, invitation.accepted_by = timezone.now(), user
+        invitation.save(update_fields=["accepted_at", "accepted_by"])
+    return invitation
+
+
+def invitation_accept_new(*, token: str, username: str, password: str, email: str = ""):
+    """A new account made through the link, which it then accepts; nothing is created if the link cannot be used."""
+    with transaction.atomic():
+        invitation = _usable(Invitation.objects.select_for_update().filter(digest=token_digest(token)).first())
+        user = user_create(username=username, password=password, email=email or invitation.email)
+        invitation_accept(token=token, user=user)
+    return user
+
+
+def invitation_revoke(*, invitation: Invitation) -> Invitation:
+    """Withdraw a link not yet accepted (an accepted one stays as it was: 410 ``invitation_used``)."""
+    with transaction.atomic():
+        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        if invitation.accepted_at is not None:
+            raise fail("invitation_used")
+        if invitation.revoked_at is None:
+            invitation.revoked_at = timezone.now()
+            invitation.save(update_fields=["revoked_at"])
+    return invitation
+
+
+def invitations_visible(*, user) -> QuerySet[Invitation]:
+    """Every invitation for staff; one's own for anyone else."""
+    qs = Invitation.objects.select_related("created_by", "accepted_by").prefetch_related("grants__kb")
+    return qs if user.is_staff else qs.filter(created_by=user)
+
+
+def invitation_state(invitation: Invitation) -> str:
+    """pending, accepted, revoked or expired."""
+    if invitation.revoked_at is not None:
+        return "revoked"
+    if invitation.accepted_at is not None:
+        return "accepted"
+    return "expired" if invitation.expires_at <= timezone.now() else "pending"
