@@ -45,6 +45,18 @@ class Action(models.TextChoices):
     USER_CREATE = "user.create", _("Account created")
     USER_UPDATE = "user.update", _("Account flags changed")
     USER_DELETE = "user.delete", _("Account deleted")
+    USER_PASSWORD_SET = "user.password_set", _("Password set by an administrator")
+    USER_RESET_LINK = "user.reset_link", _("Password reset link issued")
+    GROUP_MANAGER_ADD = "group.manager_add", _("Group manager added")
+    GROUP_MANAGER_REMOVE = "group.manager_remove", _("Group manager removed")
+    INVITATION_CREATE = "invitation.create", _("Invitation created")
+    INVITATION_ACCEPT = "invitation.accept", _("Invitation accepted")
+    INVITATION_REVOKE = "invitation.revoke", _("Invitation revoked")
+    SOURCE_CREATE = "source.create", _("Source added")
+    SOURCE_UPDATE = "source.update", _("Source changed")
+    SOURCE_DELETE = "source.delete", _("Source removed")
+    SOURCE_RUN = "source.run", _("Source run started")
+    SOURCE_RUN_CANCEL = "source.run_cancel", _("Source run cancelled")
     AUDIT_PURGE = "audit.purge", _("Old audit entries purged")
 
 

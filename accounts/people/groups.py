@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from accounts.models import GroupManager, SsoGroup
+from audit import Action, record
 from knowledge.errors import fail
 
 
@@ -79,9 +80,14 @@ def group_member_remove(*, group: Group, user) -> None:
 
 
 def group_manager_add(*, group: Group, user) -> GroupManager:
-    manager, _ = GroupManager.objects.get_or_create(group=group, user=user)
+    with transaction.atomic():
+        manager, created = GroupManager.objects.get_or_create(group=group, user=user)
+        if created:
+            record(Action.GROUP_MANAGER_ADD, obj=group, changes={"manager": [None, user.get_username()]})
     return manager
 
 
 def group_manager_remove(*, group: Group, user) -> None:
-    GroupManager.objects.filter(group=group, user=user).delete()
+    with transaction.atomic():
+        if GroupManager.objects.filter(group=group, user=user).delete()[0]:
+            record(Action.GROUP_MANAGER_REMOVE, obj=group, changes={"manager": [user.get_username(), None]})

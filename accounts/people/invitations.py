@@ -21,6 +21,7 @@ from accounts.models import Invitation, InvitationGrant
 from accounts.people.mail import mail_send
 from accounts.people.users import email_check, user_create
 from knowledge.access import has_role
+from audit import Action, record
 from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Role
 from knowledge.services.kbs import membership_set
@@ -64,6 +65,10 @@ def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int 
             digest=token_digest(token), email=email_check(email), note=note.strip()[:200], created_by=actor,
             expires_at=timezone.now() + timedelta(days=days))
         InvitationGrant.objects.bulk_create(InvitationGrant(invitation=invitation, kb=g.kb, role=g.role) for g in grants)
+        for grant in grants or [None]:  # one entry per KB, so each owner's log shows the invitations to it
+            record(Action.INVITATION_CREATE, actor=actor, obj=invitation, kb=grant.kb if grant else None, changes={
+                "email": [None, invitation.email], "role": [None, grant.role if grant else None],
+                "expires_at": [None, invitation.expires_at.isoformat()]})
     return invitation, token
 
 
@@ -104,6 +109,8 @@ def invitation_accept(*, token: str, user) -> Invitation:
             membership_set(kb=grant.kb, role=grant.role, user=user)
         invitation.accepted_at, invitation.accepted_by = timezone.now(), user
         invitation.save(update_fields=["accepted_at", "accepted_by"])
+        for grant in invitation.grants.select_related("kb"):
+            record(Action.INVITATION_ACCEPT, actor=user, obj=invitation, kb=grant.kb, changes={"role": [None, grant.role]})
     return invitation
 
 
@@ -125,6 +132,8 @@ def invitation_revoke(*, invitation: Invitation) -> Invitation:
         if invitation.revoked_at is None:
             invitation.revoked_at = timezone.now()
             invitation.save(update_fields=["revoked_at"])
+            for grant in invitation.grants.select_related("kb") or [None]:
+                record(Action.INVITATION_REVOKE, obj=invitation, kb=grant.kb if grant else None)
     return invitation
 
 

@@ -16,6 +16,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.people.mail import mail_send
+from audit import Action, record
 from knowledge.errors import fail
 
 User = get_user_model()
@@ -99,7 +100,9 @@ def user_set_password(*, actor, user, password: str):
     _guard(actor=actor, user=user, is_active=None, is_staff=None)
     password_check(password, user=user)
     user.set_password(password)
-    user.save(update_fields=["password"])
+    with transaction.atomic():
+        user.save(update_fields=["password"])
+        record(Action.USER_PASSWORD_SET, actor=actor, obj=user)
     return user
 
 
@@ -114,4 +117,5 @@ def user_reset_link(*, actor, user, base_url: str, send: bool = False) -> str:
         if not user.email:
             raise fail("email_not_configured", "no_address")
         mail_send(to=user.email, template="accounts/mail/reset", context={"user": user, "url": url})
+    record(Action.USER_RESET_LINK, actor=actor, obj=user, changes={"sent": [None, send]})
     return url

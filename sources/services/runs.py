@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit import Action, record
 from knowledge.errors import fail
 from sources.models import ACTIVE_STATUSES, RunStatus, Source, SourceRun, Trigger
 from sources.run import enqueue_run
@@ -13,8 +14,11 @@ def run_create(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> S
     """A queued run of ``source``; 409 ``source_run_active`` when one is queued or running (the database says so)."""
     try:
         with transaction.atomic():
-            return SourceRun.objects.create(source=source, trigger=trigger,
-                                            requested_by=user if (user is not None and user.is_authenticated) else None)
+            run = SourceRun.objects.create(source=source, trigger=trigger,
+                                           requested_by=user if (user is not None and user.is_authenticated) else None)
+            if trigger != Trigger.SCHEDULE:  # scheduled runs are the platform's own, and their history is the runs list
+                record(Action.SOURCE_RUN, obj=source, changes={"trigger": [None, trigger], "run": [None, run.pk]})
+            return run
     except IntegrityError:
         raise fail("source_run_active") from None
 
@@ -39,4 +43,5 @@ def run_cancel(*, run: SourceRun) -> SourceRun:
             current.status, current.finished_at = RunStatus.CANCELLED, timezone.now()
         current.cancel_requested = True
         current.save(update_fields=["status", "finished_at", "cancel_requested"])
+        record(Action.SOURCE_RUN_CANCEL, obj=current.source, changes={"run": [None, current.pk]})
     return current

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from django.db import IntegrityError, transaction
 
+from audit import Action, diff, record, snapshot
 from knowledge.errors import ApplicationError, fail
 from knowledge.models import Document, KnowledgeBase
 from knowledge.services.documents import document_delete
@@ -102,13 +103,21 @@ def source_create(*, kb: KnowledgeBase, user, kind: Any, name: Any, settings: An
                     created_by=user if (user is not None and user.is_authenticated) else None)
     _store_credentials(source, _clean_credentials(cls, credentials or {}))
     source.next_run_at = next_run_at(source)
-    return _save(source)
+    with transaction.atomic():
+        _save(source)
+        record(Action.SOURCE_CREATE, obj=source, changes=diff({}, {**snapshot(source, _AUDITED), "kind": source.kind}))
+    return source
+
+
+# What a source's audit entries compare (credentials appear only as a changed name list, masked by audit.record).
+_AUDITED = ("name", "settings", "schedule", "cron", "paused")
 
 
 def source_update(*, source: Source, name: Any = _UNSET, settings: Any = _UNSET, credentials: Any = _UNSET,
                   schedule: Any = _UNSET, cron: Any = _UNSET, paused: Any = _UNSET) -> Source:
     """Change what is given. ``credentials`` merges: a name given a value replaces it, a name given "" removes it."""
     cls = kind_class(source.kind)
+    before = snapshot(source, _AUDITED)
     if name is not _UNSET:
         source.name = _clean_name(name)
     if settings is not _UNSET:
@@ -125,13 +134,21 @@ def source_update(*, source: Source, name: Any = _UNSET, settings: Any = _UNSET,
             raise fail("source_invalid", "paused", on_field="paused")
         source.paused = paused
     source.next_run_at = next_run_at(source)
-    return _save(source)
+    with transaction.atomic():
+        _save(source)
+        changes = diff(before, snapshot(source, _AUDITED))
+        if credentials is not _UNSET and credentials:
+            changes["credentials"] = [None, sorted(credentials)]  # which were set, never their values
+        if changes:
+            record(Action.SOURCE_UPDATE, obj=source, changes=changes)
+    return source
 
 
 def source_delete(*, source: Source, keep_documents: bool = False) -> None:
     """Remove the source and its history; its documents too unless ``keep_documents`` (then they stay as uploads)."""
     names = list(source.items.values_list("name", flat=True))
     kb_id = source.kb_id
+    record(Action.SOURCE_DELETE, obj=source, changes={"keep_documents": [None, keep_documents]})
     source.delete()
     if keep_documents:
         return
