@@ -178,6 +178,15 @@ OVERFLOW = """
 """
 
 
+# The element reaching furthest right outside a scrolling box, for the message of a page wider than the phone.
+WIDEST = """let best = null, right = 0;
+const scrolls = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
+  if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+for (const el of document.querySelectorAll('body *')) { const r = el.getBoundingClientRect().right;
+  if (r > right && !scrolls(el)) { right = r; best = el; } }
+return best ? [best.tagName, best.id, best.className, Math.round(right)] : null;"""
+
+
 def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     """At 390 px: no page scrolls sideways, the header wraps, wide tables scroll inside their own box."""
     import os
@@ -202,7 +211,7 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     for path, ready in pages.items():
         browser.get(server + path)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
-        assert browser.execute_script("return window.innerWidth") == 390
+        assert browser.execute_script("return window.innerWidth") == 390, (path, browser.execute_script(WIDEST))
         found = browser.execute_script(OVERFLOW)
         assert found["scroll"] <= found["client"] and not found["wide"], (path, found)
         header = browser.find_element(By.CSS_SELECTOR, ".site-header")
