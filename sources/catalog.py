@@ -42,9 +42,13 @@ def load_kinds() -> None:
             logger.warning("source kind module %s cannot be imported; its kind is not offered", module, exc_info=True)
 
 
+# The console offers these first, most used first; a site's own kinds follow by name.
+_FIRST = ("web", "git", "s3", "feishu", "yuque")
+
+
 def kinds() -> list[KindInfo]:
-    """Every registered kind, by name."""
+    """Every registered kind: the platform's own in ``_FIRST`` order, then the rest by name."""
     load_kinds()
     return [KindInfo(kind=k, fields=tuple(getattr(cls, "fields", ()) or ()),
                      secret_fields=tuple(getattr(cls, "secret_fields", ()) or ()))
-            for k, cls in sorted(REGISTRY.items())]
+            for k, cls in sorted(REGISTRY.items(), key=lambda kv: (_FIRST.index(kv[0]) if kv[0] in _FIRST else len(_FIRST), kv[0]))]
