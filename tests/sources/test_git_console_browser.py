@@ -3,12 +3,10 @@ help translated, secrets as password boxes; a Git source added there runs agains
 to (file://, private addresses allowed for the server)."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, open_as, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
 from tests.sources.git_server import GitSource
 
 pytestmark = [
@@ -24,20 +22,6 @@ WORDS = {"zh-hans": {"url": "仓库地址", "token": "访问令牌（HTTPS）", 
                 "endpoint": "Endpoint URL", "secret": "Secret access key", "succeeded": "succeeded"}}
 
 
-@pytest.fixture
-def server(tmp_path):
-    with daphne(tmp_path / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="1") as url:
-        yield url
-
-
-def shot(browser, tmp_path, name: str) -> None:
-    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1280, min(height, 2400) + 100)
-    browser.save_screenshot(str(folder / name))
-    browser.set_window_size(1280, 900)
-
-
 def label(browser, for_id: str) -> str:
     from selenium.webdriver.common.by import By
 
@@ -45,7 +29,7 @@ def label(browser, for_id: str) -> str:
 
 
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
-def test_git_and_s3_forms_then_a_git_source_runs(server, browser, alice, kb, tmp_path, language):
+def test_git_and_s3_forms_then_a_git_source_runs(sources_console, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -57,11 +41,7 @@ def test_git_and_s3_forms_then_a_git_source_runs(server, browser, alice, kb, tmp
     repo.write("README.txt", "not under docs\n")
     repo.commit("first")
     words = WORDS[language]
-    browser.get(server + "/static/zhiku/console.css")
-    open_as(browser, server, alice, f"/kbs/{kb.pk}/")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-        browser.get(server + f"/kbs/{kb.pk}/")
+    open_kb_page(browser, sources_console, alice, kb, language)
 
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("s3")
     assert label(browser, "add-s3-bucket") == words["bucket"] + " *"
@@ -83,13 +63,7 @@ def test_git_and_s3_forms_then_a_git_source_runs(server, browser, alice, kb, tmp
     browser.find_element(By.ID, "source-add-submit").click()
     WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
 
-    run_button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=run]") if b.is_displayed())
-    run_button.click()
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
-    WebDriverWait(browser, 60).until(lambda d: words["succeeded"] in d.find_element(
-        By.CSS_SELECTOR, "#run-table .run-row").text)
-    assert [c.text for c in browser.find_element(By.CSS_SELECTOR, "#run-table .run-row")
-            .find_elements(By.CSS_SELECTOR, "td.num")] == ["2", "0", "0", "0", "0"]
+    assert run_and_count(browser, run_button(browser), words["succeeded"]) == ["2", "0", "0", "0", "0"]
     shot(browser, tmp_path, f"sources-git-source-{language}.png")
     names = set(Document.objects.filter(kb=kb, status=DocumentStatus.READY).values_list("source_name", flat=True))
     assert names == {"docs/退货.md", "docs/积分.md"}

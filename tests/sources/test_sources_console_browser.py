@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, open_as, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, selenium
+from tests.sources.console_flow import open_kb_page, shot
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -38,14 +37,6 @@ def source_server(tmp_path, sites):
         yield url
 
 
-def shot(browser, tmp_path, name: str) -> None:
-    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1280, min(height, 2400) + 100)
-    browser.save_screenshot(str(folder / name))
-    browser.set_window_size(1280, 900)
-
-
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, browser, alice, kb, tmp_path, language,
                                                             monkeypatch, sites):
@@ -56,13 +47,7 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
 
     monkeypatch.setenv("MEMTEST_SITES_DIR", str(sites))  # this process checks the settings too (the same module)
     words = WORDS[language]
-    browser.get(source_server + "/static/zhiku/console.css")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-    open_as(browser, source_server, alice, f"/kbs/{kb.pk}/")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-        browser.get(source_server + f"/kbs/{kb.pk}/")
+    open_kb_page(browser, source_server, alice, kb, language)
     section = browser.find_element(By.ID, "sources")
     assert section.find_element(By.TAG_NAME, "h2").text == words["sources"]
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("memtest")

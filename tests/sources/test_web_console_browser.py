@@ -2,12 +2,10 @@
 path patterns, delay), a run against a site on loopback, the run's counts and the pages listed as documents."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, open_as, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
 from tests.sources.web_fixtures import build_site
 from tests.sources.web_server import Site
 
@@ -29,22 +27,8 @@ def site():
         yield running
 
 
-@pytest.fixture
-def web_server(tmp_path):
-    with daphne(tmp_path / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="true") as url:
-        yield url
-
-
-def shot(browser, tmp_path, name: str) -> None:
-    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1280, min(height, 2400) + 100)
-    browser.save_screenshot(str(folder / name))
-    browser.set_window_size(1280, 900)
-
-
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
-def test_an_editor_connects_a_web_site(web_server, site, browser, alice, kb, tmp_path, language):
+def test_an_editor_connects_a_web_site(sources_console, site, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -52,13 +36,7 @@ def test_an_editor_connects_a_web_site(web_server, site, browser, alice, kb, tmp
     from sources.models import Source
 
     words = WORDS[language]
-    browser.get(web_server + "/static/zhiku/console.css")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-    open_as(browser, web_server, alice, f"/kbs/{kb.pk}/")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-        browser.get(web_server + f"/kbs/{kb.pk}/")
+    open_kb_page(browser, sources_console, alice, kb, language)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("web")
     browser.find_element(By.ID, "add-name").send_keys("产品文档站" if language == "zh-hans" else "Docs site")
     form = browser.find_element(By.ID, "sources")
@@ -75,14 +53,8 @@ def test_an_editor_connects_a_web_site(web_server, site, browser, alice, kb, tmp
     source = Source.objects.get(kb=kb)
     assert source.settings["exclude"] == ["/files/*", "/broken"] and source.settings["delay_s"] == 0
 
-    run_button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=run]") if b.is_displayed())
-    run_button.click()
-    WebDriverWait(browser, 90).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
-    row = WebDriverWait(browser, 90).until(
-        lambda d: words["succeeded"] in d.find_element(By.CSS_SELECTOR, "#run-table .run-row").text
-        and d.find_element(By.CSS_SELECTOR, "#run-table .run-row"))
     # /, /guide/install, /guide/config.html, /deep, /zh/policy, /old: six pages; no files, no broken page
-    assert [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")] == ["6", "0", "0", "0", "0"]
+    assert run_and_count(browser, run_button(browser), words["succeeded"], timeout=90) == ["6", "0", "0", "0", "0"]
     shot(browser, tmp_path, f"web-source-{language}.png")
     names = set(Document.objects.filter(kb=kb, status=DocumentStatus.READY).values_list("source_name", flat=True))
     assert f"127.0.0.1:{site.port}/zh/policy.md" in names and len(names) == 6

@@ -2,12 +2,10 @@
 (address, knowledge base, token), runs it against the Yuque OpenAPI server on loopback and reads the run's counts."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, open_as, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
 from tests.sources.yuque_server import YuqueServer
 
 pytestmark = [
@@ -29,33 +27,13 @@ def yuque():
         yield server
 
 
-@pytest.fixture
-def console(tmp_path):
-    with daphne(tmp_path / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="true") as url:
-        yield url
-
-
-def shot(browser, tmp_path, name: str) -> None:
-    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1280, min(height, 2400) + 100)
-    browser.save_screenshot(str(folder / name))
-    browser.set_window_size(1280, 900)
-
-
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
-def test_an_editor_adds_a_yuque_source_and_runs_it(console, yuque, browser, alice, kb, tmp_path, language):
+def test_an_editor_adds_a_yuque_source_and_runs_it(sources_console, yuque, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     words = WORDS[language]
-    browser.get(console + "/static/zhiku/console.css")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-    open_as(browser, console, alice, f"/kbs/{kb.pk}/")
-    if language == "en":
-        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
-        browser.get(console + f"/kbs/{kb.pk}/")
+    open_kb_page(browser, sources_console, alice, kb, language)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("yuque")
     form_text = browser.find_element(By.ID, "sources").text
     assert words["address"] in form_text and words["book"] in form_text
@@ -71,11 +49,5 @@ def test_an_editor_adds_a_yuque_source_and_runs_it(console, yuque, browser, alic
     WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
     assert yuque.token not in browser.page_source
 
-    run_button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=run]") if b.is_displayed())
-    run_button.click()
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
-    WebDriverWait(browser, 60).until(
-        lambda d: words["succeeded"] in d.find_element(By.CSS_SELECTOR, "#run-table .run-row").text)
-    row = browser.find_element(By.CSS_SELECTOR, "#run-table .run-row")
-    assert [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")] == ["2", "0", "0", "0", "0"]
+    assert run_and_count(browser, run_button(browser), words["succeeded"]) == ["2", "0", "0", "0", "0"]
     shot(browser, tmp_path, f"yuque-source-{language}.png")

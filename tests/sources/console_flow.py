@@ -1,0 +1,57 @@
+"""What the sources' browser tests share: a live server that may reach the loopback counterparts, screenshots,
+opening the KB page in a language, and running a source from its page until the run has finished."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser import daphne, open_as
+
+
+@pytest.fixture(scope="module")
+def sources_console(tmp_path_factory, django_db_setup):
+    """daphne on the test database, allowed to reach private addresses (the counterparts listen on loopback)."""
+    with daphne(tmp_path_factory.mktemp("sources-console") / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="true") as url:
+        yield url
+
+
+def shot(browser, tmp_path, name: str) -> None:
+    """A full-page screenshot in ZHIKU_SCREENSHOT_DIR (else the test's tmp_path)."""
+    folder = Path(os.environ.get("ZHIKU_SCREENSHOT_DIR") or tmp_path)
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1280, min(height, 2400) + 100)
+    browser.save_screenshot(str(folder / name))
+    browser.set_window_size(1280, 900)
+
+
+def open_kb_page(browser, url: str, user, kb, language: str) -> None:
+    """``user`` signed in on ``kb``'s page, in ``language`` (the cookie is set before and after signing in)."""
+    browser.get(url + "/static/zhiku/console.css")
+    if language == "en":
+        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    open_as(browser, url, user, f"/kbs/{kb.pk}/")
+    if language == "en":
+        browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+        browser.get(url + f"/kbs/{kb.pk}/")
+
+
+def run_button(browser):
+    from selenium.webdriver.common.by import By
+
+    return next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=run]") if b.is_displayed())
+
+
+def run_and_count(browser, button, succeeded: str, timeout: float = 60) -> list[str]:
+    """Click ``button`` (run now), wait for the newest run to read ``succeeded``; its added / updated / unchanged /
+    removed / failed counts."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    button.click()
+    WebDriverWait(browser, timeout).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
+    row = WebDriverWait(browser, timeout).until(
+        lambda d: succeeded in d.find_element(By.CSS_SELECTOR, "#run-table .run-row").text
+        and d.find_element(By.CSS_SELECTOR, "#run-table .run-row"))
+    return [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")]
