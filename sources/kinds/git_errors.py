@@ -1,17 +1,14 @@
 """The Git connector's error codes (sources/kinds/git.py), in the one registry (knowledge/errors.py).
 
-``source_auth_failed`` is shared by the kinds whose server can refuse credentials (Git, S3): it is registered
-here once, and the S3 codes module imports this one.
+``source_auth_failed`` is shared by every kind whose server can refuse credentials: it is registered once, with
+the other shared codes, in sources/kinds/service_errors.py.
 """
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import CODES, ValidationFailed, register
-
-if "source_auth_failed" not in CODES:   # another kind's codes module may have registered the shared code first
-    register("source_auth_failed", ValidationFailed,
-             _("The source refused the credentials (check the token or key and save them again): %(detail)s"))
+from knowledge.errors import ValidationFailed, register
+from sources.kinds import service_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
 
 register("git_repository_not_found", ValidationFailed,
          _("The Git repository was not found, or these credentials cannot see it: %(detail)s"))

@@ -1,13 +1,13 @@
 """The S3 connector's error codes (sources/kinds/s3.py), in the one registry (knowledge/errors.py).
 
-Refused keys are ``source_auth_failed``, the code the Git kind registers (sources/kinds/git_errors.py).
+Refused keys are ``source_auth_failed``, shared by the kinds (sources/kinds/service_errors.py).
 """
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-import sources.kinds.git_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
 from knowledge.errors import ValidationFailed, register
+from sources.kinds import service_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
 
 register("s3_bucket_not_found", ValidationFailed, _("The bucket does not exist at this endpoint: %(detail)s"))
 register("s3_access_denied", ValidationFailed,

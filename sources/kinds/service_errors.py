@@ -1,14 +1,13 @@
-"""Codes shared by the connectors that read a service's API (Feishu, Yuque; Git and S3 share the first).
+"""Codes shared by the connectors (Feishu, Yuque; Git and S3 share ``source_auth_failed``), registered here once.
 
-Each is registered only if no other kind's codes module registered it first (the order in which
-``sources/errors.py`` imports ``sources/kinds/*_errors.py`` is alphabetical, and tests may import one alone).
+Each kind's codes module imports this one, so the shared codes exist whichever kind is imported first.
 The Chinese is in ``sources/locale/zh_Hans/LC_MESSAGES/feishu.po.part``.
 """
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import CODES, ValidationFailed, register
+from knowledge.errors import ValidationFailed, register
 
 SERVICE_CODES = {
     "source_auth_failed": _("The source refused the credentials: check the token or key and save them again."),
@@ -21,5 +20,4 @@ SERVICE_CODES = {
 }
 
 for _code, _message in SERVICE_CODES.items():
-    if _code not in CODES:
-        register(_code, ValidationFailed, _message)
+    register(_code, ValidationFailed, _message)
