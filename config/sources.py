@@ -9,6 +9,14 @@ from config.env import env_bool, env_int
 # Feishu and Yuque. A source's URL is typed by a KB owner and fetched by the server, so private and loopback
 # addresses are refused (sources/kinds/netguard.py) unless ALLOW_PRIVATE is on (documents on the intranet).
 ZHIKU_SOURCES_ALLOW_PRIVATE = env_bool("ZHIKU_SOURCES_ALLOW_PRIVATE", False)
+# Loopback addresses the address check treats as public, so tests can stand a "public" site on 127.0.0.2 and
+# check that nothing reaches 127.0.0.1. Refused when ZHIKU_ENV=production (config/settings.py).
+ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES = tuple(
+    a.strip() for a in os.environ.get("ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES", "").split(",") if a.strip())
+if ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES and os.environ.get("ZHIKU_ENV", "local") == "production":
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES is for tests only: unset it when ZHIKU_ENV=production.")
 # Every TICK seconds each worker (and the web process in thread mode) starts the runs of due sources, once across
 # all of them (a row lock in PostgreSQL; docs/production.md), and fails runs whose heartbeat (written every
 # HEARTBEAT seconds) stopped for STALL seconds. 0: no scheduled runs in this process.

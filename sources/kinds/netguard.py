@@ -6,12 +6,24 @@ on the private network. Every connector calls :func:`check_url` (or :func:`check
 connects, and again for every redirect target. ``ZHIKU_SOURCES_ALLOW_PRIVATE`` turns the check off for
 installations whose documents live on the private network (and for the tests, whose servers are on
 loopback).
+
+Two ways around such a check are closed here. A URL is read by one parser for the check and by another for
+the connection: ``http://127.0.0.1:9901\\@attacker.example/`` is ``attacker.example`` to
+``urllib.parse.urlsplit`` and ``127.0.0.1`` to urllib3 (RFC 3986), so :func:`parse` refuses userinfo,
+backslashes and any URL the two parsers read differently. And a name is resolved once for the check and
+again for the connection (DNS rebinding), so :func:`target` returns the checked address and the web
+client connects to that address (sources/kinds/web_fetch.py ``PinnedAdapter``).
+``ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES`` lists loopback addresses the tests treat as public.
 """
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from django.conf import settings
 
@@ -22,36 +34,91 @@ def _private_allowed() -> bool:
     return bool(getattr(settings, "ZHIKU_SOURCES_ALLOW_PRIVATE", False))
 
 
+def _public_test_addresses() -> frozenset[str]:
+    return frozenset(getattr(settings, "ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES", ()) or ())
+
+
 def _refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if str(address) in _public_test_addresses():
+        return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
     return not address.is_global or address.is_multicast
 
 
-def check_host(host: str, port: int | None = None) -> None:
-    """Raise ``SourceError("source_address_refused")`` when ``host`` resolves to a non-public address."""
+@dataclass(frozen=True)
+class Target:
+    """One parse of a URL: what the check saw and what the connection must use."""
+
+    scheme: str
+    host: str            # lower-case, no brackets, no trailing dot
+    port: int            # the explicit port, or the scheme's default
+    address: str         # the resolved address that was checked: connect to this one
+
+    @property
+    def netloc(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = {"http": 80, "https": 443}.get(self.scheme)
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+def resolve(host: str, port: int | None = None) -> str:
+    """Resolve ``host`` once, check every address it has, and return the first: the one to connect to.
+
+    Raises ``SourceError("source_address_refused")`` when any address is not public (unless
+    ``ZHIKU_SOURCES_ALLOW_PRIVATE``), ``source_unreachable`` when the name does not resolve.
+    """
     if not host:
         raise SourceError("source_url_invalid", "the address has no host")
-    if _private_allowed():
-        return
     try:
         infos = socket.getaddrinfo(host, port or 443, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError) as exc:
         raise SourceError("source_unreachable", f"cannot resolve {host}: {exc}") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])
-        if _refused(address):
-            raise SourceError("source_address_refused",
-                              f"{host} resolves to {address}, a private address (set ZHIKU_SOURCES_ALLOW_PRIVATE to allow it)")
+    addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+    if not addresses:
+        raise SourceError("source_unreachable", f"cannot resolve {host}")
+    if not _private_allowed():
+        for address in addresses:
+            if _refused(address):
+                raise SourceError("source_address_refused",
+                                  f"{host} resolves to {address}, a private address "
+                                  "(set ZHIKU_SOURCES_ALLOW_PRIVATE to allow it)")
+    return str(addresses[0])
+
+
+def check_host(host: str, port: int | None = None) -> None:
+    """Raise ``SourceError("source_address_refused")`` when ``host`` resolves to a non-public address."""
+    resolve(host, port)
+
+
+def parse(url: str, schemes: tuple[str, ...] = ("http", "https")) -> tuple[str, str, int]:
+    """(scheme, host, port) of ``url``, refusing anything two URL parsers could read differently."""
+    if "\\" in url or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        raise SourceError("source_url_invalid", "the address contains a backslash, a space or a control character")
+    try:
+        strict = parse_url(url)
+        loose = urlsplit(url)
+        loose_port = loose.port
+    except (LocationParseError, ValueError):
+        raise SourceError("source_url_invalid", "the address cannot be read") from None
+    scheme = (strict.scheme or "").lower()
+    if scheme not in schemes or loose.scheme.lower() != scheme:
+        raise SourceError("source_url_invalid", f"the address must start with {' or '.join(s + '://' for s in schemes)}")
+    if strict.auth or "@" in loose.netloc:
+        raise SourceError("source_url_invalid", "the address must not contain a user name or password")
+    host = (strict.host or "").strip("[]").lower().rstrip(".")
+    if not host or host != (loose.hostname or "").lower().rstrip(".") or strict.port != loose_port:
+        raise SourceError("source_url_invalid", "the address's host cannot be read unambiguously")
+    port = strict.port or {"http": 80, "https": 443}.get(scheme, 443)
+    return scheme, host, port
+
+
+def target(url: str, schemes: tuple[str, ...] = ("http", "https")) -> Target:
+    """Parse ``url`` once, resolve its host once and check it: the :class:`Target` to connect to."""
+    scheme, host, port = parse(url, schemes)
+    return Target(scheme, host, port, resolve(host, port))
 
 
 def check_url(url: str, schemes: tuple[str, ...] = ("http", "https")) -> None:
     """Check the scheme and the host of ``url``."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in schemes:
-        raise SourceError("source_url_invalid", f"the address must start with {' or '.join(s + '://' for s in schemes)}")
-    try:
-        port = parts.port
-    except ValueError:
-        raise SourceError("source_url_invalid", "the address has an invalid port") from None
-    check_host(parts.hostname or "", port)
+    target(url, schemes)

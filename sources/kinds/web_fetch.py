@@ -7,6 +7,12 @@ deadline. Redirects are followed here, not by ``requests``, so that every target
 :func:`sources.kinds.netguard.check_url` (no hop may reach a private address) and with the caller's
 ``allowed`` rule (the same site), in that order, before it is requested; at most :data:`MAX_REDIRECTS` hops.
 
+One parse, one resolution: :func:`sources.kinds.netguard.target` parses each URL (refusing any that two parsers
+read differently) and resolves its host once; :class:`PinnedAdapter` then connects to that checked address —
+never resolving the name again, so a name that answers a public address for the check and a private one for
+the connection (DNS rebinding) reaches nothing — while TLS is still verified against the name and the
+``Host`` header carries it. A request whose host was not checked is refused, not sent.
+
 Conditional requests (RFC 9110 §13.1): ``If-None-Match`` with the stored ETag and ``If-Modified-Since`` with
 the stored Last-Modified; a ``304 Not Modified`` answer comes back as ``status == 304`` with no body.
 """
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from sources.kinds import netguard
 from sources.kinds.base import SourceError
@@ -70,6 +77,31 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
+class PinnedAdapter(HTTPAdapter):
+    """An adapter that connects only to addresses :func:`netguard.target` checked: ``pins`` maps
+    (scheme, host, port) to the address; a host with no pin is refused (``requests.exceptions.InvalidURL``)."""
+
+    def __init__(self) -> None:
+        self.pins: dict[tuple[str, str, int], str] = {}
+        super().__init__(max_retries=0)
+
+    def pin(self, checked: netguard.Target) -> None:
+        self.pins[(checked.scheme, checked.host, checked.port)] = checked.address
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        scheme = host_params["scheme"]
+        name = (host_params["host"] or "").strip("[]").lower().rstrip(".")
+        port = host_params["port"] or {"http": 80, "https": 443}.get(scheme, 443)
+        address = self.pins.get((scheme, name, port))
+        if address is None:
+            raise requests.exceptions.InvalidURL(f"{name} was not checked (sources/kinds/netguard.py)")
+        host_params = {**host_params, "host": address, "port": port}
+        if scheme == "https":               # the certificate must still name the host, not the address
+            pool_kwargs = {**pool_kwargs, "server_hostname": name, "assert_hostname": name}
+        return host_params, pool_kwargs
+
+
 class Fetcher:
     """A ``requests`` session with the platform's User-Agent, caps and timeouts.
 
@@ -85,6 +117,9 @@ class Fetcher:
         self.session = requests.Session()
         self.session.headers.update({"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"})
         self.session.trust_env = False          # no proxies or .netrc from the server's environment
+        self.adapter = PinnedAdapter()
+        self.session.mount("http://", self.adapter)
+        self.session.mount("https://", self.adapter)
         self.timeout_s = timeout_s
         self.authorization = authorization
         self.auth_origins = auth_origins
@@ -99,18 +134,19 @@ class Fetcher:
         current = url
         for hop in range(MAX_REDIRECTS + 1):
             try:
-                netguard.check_url(current)
+                checked = netguard.target(current)
             except SourceError as exc:
                 raise FetchError(exc.code, exc.message, current) from None
             if hop and allowed is not None and not allowed(current):
                 raise FetchError("web_off_site", text("web_off_site", url=url, target=current), url)
-            headers = {"Accept": accept}
+            self.adapter.pin(checked)
+            headers = {"Accept": accept, "Host": checked.netloc}
             etag, modified = validators(current) if validators else ("", "")
             if etag:
                 headers["If-None-Match"] = etag
             if modified:
                 headers["If-Modified-Since"] = modified
-            if self.authorization and origin(current) in self.auth_origins:
+            if self.authorization and f"{checked.scheme}://{checked.netloc}" in self.auth_origins:
                 headers["Authorization"] = self.authorization
             response = self._request(current, headers)
             if response.is_redirect and response.headers.get("Location"):
