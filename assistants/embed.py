@@ -113,6 +113,11 @@ def embed_chat(request: HttpRequest, assistant_id: int) -> HttpResponse:
     if not origin_allowed(assistant, parent):
         response = render(request, "assistants/visitor_refused.html",
                           {"text": message("origin_not_allowed", origin=parent or "-")}, status=403)
+        # The refusal itself may be shown in any frame: it holds nothing but the sentence, and an unlisted
+        # site's bubble then says why it does not work instead of showing a blank, blocked frame.
+        response._csp_replace = {"frame-ancestors": ["*"]}
+        response["Cache-Control"] = "no-store"
+        return response
     else:
         ticket = ticket_issue(assistant_id=assistant.pk, visitor=visitor_new(), origin=parent)
         context = page_context(assistant, base=f"/embed/{assistant.pk}/", ticket=ticket, embedded=True)
@@ -129,7 +134,12 @@ def _resolve(request: HttpRequest, assistant_id: int):
         assistant = embed_get(assistant_id)
     except ApplicationError as exc:
         return None, "", exception_response(exc)
-    origin = origin_of(request.headers.get("Origin", "")) or origin_of(request.headers.get("Referer", ""))
+    sent = request.headers.get("Origin")
+    if sent is not None and not origin_of(sent):
+        # "Origin: null" (a sandboxed frame, a data: or file: page) or junk is an origin that is not listed,
+        # not an absent one (RFC 6454 §7.3).
+        return None, "", error_response("origin_not_allowed", origin=sent[:100] or "-")
+    origin = origin_of(sent or "") or origin_of(request.headers.get("Referer", ""))
     if origin and origin != own_origin(request) and not origin_allowed(assistant, origin):
         return None, "", error_response("origin_not_allowed", origin=origin)
     ticket = ticket_read(request.headers.get(TICKET_HEADER, ""), assistant_id=assistant.pk)

@@ -116,17 +116,17 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         browser.switch_to.default_content()
         browser.save_screenshot("/tmp/embed-ok.png")
 
-        # The same page from an origin not listed: the frame does not render the chat, the stream cannot be called.
+        # The same page from an origin not listed: the frame shows why, not the chat; the stream cannot be called.
         refused = f"http://127.0.0.1:{port}"
         browser.get(refused + "/index.html")
         WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble")).click()
         frame = browser.find_element(By.CSS_SELECTOR, "iframe.zhiku-chat-frame")
         browser.switch_to.frame(frame)
-        # Until the frame has loaded whatever it will show (Chromium's error page, for a frame it refuses to render).
         WebDriverWait(browser, 20).until(lambda d: d.execute_script(
             "return document.readyState === 'complete' && location.href !== 'about:blank'"))
         shown = browser.execute_script("return location.href")
-        assert not shown.startswith(server), shown
+        assert shown.startswith(server), shown           # the server's refusal, not Chromium's blocked-frame page
+        assert "不允许嵌入此应用" in browser.find_element(By.TAG_NAME, "body").text
         assert browser.find_elements(By.ID, "vc-question") == [] and browser.find_elements(By.ID, "vc-config") == []
         browser.switch_to.default_content()
         browser.save_screenshot("/tmp/embed-refused.png")
