@@ -27,6 +27,7 @@ from pydantic import Field
 from assistants.mcp_tools import Caller, answer_payload, ask_start, kbs_listing, knowledge_search
 from chat.services import in_thread, turn_stream
 from knowledge.errors import ApplicationError, message
+from knowledge.safejson import check_characters
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ async def _run(work, **arguments: Any) -> CallToolResult:
         if caller is None:  # a transport that set no caller: nothing may be read
             return _error("key_missing", message("key_missing"))
         try:
+            check_characters(arguments)       # one input rule on every entry: 400 invalid_characters elsewhere
             return _result(await work(caller, **arguments))
         except ApplicationError as exc:
             return _error(exc.code, str(exc.message), exc.extra)

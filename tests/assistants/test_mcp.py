@@ -138,6 +138,11 @@ def test_metadata_filters_and_bad_arguments(live, alice, docs_kb):
     assert error and many["error"]["code"] == "too_many_kbs"
     error, typed = call(live, key, "search_knowledge", query="价格", top_k="many")  # not an integer: the SDK's check
     assert error and typed is None
+    # A NUL cannot reach PostgreSQL: the same code as REST, /v1 and /dify, in the query or a metadata key.
+    for arguments in ({"query": "价\u0000格"}, {"query": "价格", "metadata": {"te\u0000am": "ops"}},
+                      {"query": "价格", "metadata": {"team": "o\u0000ps"}}):
+        error, nul = call(live, key, "search_knowledge", **arguments)
+        assert error and nul["error"]["code"] == "invalid_characters", arguments
 
 
 @LIVE
@@ -154,6 +159,8 @@ def test_an_assistant_key_reaches_its_assistants_kbs_asks_and_loses_a_kb_its_own
     _, found = call(live, key, "search_knowledge", query="差旅报销多久内提交", kb_ids=[shared.pk])
     assert "30 天" in found["results"][0]["text"]
 
+    error, nul = call(live, key, "ask_assistant", question="知库专业版的\u0000价格")
+    assert error and nul["error"]["code"] == "invalid_characters"
     error, answer = call(live, key, "ask_assistant", question="知库专业版的价格是多少？")
     assert not error and "9800" in answer["answer"] and answer["verdict"] in ("answered", "uncertain")
     cited = answer["citations"][0]
