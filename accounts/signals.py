@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.hashers import get_hasher, identify_hasher
-from django.db.models.signals import post_save, pre_save
+from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
 from accounts.tokens import tokens_revoke_all
@@ -55,3 +55,25 @@ def revoke_tokens(sender, instance, raw=False, **kwargs) -> None:
     if getattr(instance, "_revoke_tokens", False):
         instance._revoke_tokens = False
         tokens_revoke_all(user=instance)
+
+
+# --- invitations follow their maker's rights (accounts/people/invitations.py) ------------------------------------
+
+def _membership_changed(instance) -> None:
+    from accounts.people.invitations import invitations_withdraw_lost
+
+    if instance.user_id is not None:
+        invitations_withdraw_lost(user=instance.user, kb=instance.kb)
+
+
+@receiver(post_save, sender="knowledge.Membership", dispatch_uid="accounts.invitations_role_changed")
+def _invitations_after_role_change(sender, instance, raw=False, **kwargs) -> None:
+    if not raw:
+        _membership_changed(instance)
+
+
+@receiver(post_delete, sender="knowledge.Membership", dispatch_uid="accounts.invitations_member_removed")
+def _invitations_after_removal(sender, instance, origin=None, **kwargs) -> None:
+    # Only a membership removed by itself: when its KB or its user is deleted, the grants go with them.
+    if origin is None or origin is instance or getattr(origin, "model", type(origin)) is type(instance):
+        _membership_changed(instance)

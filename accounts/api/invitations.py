@@ -34,7 +34,7 @@ def grants_from(roles: list[dict]) -> list[services.Grant]:
 class InvitationListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.InvitationOutput(many=True)}, summary="Invitations the caller made (staff: all)")
+    @extend_schema(responses={200: s.InvitationOutput(many=True)}, summary="Invitations the caller made or that grant roles on a KB the caller owns (staff: all)")
     def get(self, request):
         return self.paginated(services.invitations_visible(user=request.user), s.InvitationOutput)
 
@@ -58,7 +58,7 @@ class InvitationListView(PaginatedView):
 
 
 class InvitationDetailView(APIView):
-    @extend_schema(responses={200: s.InvitationOutput}, summary="One invitation (its maker, or staff)")
+    @extend_schema(responses={200: s.InvitationOutput}, summary="One invitation (its maker, an owner of a KB it grants, or staff)")
     def get(self, request, invitation_id: int):
         return Response(s.InvitationOutput(self._get(request, invitation_id)).data)
 

@@ -95,6 +95,8 @@ def invitation_page(request: HttpRequest, token: str) -> HttpResponse:
             login(request, user, backend=PASSWORD_BACKEND)
             return redirect("/")
     except ApplicationError as exc:
+        if exc.status_code == 410:       # spent, withdrawn or its maker's right gone between the page and the post
+            return render(request, "accounts/invitation_gone.html", {"message": exc.message}, status=410)
         field = next(iter(exc.extra.get("fields", {})), None)
         form.add_error(field if field in form.fields else None, exc.message)
     return render(request, "accounts/invitation.html", {

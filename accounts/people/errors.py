@@ -55,6 +55,8 @@ register("invitation_not_found", N, _("Invitation not found."))
 register("invitation_used", Gone, _("This invitation has already been used."))
 register("invitation_expired", Gone, _("This invitation has expired."))
 register("invitation_revoked", Gone, _("This invitation was withdrawn."))
+register("invitation_maker_lost", Gone,
+         _("Whoever made this invitation may no longer grant these roles; ask an owner of the knowledge base for a new one."))
 register("invalid_invitation", V, _("An invitation gives at most %(limit)s roles, each on a different knowledge base."),
          days=_("expires_in_days must be a whole number of days from 1 to %(limit)s."))
 register("invitation_not_allowed", P, _("You can invite people only to knowledge bases you own."))

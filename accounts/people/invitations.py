@@ -4,6 +4,12 @@ A link carries a random token (``secrets.token_urlsafe``, 256 bits); only its SH
 database never holds a usable link, and the token is shown once, to its maker. A link is used once: accepting
 locks the invitation's row, gives the roles (``knowledge.services.kbs.membership_set``) and marks it accepted in
 one transaction. An expired, revoked or accepted link answers 410 with its own code.
+
+An invitation carries its maker's authority, not a copy of it: at acceptance the maker must still be active
+and still allowed to grant every role in it (staff, or owner of each KB), else 410 ``invitation_maker_lost``.
+When a maker stops being an owner of a KB (removed, or given a lesser role), their pending invitations to it
+are withdrawn (:func:`invitations_withdraw_lost`, from ``accounts.signals``); every owner of a KB sees and can
+withdraw the KB's pending invitations (:func:`invitations_visible`).
 """
 from __future__ import annotations
 
@@ -14,13 +20,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Invitation, InvitationGrant
 from accounts.people.mail import mail_send
 from accounts.people.users import email_check, user_create
-from knowledge.access import has_role
+from knowledge.access import has_role, kbs_for_user
 from audit import Action, record
 from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Role
@@ -97,7 +103,19 @@ def invitation_for_token(token: str) -> Invitation:
     """The invitation a link's token opens, if it can still be accepted (404 / 410 with why not)."""
     if not token or len(token) > 100:
         raise fail("invitation_not_found")
-    return _usable(Invitation.objects.filter(digest=token_digest(token)).select_related("created_by").first())
+    invitation = _usable(Invitation.objects.filter(digest=token_digest(token)).select_related("created_by").first())
+    if not _maker_may_grant(invitation):
+        raise fail("invitation_maker_lost")
+    return invitation
+
+
+def _maker_may_grant(invitation: Invitation) -> bool:
+    maker = invitation.created_by
+    if maker is None or not maker.is_active:
+        return False
+    if maker.is_staff:
+        return True
+    return all(has_role(user=maker, kb=g.kb, min_role=Role.OWNER) for g in invitation.grants.select_related("kb"))
 
 
 def invitation_accept(*, token: str, user) -> Invitation:
@@ -105,6 +123,8 @@ def invitation_accept(*, token: str, user) -> Invitation:
     with transaction.atomic():
         locked = Invitation.objects.select_for_update().filter(digest=token_digest(token)).first()
         invitation = _usable(locked)
+        if not _maker_may_grant(invitation):
+            raise fail("invitation_maker_lost")
         for grant in invitation.grants.select_related("kb"):
             membership_set(kb=grant.kb, role=grant.role, user=user)
         invitation.accepted_at, invitation.accepted_by = timezone.now(), user
@@ -138,9 +158,26 @@ def invitation_revoke(*, invitation: Invitation) -> Invitation:
 
 
 def invitations_visible(*, user) -> QuerySet[Invitation]:
-    """Every invitation for staff; one's own for anyone else."""
+    """Every invitation for staff; for anyone else their own and those to a KB they own."""
     qs = Invitation.objects.select_related("created_by", "accepted_by").prefetch_related("grants__kb")
-    return qs if user.is_staff else qs.filter(created_by=user)
+    if user.is_staff:
+        return qs
+    owned = kbs_for_user(user=user, min_role=Role.OWNER).values("pk")
+    mine = Invitation.objects.filter(Q(created_by=user) | Q(grants__kb__in=owned)).values("pk")
+    return qs.filter(pk__in=mine)
+
+
+def invitations_withdraw_lost(*, user, kb: KnowledgeBase) -> int:
+    """Withdraw ``user``'s pending invitations to ``kb`` once they may no longer grant roles on it; how many."""
+    if user is None or (user.is_active and user.is_staff) or has_role(user=user, kb=kb, min_role=Role.OWNER):
+        return 0
+    pending = Invitation.objects.filter(created_by=user, grants__kb=kb, accepted_at__isnull=True,
+                                        revoked_at__isnull=True).distinct()
+    count = 0
+    for invitation in pending:
+        invitation_revoke(invitation=invitation)
+        count += 1
+    return count
 
 
 def invitation_state(invitation: Invitation) -> str:

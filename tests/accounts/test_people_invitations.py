@@ -111,3 +111,37 @@ def staff_client(make_user, client_for):
     user.is_staff = True
     user.save(update_fields=["is_staff"])
     return client_for(user)
+
+
+def _owner_invites_as_owner(client_for, alice, bob, kb):
+    Membership.objects.create(kb=kb, user=bob, role="owner")
+    r = client_for(bob).post("/api/people/invitations/", {"roles": [{"kb_id": kb.pk, "role": "owner"}]}, format="json")
+    assert r.status_code == 201, r.content
+    return r.json()
+
+
+def test_an_invitation_dies_with_its_makers_right_to_grant_it(client, client_for, alice, bob, kb):
+    data = _owner_invites_as_owner(client_for, alice, bob, kb)
+    # Alice, the other owner, sees Bob's invitation to her KB and could withdraw it.
+    seen = client_for(alice).get("/api/people/invitations/").json()["results"]
+    assert data["id"] in [i["id"] for i in seen]
+    # Bob is removed: his pending invitations to the KB are withdrawn with him.
+    assert client_for(alice).delete(f"/api/kbs/{kb.pk}/members/{Membership.objects.get(user=bob).pk}/").status_code in (204, 200)
+    assert Invitation.objects.get(pk=data["id"]).revoked_at is not None
+    r = client.post(f"/invite/{token_of(data)}/", {"username": "x2", "password": "long-pass-12", "password2": "long-pass-12"})
+    assert r.status_code == 410 and not get_user_model().objects.filter(username="x2").exists()
+
+
+def test_acceptance_checks_the_makers_right_even_when_nothing_withdrew_the_link(client, client_for, alice, bob, kb):
+    data = _owner_invites_as_owner(client_for, alice, bob, kb)
+    Membership.objects.filter(user=bob).update(role="viewer")       # a change no signal saw (a bulk update)
+    r = client.post(f"/invite/{token_of(data)}/", {"username": "x3", "password": "long-pass-12", "password2": "long-pass-12"})
+    assert r.status_code == 410 and "不能再授予".encode() in r.content
+    assert not get_user_model().objects.filter(username="x3").exists()
+    assert not Membership.objects.filter(kb=kb, role="owner").exclude(user=None).exclude(user=bob).exists()
+
+
+def test_another_owner_withdraws_an_invitation_to_their_kb(client_for, alice, bob, kb):
+    data = _owner_invites_as_owner(client_for, alice, bob, kb)
+    assert client_for(alice).delete(f"/api/people/invitations/{data['id']}/").status_code == 204
+    assert Invitation.objects.get(pk=data["id"]).revoked_at is not None
