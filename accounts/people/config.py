@@ -24,6 +24,9 @@ if not 1 <= ZHIKU_INVITATION_DAYS <= ZHIKU_INVITATION_MAX_DAYS:
 ZHIKU_PEOPLE_SEARCH_LIMIT = env_int("ZHIKU_PEOPLE_SEARCH_LIMIT", 10)
 if not 1 <= ZHIKU_PEOPLE_SEARCH_LIMIT <= 50:
     raise ImproperlyConfigured("ZHIKU_PEOPLE_SEARCH_LIMIT must be from 1 to 50.")
+# Searches a minute one non-staff person may make (DRF's throttle syntax, "N/min"): typing into the picker makes
+# a few; rebuilding a hidden address letter by letter takes hundreds. Staff are not limited.
+ZHIKU_PEOPLE_SEARCH_RATE = os.environ.get("ZHIKU_PEOPLE_SEARCH_RATE", "30/min").strip()
 
 # --- e-mail (Django's own settings) ------------------------------------------------------------------------
 _backend = os.environ.get("DJANGO_EMAIL_BACKEND", "").strip()

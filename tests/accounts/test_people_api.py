@@ -154,3 +154,33 @@ def test_a_nul_in_a_search_is_a_400(client_for, client, staff):
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_characters"
     client.force_login(staff)
     assert client.get("/people/?q=a%00").status_code == 200
+
+
+def test_the_picker_finds_people_not_addresses(client_for, alice, make_user, make_kb, staff):
+    hidden = make_user("h7")
+    hidden.email = "zhang.wei.secret@corp.example"
+    hidden.save()
+    make_kb(alice, "Alice KB")
+    owner = client_for(alice)
+    # A piece of the address finds no one for an owner (it did: 547 such queries rebuilt an address)...
+    for piece in ("zhang", "secret", "corp.example", "wei.se"):
+        assert owner.get(f"/api/people/search/?q={piece}").json()["users"] == [], piece
+    # ...the whole address does, masked; staff still search addresses.
+    found = owner.get("/api/people/search/?q=zhang.wei.secret@corp.example").json()["users"]
+    assert [u["id"] for u in found] == [hidden.pk] and found[0]["email"] == "z***@corp.example"
+    assert [u["id"] for u in client_for(staff).get("/api/people/search/?q=secret").json()["users"]] == [hidden.pk]
+
+
+def test_the_picker_is_rate_limited_for_everyone_but_staff(settings, client_for, alice, make_kb, staff):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.ZHIKU_PEOPLE_SEARCH_RATE = "5/min"
+    make_kb(alice, "Alice KB")
+    owner = client_for(alice)
+    answers = [owner.get(f"/api/people/search/?q=a{i}") for i in range(7)]
+    assert [r.status_code for r in answers[:5]] == [200] * 5
+    last = answers[-1]
+    assert last.status_code == 429 and last.json()["error"]["code"] == "throttled" and int(last["Retry-After"]) > 0
+    assert all(client_for(staff).get(f"/api/people/search/?q=s{i}").status_code == 200 for i in range(7))
+    cache.clear()
