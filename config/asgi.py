@@ -19,6 +19,7 @@ from assistants.mcp_http import MCPRoute  # noqa: E402
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
 from knowledge.warmup import warm_up_in_background  # noqa: E402
 from config.daphne_http import skip_form_parsing  # noqa: E402
+from config import body_limits  # noqa: E402
 from config.request_limits import RequestLimits  # noqa: E402
 from config.ws_routing import websocket_urlpatterns  # noqa: E402
 from config import ws_frames  # noqa: E402
@@ -26,6 +27,8 @@ from config.ws_origin import OriginCheck  # noqa: E402
 
 # Request bodies are read by Django alone, malformed forms answered in the API's error shape.
 skip_form_parsing()
+# A body over its route's limit is answered 413 as it arrives, before the rest is read (config/body_limits.py).
+body_limits.install()
 
 # URL and header limits first (414/431), then HTTP through Django, except /mcp/: the MCP server
 # (assistants/mcp_http.py, the official SDK's streamable HTTP behind an API key); for websockets the origin
