@@ -20,7 +20,9 @@ register("source_kind_unknown", ValidationFailed, _("Unknown kind of source: %(d
 register("source_settings_invalid", ValidationFailed, _("The source's settings are not valid: %(detail)s"))
 register("source_url_invalid", ValidationFailed, _("The source's address is not valid: %(detail)s"))
 register("source_address_refused", ValidationFailed,
-         _("The source's address is on a private network, which this server may not reach: %(detail)s"))
+         _("The source's address is on a private network, which this server may not reach: %(detail)s. "
+           "If the documents really live on the intranet, ask the administrator to set "
+           "ZHIKU_SOURCES_ALLOW_PRIVATE=true."))
 register("source_unreachable", ValidationFailed, _("The source could not be reached: %(detail)s"))
 
 # --- sources and their runs (sources/services, sources/run.py) -------------------------------------------------

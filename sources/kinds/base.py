@@ -123,6 +123,9 @@ class Connector(Protocol):
     secret_fields: ClassVar[tuple[str, ...]]
     # Optional (read with ``getattr(cls, "fields", ())``): the console's form for this kind's settings and secrets.
     fields: ClassVar[tuple[SettingField, ...]]
+    # Optional (read with ``getattr(cls, "check_address", None)``): a classmethod taking the cleaned settings that
+    # raises ``SourceError("source_address_refused" | "source_url_invalid")`` for an address the server will refuse
+    # (sources/kinds/netguard.py ``check_when_added``), so the owner hears it when adding, not at the first run.
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -87,6 +87,14 @@ class GitConnector:
                 "known_hosts": _known_hosts(settings),
                 "browse_url": fields.browse_base(settings, needs="{path}")}
 
+    @classmethod
+    def check_address(cls, settings: Mapping[str, Any]) -> None:
+        """When the source is added or changed: a private host is refused then (netguard.check_when_added)."""
+        remote = parse_remote(settings["url"], allow_private=fields.private_allowed())
+        if remote.scheme != "file":
+            host = f"[{remote.host}]" if ":" in remote.host else remote.host
+            netguard.check_when_added(f"https://{host}:{remote.port or 443}/")
+
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
         self.settings = self.clean_settings(settings)
         self.credentials = credentials

@@ -80,9 +80,7 @@ def resolve(host: str, port: int | None = None) -> str:
     if not _private_allowed():
         for address in addresses:
             if _refused(address):
-                raise SourceError("source_address_refused",
-                                  f"{host} resolves to {address}, a private address "
-                                  "(set ZHIKU_SOURCES_ALLOW_PRIVATE to allow it)")
+                raise SourceError("source_address_refused", f"{host} → {address}")
     return str(addresses[0])
 
 
@@ -122,3 +120,14 @@ def target(url: str, schemes: tuple[str, ...] = ("http", "https")) -> Target:
 def check_url(url: str, schemes: tuple[str, ...] = ("http", "https")) -> None:
     """Check the scheme and the host of ``url``."""
     target(url, schemes)
+
+
+def check_when_added(url: str, schemes: tuple[str, ...] = ("http", "https")) -> None:
+    """The check a source's address gets when it is added or changed: an ambiguous URL or a private address is
+    refused at once, so the owner hears it then and not at the first run. A name that does not resolve now is
+    let through (DNS may be down for a moment; each run checks again, and reports it)."""
+    try:
+        target(url, schemes)
+    except SourceError as exc:
+        if exc.code != "source_unreachable":
+            raise

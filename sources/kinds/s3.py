@@ -101,6 +101,12 @@ class S3Connector:
                 "addressing_style": style, "page_size": page_size, "extensions": fields.extensions(settings),
                 "browse_url": fields.browse_base(settings).rstrip("/")}
 
+    @classmethod
+    def check_address(cls, settings: Mapping[str, Any]) -> None:
+        """When the source is added or changed: a private endpoint is refused then (netguard.check_when_added)."""
+        if settings.get("endpoint_url"):
+            netguard.check_when_added(settings["endpoint_url"])
+
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
         self.settings = self.clean_settings(settings)
         self.credentials = credentials

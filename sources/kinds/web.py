@@ -95,6 +95,7 @@ def _start_url(raw: Mapping[str, Any]) -> str:
     clean = canonical(url)
     if clean is None or not url.strip().lower().startswith(("http://", "https://")):
         raise _invalid("url", "the address must start with http:// or https:// and name a host")
+    netguard.parse(url.strip())          # userinfo, backslashes, a host two parsers read differently: refused
     return clean
 
 
@@ -132,6 +133,11 @@ class WebConnector:
                 "max_depth": _integer(settings, "max_depth", 0, MAX_DEPTH_CAP),
                 "include": _patterns(settings, "include"), "exclude": _patterns(settings, "exclude"),
                 "delay_s": float(delay), "files": files}
+
+    @classmethod
+    def check_address(cls, settings: Mapping[str, Any]) -> None:
+        """When the source is added or changed: a private start address is refused then (netguard.check_when_added)."""
+        netguard.check_when_added(settings["url"])
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
         self.settings = self.clean_settings(settings)

@@ -43,7 +43,11 @@ def _clean_settings(cls: type, settings: Any) -> dict:
     if not isinstance(settings, Mapping):
         raise fail("source_invalid", "settings", on_field="settings")
     try:
-        return dict(cls.clean_settings(dict(settings)))
+        clean = dict(cls.clean_settings(dict(settings)))
+        check = getattr(cls, "check_address", None)   # an address the server will refuse: refused now, not at a run
+        if check is not None:
+            check(clean)
+        return clean
     except SourceError as exc:
         raise as_application_error(exc) from None
 

@@ -31,8 +31,9 @@ def public(settings):
 
 
 @pytest.fixture
-def secret():
-    with Site(host="127.0.0.1") as site:
+def secret(public):
+    # The public site's port on loopback: a connection to the loopback answer would reach this one.
+    with Site(host="127.0.0.1", port=public.port) as site:
         site.pages["/latest/meta-data/iam/"] = page("<p>SECRET-CREDENTIALS</p>")
         yield site
 

@@ -102,11 +102,11 @@ class _Server(ThreadingHTTPServer):
 class Site:
     """``with Site() as site: site.pages["/"] = page("<html>…")``; ``site.url("/a")`` is its address."""
 
-    def __init__(self, host: str = "127.0.0.1"):
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
         self.pages: dict[str, Resource] = {}
         self.log: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
-        self.server = _Server((host, 0), _Handler)
+        self.server = _Server((host, port), _Handler)
         self.server.site = self
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
