@@ -4,7 +4,9 @@ and bounded retries when the service says to slow down.
 Both services publish JSON APIs whose answers a hostile or broken server could make endless; the body is read in
 chunks and given up past ``max_bytes``, or once reading it has taken ``READ_FACTOR`` times the per-request timeout
 (a server dripping one byte at a time never trips a socket timeout). Redirects are not followed: neither API redirects its JSON endpoints, and a
-redirect could point the server at an address ``sources.kinds.netguard`` refused.
+redirect could point the server at an address ``sources.kinds.netguard`` refused. The service's address is
+resolved and checked once, when the client is made, and every request connects to that address
+(``sources.kinds.outbound``).
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from typing import Any
 import requests
 import urllib3
 
+from sources.kinds import netguard
 from sources.kinds.base import SourceError
+from sources.kinds.outbound import pinned_session
 
 _CHUNK = 64 * 1024
 MAX_RETRIES = 3          # per request, after the first try
@@ -50,8 +54,10 @@ class JsonClient:
 
     def __post_init__(self) -> None:
         self.base_url = self.base_url.rstrip("/")
-        self._session = requests.Session()
-        self._session.headers.update(self.headers)
+        self._session, adapter = pinned_session()
+        self._target = netguard.target(self.base_url)      # one resolution for the client's life: no rebinding
+        adapter.pin(self._target)
+        self._session.headers.update({**self.headers, "Host": self._target.netloc})
 
     def send(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
              body: Any = None, headers: Mapping[str, str] | None = None) -> Answer:

@@ -8,7 +8,7 @@ deadline. Redirects are followed here, not by ``requests``, so that every target
 ``allowed`` rule (the same site), in that order, before it is requested; at most :data:`MAX_REDIRECTS` hops.
 
 One parse, one resolution: :func:`sources.kinds.netguard.target` parses each URL (refusing any that two parsers
-read differently) and resolves its host once; :class:`PinnedAdapter` then connects to that checked address —
+read differently) and resolves its host once; :class:`sources.kinds.outbound.PinnedAdapter` then connects to that checked address —
 never resolving the name again, so a name that answers a public address for the check and a private one for
 the connection (DNS rebinding) reaches nothing — while TLS is still verified against the name and the
 ``Host`` header carries it. A request whose host was not checked is refused, not sent.
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from sources.kinds import netguard
+from sources.kinds.outbound import pinned_session
 from sources.kinds.base import SourceError
 from sources.kinds.web_errors import text
 
@@ -77,31 +77,6 @@ def origin(url: str) -> str:
     return f"{scheme}://{host}:{port}"
 
 
-class PinnedAdapter(HTTPAdapter):
-    """An adapter that connects only to addresses :func:`netguard.target` checked: ``pins`` maps
-    (scheme, host, port) to the address; a host with no pin is refused (``requests.exceptions.InvalidURL``)."""
-
-    def __init__(self) -> None:
-        self.pins: dict[tuple[str, str, int], str] = {}
-        super().__init__(max_retries=0)
-
-    def pin(self, checked: netguard.Target) -> None:
-        self.pins[(checked.scheme, checked.host, checked.port)] = checked.address
-
-    def build_connection_pool_key_attributes(self, request, verify, cert=None):
-        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
-        scheme = host_params["scheme"]
-        name = (host_params["host"] or "").strip("[]").lower().rstrip(".")
-        port = host_params["port"] or {"http": 80, "https": 443}.get(scheme, 443)
-        address = self.pins.get((scheme, name, port))
-        if address is None:
-            raise requests.exceptions.InvalidURL(f"{name} was not checked (sources/kinds/netguard.py)")
-        host_params = {**host_params, "host": address, "port": port}
-        if scheme == "https":               # the certificate must still name the host, not the address
-            pool_kwargs = {**pool_kwargs, "server_hostname": name, "assert_hostname": name}
-        return host_params, pool_kwargs
-
-
 class Fetcher:
     """A ``requests`` session with the platform's User-Agent, caps and timeouts.
 
@@ -114,12 +89,8 @@ class Fetcher:
                  auth_origins: frozenset[str] = frozenset(), interval_s: float = 0.0):
         self.interval_s = interval_s
         self._last = 0.0
-        self.session = requests.Session()
+        self.session, self.adapter = pinned_session()
         self.session.headers.update({"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"})
-        self.session.trust_env = False          # no proxies or .netrc from the server's environment
-        self.adapter = PinnedAdapter()
-        self.session.mount("http://", self.adapter)
-        self.session.mount("https://", self.adapter)
         self.timeout_s = timeout_s
         self.authorization = authorization
         self.auth_origins = auth_origins
