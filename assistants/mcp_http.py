@@ -72,6 +72,36 @@ async def _authenticated(scope) -> Caller:
     return Caller(key=key, row=row, language=translation.get_language())
 
 
+def json_rpc_errors(send):
+    """``send`` that turns the SDK's plain-text HTTP errors (a wrong Content-Type or Accept, a body it cannot
+    read) into JSON-RPC error objects with ``Content-Type: application/json``, the status kept."""
+    held: dict = {}
+
+    async def wrapped(message_: dict) -> None:
+        if message_["type"] == "http.response.start" and message_.get("status", 200) >= 400:
+            types = [v for k, v in message_.get("headers", []) if k.lower() == b"content-type"]
+            if not types or not types[0].lower().startswith(b"application/json"):
+                held["start"], held["body"] = message_, b""
+                return
+        if "start" in held and message_["type"] == "http.response.body":
+            held["body"] += message_.get("body", b"")
+            if message_.get("more_body"):
+                return
+            start = held.pop("start")
+            text = held.pop("body").decode("utf-8", "replace").strip() or message("bad_request")
+            code = -32700 if "parse" in text.lower() or "json" in text.lower() else -32600
+            data = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}},
+                              ensure_ascii=False).encode()
+            await send({**start, "headers": [
+                *[(k, v) for k, v in start.get("headers", []) if k.lower() not in (b"content-type", b"content-length")],
+                (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+            await send({"type": "http.response.body", "body": data})
+            return
+        await send(message_)
+
+    return wrapped
+
+
 async def serve(scope, receive, send) -> None:
     """One MCP request: refused before the SDK sees it, or handled by a stateless session manager of its own."""
     with translation.override(language_from_scope(scope)):
@@ -95,7 +125,7 @@ async def serve(scope, receive, send) -> None:
             app=server._lowlevel_server,  # noqa: SLF001 - MCPServer builds the same manager around it (streamable_http_app)
             stateless=True, json_response=True, max_request_body_size=MAX_BODY_BYTES)
         async with manager.run():
-            await manager.handle_request(scope, receive, send)
+            await manager.handle_request(scope, receive, json_rpc_errors(send))
     finally:
         CALLER.reset(token)
 

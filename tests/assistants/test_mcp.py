@@ -315,3 +315,17 @@ def test_ask_assistant_streams_a_models_answer_to_its_end_and_a_failing_model_is
         fake_llm.status = 500
         error, failed = call(url, key, "ask_assistant", question="专业版包含几个席位？")
         assert error and failed["error"]["code"] == "llm_failed"
+
+
+@LIVE
+def test_bad_bodies_get_json_rpc_errors_with_a_content_type(live, alice, docs_kb):
+    _, key = kb_key_create(user=alice, kb_id=docs_kb.pk)
+    headers = {"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"}
+    cases = [("text/plain", b"hello"), ("application/json", b"{not json"),
+             ("application/json", b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}, "x": "\\u0000"}')]
+    for content_type, body in cases:
+        r = requests.post(live + "/mcp/", data=body, timeout=30, headers={**headers, "Content-Type": content_type})
+        assert 400 <= r.status_code < 500 or r.status_code == 200
+        assert r.headers.get("Content-Type", "").startswith("application/json"), (content_type, r.status_code, r.text)
+        if r.status_code >= 400:
+            assert r.json()["error"]["code"] < 0 and r.json()["jsonrpc"] == "2.0"
