@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 
 from knowledge.errors import message
 from providers.models import ModelEndpoint
+from providers.outbound import pinned_http_client
 from providers.secrets import InvalidToken, secret_decrypt
 
 DETAIL_CHARS = 300
@@ -81,7 +82,8 @@ def endpoint_test(*, endpoint: ModelEndpoint, model: str = "") -> ProbeResult:
     started = time.perf_counter()
     listed: list[str] = []
     try:
-        with OpenAI(base_url=endpoint.base_url, api_key=key or "not-needed", timeout=seconds, max_retries=0) as client:
+        with OpenAI(base_url=endpoint.base_url, api_key=key or "not-needed", timeout=seconds, max_retries=0,
+                    http_client=pinned_http_client(seconds)) as client:
             if model:
                 client.chat.completions.create(model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1)
             else:

@@ -62,11 +62,11 @@ class Target:
         return host if self.port == default else f"{host}:{self.port}"
 
 
-def resolve(host: str, port: int | None = None) -> str:
+def resolve(host: str, port: int | None = None, *, private: bool | None = None) -> str:
     """Resolve ``host`` once, check every address it has, and return the first: the one to connect to.
 
-    Raises ``SourceError("source_address_refused")`` when any address is not public (unless
-    ``ZHIKU_SOURCES_ALLOW_PRIVATE``), ``source_unreachable`` when the name does not resolve.
+    Raises ``SourceError("source_address_refused")`` when any address is not public (unless ``private`` is
+    True; None: ``ZHIKU_SOURCES_ALLOW_PRIVATE``), ``source_unreachable`` when the name does not resolve.
     """
     if not host:
         raise SourceError("source_url_invalid", "the address has no host")
@@ -77,7 +77,7 @@ def resolve(host: str, port: int | None = None) -> str:
     addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
     if not addresses:
         raise SourceError("source_unreachable", f"cannot resolve {host}")
-    if not _private_allowed():
+    if not (_private_allowed() if private is None else private):
         for address in addresses:
             if _refused(address):
                 raise SourceError("source_address_refused", f"{host} → {address}")

@@ -176,3 +176,27 @@ def test_the_default_is_chosen_among_console_models_and_cleared_back_to_the_envi
     api.put("/api/models/default/", {"choice": "deepseek-chat"}, format="json")
     assert api.put("/api/models/default/", {"choice": ""}, format="json").json()["default"] == "env-model"
     assert not ModelEndpoint.objects.filter(is_default=True).exists()
+
+
+def test_the_connection_test_resolves_the_endpoints_name_once_and_connects_there(api, fake_llm, monkeypatch):
+    import socket
+    import sys
+
+    real = socket.getaddrinfo
+    lookups = []
+
+    def rebinding(host, port_, *args, **kwargs):
+        # The platform's one resolution (netguard) is answered the server's address; any other lookup (a client
+        # resolving the name again to connect) an address nothing listens on.
+        if host == "models.rebind.test":
+            ours = sys._getframe(1).f_globals.get("__name__") == "sources.kinds.netguard"
+            lookups.append("netguard" if ours else "other")
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1" if ours else "127.0.0.3", port_))]
+        return real(host, port_, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    base = fake_llm.url.replace("127.0.0.1", "models.rebind.test")
+    made = create(api, name="Rebind", kind="other", base_url=base, model_names=["fake-model"])
+    result = api.post(f"{BASE}{made['id']}/test/", {}, format="json").json()
+    assert result["ok"], result
+    assert lookups == ["netguard"]
