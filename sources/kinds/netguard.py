@@ -80,7 +80,7 @@ def resolve(host: str, port: int | None = None, *, private: bool | None = None) 
     if not (_private_allowed() if private is None else private):
         for address in addresses:
             if _refused(address):
-                raise SourceError("source_address_refused", f"{host} → {address}")
+                raise SourceError("source_address_refused", host if host == str(address) else f"{host} → {address}")
     return str(addresses[0])
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -29,7 +30,9 @@ def test_sign_in_with_a_directory_password_in_the_browser(tmp_path, browser):
         browser.find_element(By.NAME, "username").send_keys("zhang.san")
         browser.find_element(By.NAME, "password").send_keys("wrong")
         browser.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
-        assert "用户名或密码不正确" in browser.find_element(By.ID, "password-form").text
+        # The refusal is a new page: wait for it (reading the old form while it is replaced is a stale element).
+        WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: "用户名或密码不正确" in d.find_element(By.ID, "password-form").text)
 
         browser.find_element(By.NAME, "password").send_keys(PEOPLE["zhang.san"][2])
         browser.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
