@@ -66,7 +66,7 @@ test: venv
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	bash scripts/ensure_libreoffice.sh
 	bash scripts/ensure_ldap.sh
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 bench-ingest: migrate
 	$(BIN)/python manage.py bench_ingest --corpus ../shared/bench/drcd/dev/corpus.jsonl
