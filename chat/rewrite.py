@@ -66,7 +66,22 @@ def _tagged(text: str) -> list:
     servers load it in the background at start (knowledge/warmup.py)."""
     import jieba.posseg
 
-    return jieba.posseg.lcut(text)
+    words = jieba.posseg.lcut(text)
+    if not MODEL_RE.search(text):
+        return words
+    # A model number is one word (jieba cuts 「XK-500」 into XK / - / 500, and the dash would end a subject).
+    merged: list = []
+    spans = [(m.start(), m.end()) for m in MODEL_RE.finditer(text)]
+    pos = 0
+    for w in words:
+        start, end = pos, pos + len(w.word)
+        pos = end
+        span = next(((a, b) for a, b in spans if a <= start < b), None)
+        if span is None:
+            merged.append(w)
+        elif start == span[0]:
+            merged.append(jieba.posseg.pair(text[span[0]:span[1]], "eng"))
+    return merged
 
 # Words that point back to something said before (jieba cuts 应该 and 其他
 # whole, so 该 and 其 only match when they stand alone).
@@ -96,7 +111,7 @@ HOW_CHARS = 6
 _PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 _PUNCT_END_RE = re.compile(r"[\s\W_]+$", re.UNICODE)
 # What opens a follow-up without being part of it: 「那」「那么」「还有」「换成」… (not 那个/那些/那里, which point at something).
-_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而|换成|改成|如果是|要是)+")
+_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而|换成|改成|如果是|要是|(?i:what about|how about|and|what of)\s+)+")
 _TRAILING_RE = re.compile(r"(?:呢|吗|啊|呀|吧|怎么样|怎样|如何)+$")
 _ASKS_HOW_RE = re.compile(r"(?:怎么样|怎样|如何)(?:呢|啊|呀)?[\s\W_]*$")
 
@@ -149,16 +164,73 @@ def subject_of(question: str) -> str:
     return "".join(subject).strip()
 
 
+# A model number: Latin letters then digits (XK-500, S20, Air13, RO-400, E5), letters or a suffix after them (A1s, X3-Pro).
+MODEL_RE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,8})([-_ ]?)(\d{1,5}[A-Za-z]{0,3}(?:-[A-Za-z0-9]{1,6})?)(?![A-Za-z0-9])")
+_BARE_NUMBER_RE = re.compile(r"^\d{1,5}[A-Za-z]{0,3}$")
+# A follow-up that opens with a pronoun and asks something of it: 「它多少钱」「它重多少」「这款支持快充吗」.
+_PRONOUN_LEAD_RE = re.compile(r"^(?:它们|他们|她们|它|他|她|这个|这款|这台|这种|该产品|该型号|该款|其)(?:的)?(?=\S)")
+_EN_PRONOUN_RE = re.compile(r"\b(?:it|its|this one|that one)\b", re.IGNORECASE)
+
+
+def models_in(text: str) -> list[str]:
+    """The model numbers a text names, in order: 「XK-500 的主轴」 → ["XK-500"]."""
+    return [m.group(0) for m in MODEL_RE.finditer(text)]
+
+
+def _swap_model(previous: str, core: str) -> str:
+    """XK-800 for XK-500, S20 for S10, RO-800 for RO-400 when the follow-up says only 「800」: the model numbers are
+    the subjects of a spec sheet's questions (a jieba cut splits them: XK / - / 800)."""
+    before = models_in(previous)
+    if not before:
+        return previous
+    mine = models_in(core)
+    if not mine and _BARE_NUMBER_RE.match(core.strip()):
+        m = next(MODEL_RE.finditer(previous))
+        mine = [f"{m.group(1)}{m.group(2)}{core.strip()}"]
+    for new in mine:
+        if new in previous:
+            continue
+        old = next((o for o in before if o != new), None)
+        if old is not None:
+            previous = previous.replace(old, new, 1)
+    return previous
+
+
+def _pronoun_led(core: str, previous: str) -> str | None:
+    """「它多少钱」 after a question about S20 → 「S20多少钱」: the pronoun replaced by the previous subject (its
+    model number when it names one), the follow-up's own predicate kept whole, so the reader reads a question."""
+    subject = subject_of(previous)
+    models = models_in(previous)
+    m = _PRONOUN_LEAD_RE.match(core)
+    if m:
+        who = models[0] if models else subject
+        rest = core[m.end():]
+        return f"{who}{'' if who[-1:].isascii() is False else ' '}{rest}".strip() if who and rest else None
+    if models and _EN_PRONOUN_RE.search(core):
+        return _EN_PRONOUN_RE.sub(models[0], core, count=1)
+    return None
+
+
 def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
     """Deterministic rewrite of ``question`` given earlier standalone queries (oldest first).
 
     A question that stands on its own, or a first question, is returned as is.
     """
     question = question.strip()
-    if not previous_queries or not needs_context(question):
+    if not previous_queries:
         return Rewrite(question, "none")
     previous = _PUNCT_END_RE.sub("", previous_queries[-1].strip())
     core = core_of(question)
+    if models_in(previous) and (_BARE_NUMBER_RE.match(core.strip()) or (models_in(core) and core.strip() in models_in(core))):
+        swapped = _swap_model(previous, core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
+        if swapped != previous:
+            return Rewrite(swapped, "rules")
+    if not needs_context(question) and not (models_in(previous) and _EN_PRONOUN_RE.search(core)):
+        return Rewrite(question, "none")
+    if not _is_bare(core) or _EN_PRONOUN_RE.search(core):
+        led = _pronoun_led(core, previous)
+        if led:
+            return Rewrite(led, "rules")
     own = content_words(core)
     plain_how = not refers_back(question)  # 「E7怎么样？」: only a clear sibling makes it a follow-up
     if not own:
@@ -271,7 +343,8 @@ _NUMBERED_RE = re.compile(r"(第?[0-9一二三四五六七八九十百两]+)(年
 
 def substitute(previous: str, core: str) -> str | None:
     """``previous`` with its words of the same kind as the follow-up's replaced by them, or None when none is."""
-    result = _swap_numbered(previous, core)
+    result = _swap_model(previous, core)
+    result = _swap_numbered(result, core)
     result = _swap_tagged(result, core)
     result = _swap_same_ending(result, core)
     return result if result != previous else None
