@@ -62,9 +62,15 @@ class AnswerPlan:
         return usage_of(self.usage, self.messages, answer) if self.messages else None
 
 
-def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | None) -> AnswerPlan:
-    """The mode and sources for ``turn`` given retrieval's ``result`` for the standalone ``query``."""
+def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | None, *,
+                unresolved_followup: bool = False) -> AnswerPlan:
+    """The mode and sources for ``turn`` given retrieval's ``result`` for the standalone ``query``.
+
+    ``unresolved_followup``: the question refers back but could not be rewritten into a standalone one (「那呢？」
+    with nothing to carry): what was found for its own words is at most uncertain, never stated as the answer."""
     verdict = result.verdict
+    if unresolved_followup and verdict == Verdict.ANSWERED:
+        verdict = Verdict.UNCERTAIN
     hit = verdict != Verdict.NOT_FOUND
     listing = is_list_question(query)
     faq = faq_direct(result.candidates, turn.answer.faq_thresholds) if hit else None

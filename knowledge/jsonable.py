@@ -39,7 +39,7 @@ def jsonable(value: Any) -> Any:
 
 
 SCORE_FIELDS = ("relevance", "vector_similarity", "vector_rank", "bm25_score", "bm25_rank", "fused_score",
-                "fused_rank", "rerank_score", "final_score")
+                "fused_rank", "rerank_score", "final_score", "reader_score")
 
 
 def candidate_json(c, *, content: str | None = None) -> dict[str, Any]:

@@ -46,6 +46,30 @@ SETS = {
 MAX_TOKENS = 128
 SEED = 20261203
 
+# Spec sheets written by a template (``table_pairs``): a table's header plus a row asked about one of its cells,
+# the pairs a product's own documents give. Product kinds, attributes (Chinese, English, a value maker) and model
+# prefixes are none of those in devdata/heldout (no robot vacuums, laptops, water purifiers, machine tools, e-bikes).
+TABLE_KINDS = [
+    ("电动牙刷", [("续航", "battery life", "{}天", (20, 90)), ("充电时间", "charging time", "{}小时", (2, 16)),
+              ("重量", "weight", "{}克", (80, 160)), ("售价", "price", "{}元", (99, 899)), ("刷头转速", "brush speed", "{}次/分钟", (20000, 42000))]),
+    ("空气净化器", [("洁净空气量", "clean air delivery rate", "{}立方米/小时", (200, 900)), ("适用面积", "suitable area", "{}平方米", (15, 90)),
+               ("运行噪音", "noise", "{}分贝", (28, 66)), ("额定功率", "rated power", "{}瓦", (20, 120)), ("售价", "price", "{}元", (699, 4999))]),
+    ("投影仪", [("亮度", "brightness", "{}流明", (300, 3000)), ("投射比", "throw ratio", "{}:1", (1, 3)), ("重量", "weight", "{}千克", (1, 9)),
+             ("售价", "price", "{}元", (1999, 12999)), ("风扇噪音", "fan noise", "{}分贝", (24, 40))]),
+    ("无线路由器", [("无线速率", "wireless speed", "{}Mbps", (1200, 9600)), ("天线数量", "number of antennas", "{}根", (2, 8)),
+               ("网口数量", "number of ports", "{}个", (3, 6)), ("售价", "price", "{}元", (129, 1999)), ("功耗", "power consumption", "{}瓦", (8, 40))]),
+    ("显示器", [("屏幕尺寸", "screen size", "{}英寸", (21, 34)), ("刷新率", "refresh rate", "{}Hz", (60, 240)), ("亮度", "brightness", "{}尼特", (250, 1000)),
+             ("重量", "weight", "{}千克", (3, 9)), ("售价", "price", "{}元", (799, 6999))]),
+    ("激光打印机", [("打印速度", "print speed", "{}页/分钟", (18, 60)), ("纸盒容量", "paper tray capacity", "{}张", (150, 550)),
+               ("额定功率", "rated power", "{}瓦", (300, 900)), ("整机重量", "weight", "{}千克", (6, 25)), ("售价", "price", "{}元", (999, 5999))]),
+    ("电热水壶", [("容量", "capacity", "{}升", (1, 3)), ("额定功率", "rated power", "{}瓦", (1500, 2200)), ("保温时长", "keep-warm time", "{}小时", (2, 24)),
+              ("售价", "price", "{}元", (59, 599)), ("重量", "weight", "{}克", (800, 1600))]),
+    ("储能电源", [("电池容量", "battery capacity", "{}瓦时", (300, 3000)), ("输出功率", "output power", "{}瓦", (300, 3000)),
+              ("充满时间", "full charge time", "{}小时", (1, 8)), ("重量", "weight", "{}千克", (4, 30)), ("售价", "price", "{}元", (1299, 12999))]),
+]
+ZH_ASK = ["{m} 的{a}是多少？", "{m}{a}多少", "请问 {m} 的{a}是多少", "{m} 的{a}", "{m}的{a}是多少"]
+EN_ASK = ["What is the {e} of the {m}?", "{m} {e}", "How about the {e} of {m}?", "what's the {e} of {m}"]
+
 
 def _held_out(key: str) -> bool:
     return zlib.crc32(key.encode()) % 5 == 0
@@ -110,6 +134,39 @@ def pairs_of(name: str) -> list[dict]:
     return kept
 
 
+def table_pairs(n_tables: int = 400) -> list[dict]:
+    """Spec sheets from ``TABLE_KINDS``: per table 3–4 models (random Latin prefix and number); per question, in
+    Chinese or English, the asked model's row is positive, the other rows and a row of another table negative; a
+    question about an attribute the table lacks has every row negative (about the product, not stating it)."""
+    rng = random.Random(SEED + 7)
+    out: list[dict] = []
+    for t in range(n_tables):
+        kind, attrs = TABLE_KINDS[t % len(TABLE_KINDS)]
+        brand = rng.choice(["恒远", "青禾", "锐思", "北辰", "启明", "云杉", "拓维", "长风", "海澜", "光合"])
+        prefix = "".join(rng.choice("ABCDEFGHJKLMNPRTVWXZ") for _ in range(rng.choice([1, 2, 2, 3])))
+        dash = rng.choice(["", "-", ""])
+        numbers = sorted(rng.sample(range(1, 99), 4)) if rng.random() < 0.5 else sorted(rng.sample(range(100, 999, 100), 4))
+        models = [f"{prefix}{dash}{n}" for n in numbers[: rng.choice([3, 4])]]
+        cols = rng.sample(attrs, rng.choice([3, 4]))
+        header = "| 型号 | " + " | ".join(c[0] for c in cols) + " |"
+        rows = {m: "| " + m + " | " + " | ".join(c[2].format(rng.randint(*c[3])) for c in cols) + " |" for m in models}
+        title = f"{brand}{kind}参数表"
+        split = "heldout" if _held_out(f"table-{t}") else "train"
+        for k in range(4):
+            english = rng.random() < 0.35
+            m = rng.choice(models)
+            missing = k == 3
+            attr = rng.choice([a for a in attrs if a not in cols] or attrs) if missing else rng.choice(cols)
+            question = (rng.choice(EN_ASK).format(e=attr[1], m=m) if english else rng.choice(ZH_ASK).format(a=attr[0], m=m))
+            qid = f"table-{t}-{k}"
+            for other in models:
+                out.append({"set": "tables", "qid": qid, "pid": f"table-{t}", "unit": models.index(other),
+                            "kind": "unanswerable" if missing else "gold", "split": split,
+                            "text": windows.reader_text(question, title, f"{header}\n{rows[other]}"),
+                            "label": int(other == m and not missing)})
+    return out
+
+
 def build_pairs(cache: Path) -> list[dict]:
     if cache.exists():
         return _load(cache)
@@ -117,6 +174,7 @@ def build_pairs(cache: Path) -> list[dict]:
     rows: list[dict] = []
     for name in SETS:
         rows.extend(pairs_of(name))
+    rows.extend(table_pairs())
     for r in rows:
         r["ids"] = tok.encode_query(r["text"], MAX_TOKENS)
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +246,7 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=100)
     ap.add_argument("--work", default=str(ROOT / "var" / "reader-train"))
     ap.add_argument("--eval", action="store_true", help="only print the shipped delta's held-out figures")
+    ap.add_argument("--init", help="start from this checkpoint's network (a fresh optimizer: a second stage)")
     args = ap.parse_args()
 
     import torch
@@ -218,6 +277,9 @@ def main() -> None:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / total))
     ckpt = work / "ckpt.pt"
     step = 0
+    if args.init and not ckpt.exists():
+        net.load_state_dict(torch.load(args.init, weights_only=False)["net"])
+        print(f"initialised from {args.init}", flush=True)
     if ckpt.exists():
         state = torch.load(ckpt, weights_only=False)
         net.load_state_dict(state["net"])

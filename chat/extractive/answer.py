@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from chat.extractive.asks import is_list_question, question_asks
 from chat.extractive.choosing import announced_by, around_best, best_unit, fill, other_source
 from chat.extractive.rendering import render_answer
-from chat.extractive.scoring import score_units
-from chat.extractive.units import units
+from chat.extractive.scoring import Scores, score_units
+from chat.extractive.units import Unit, units
 from chat.prompts import Source
 
 
@@ -18,11 +18,46 @@ length). Chosen on the first 300 CMRC questions (answers given, replayed offline
 ceiling is 150). Later changes moved 160 to 0.938 in ``chat_eval`` (docs/chat.md)."""
 
 
+READ_QUOTE_LINE = 0.5
+"""A unit the reader scored at least this high (``knowledge.retrieval.reading``) is the one quoted, whatever the
+shared words say: the row of the asked-about model, the sentence that states the value."""
+
+
+def _bigrams(text: str) -> set[str]:
+    t = "".join(text.split())
+    return {t[i:i + 2] for i in range(len(t) - 1)} or set(t)
+
+
+def read_unit(scores: Scores, sources: Sequence[Source],
+              by_source: dict[int, list[Unit]]) -> tuple[int, int, list[tuple[float, int]]] | None:
+    """The source and unit the reader found the answer in (its best window at ``READ_QUOTE_LINE`` or more), mapped
+    onto this module's units by the characters they share; None when the reader did not read or found nothing."""
+    read = [(s.candidate.reader_score or 0.0, i, s) for i, s in enumerate(sources)
+            if s.candidate.reader_unit and by_source.get(s.n)]
+    if not read:
+        return None
+    score, _, source = max(read, key=lambda r: (r[0], -r[1]))
+    if score < READ_QUOTE_LINE:
+        return None
+    wanted = _bigrams(str(source.candidate.reader_unit["text"]).split("\n")[-1])
+    n = source.n
+    pos = max(range(len(by_source[n])), key=lambda i: (len(wanted & _bigrams(by_source[n][i].text))
+                                                       / (len(wanted | _bigrams(by_source[n][i].text)) or 1), -i))
+    ranked = sorted(((scores.own.get((n, u.pos), 0.0), u.pos) for u in by_source[n]), reverse=True)
+    ranked = [(max(r[0] for r in ranked) + 1.0 if ranked else 1.0, pos)] + [r for r in ranked if r[1] != pos]
+    return n, pos, ranked
+
+
 def extractive_answer(query: str, sources: Sequence[Source], *, max_chars: int = MAX_EXTRACT_CHARS) -> str:
     """The answer built from ``sources`` for ``query``; "" when there are no sources."""
     by_source = {s.n: units(s) for s in sources}
     scores = score_units(query, sources, by_source)
-    best = best_unit(scores, sources, by_source)
+    best = read_unit(scores, sources, by_source)
+    if best is not None and by_source[best[0]][best[1]].row:
+        # The reader read the answer in this row: the other rows that share the question's words (「XK」 in every
+        # model of a spec sheet) are other things, not more of the answer.
+        scores = Scores(raw=scores.raw, own=scores.own, asked={(best[0], best[1])}, matching=scores.matching)
+    best = best or best_unit(scores, sources, by_source)
     if best is None:
         return ""
     n, pos, ranked = best

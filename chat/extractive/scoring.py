@@ -10,6 +10,7 @@ from chat.extractive.units import Unit
 from chat.prompts import Source
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.evidence import token_weight
+from knowledge.retrieval.text import MODEL_RE
 
 
 RANK_DISCOUNT = 0.15
@@ -29,10 +30,17 @@ words discounted too, ``chat_eval`` answer_contains on CMRC went 0.837 → 0.887
 (301–600); the documentation sets unchanged."""
 
 
-def _names_asked(weights: dict[str, float], row: Unit) -> bool:
+def _models(text: str) -> set[str]:
+    return {"".join(m.group(1, 3)).lower() for m in MODEL_RE.finditer(text)}
+
+
+def _names_asked(weights: dict[str, float], row: Unit, models: set[str] = frozenset()) -> bool:
     """Whether a row is asked about: its cells hold a word of the question that its header does not (「车架」 in
-    「| 车架 | 3年 |」 for 「车架保修几年」; 「保修」 in 「进水损坏不保修」 is what the header 「保修期」 says of every row)."""
+    「| 车架 | 3年 |」 for 「车架保修几年」; 「保修」 in 「进水损坏不保修」 is what the header 「保修期」 says of every row).
+    A question naming a model number asks about the rows of that model only (「XK」 is in every row of the sheet)."""
     analyzer = get_analyzer()
+    if models and _models(row.text):
+        return bool(models & _models(row.text))
     cells, header = analyzer.normalize(row.text), analyzer.normalize(row.header)
     return any((re.search(rf"(?<![0-9.]){t}(?![0-9.a-z])", cells) if t.isdigit() else t in cells) and t not in header
                for t in weights)  # a number as a whole: 「3」 names the row 「| 3 | 10s |」, not 「| 13 | 9min |」
@@ -94,6 +102,7 @@ def score_units(query: str, sources: Sequence[Source], by_source: dict[int, list
     weights = _weights(query)
     total = sum(weights.values())
     asks = question_asks(query)
+    models = _models(query)
     scores = Scores(raw=[], own={}, asked=set(), matching=set())
     for rank, source in enumerate(sources):
         texts = [_scored_text(u) for u in by_source[source.n]]
@@ -104,7 +113,7 @@ def score_units(query: str, sources: Sequence[Source], by_source: dict[int, list
             kind = 1.0 + (TYPE_BONUS if asks and holds(asks, text) else 0.0)
             if _coverage(weights, total, u.text) > 0:
                 scores.matching.add((source.n, u.pos))
-            if u.row and _names_asked(weights, u):
+            if u.row and _names_asked(weights, u, models):
                 scores.asked.add((source.n, u.pos))
                 if asks and holds(asks, u.text):
                     kind *= 1.0 + ROW_BONUS  # the row names what is asked about and gives its value

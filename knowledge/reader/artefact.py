@@ -115,6 +115,7 @@ def _apply() -> dict[str, np.ndarray]:
     for name in ("emb.pos", "emb.type", "emb.ln.w", "emb.ln.b"):
         out[name] = base.tensors[name]
     out["emb.word.q4"] = np.frombuffer(weights.raw_tensor(data, "emb.word"), dtype=np.uint8)
+    out["tokenizer"] = np.frombuffer(base.tokenizer_bytes, dtype=np.uint8)
     out["config"] = np.array([base.hidden, layers, base.heads, base.ffn, base.max_positions, base.eps], dtype=np.float64)
     return out
 

@@ -90,3 +90,9 @@ FAQ_QUESTION_WEIGHT = 0.2
 of the two 0.876, w 0.2: 0.942, w 0.3: 0.925, w 0.4: 0.909. Users' paraphrases often match the answer's
 facts, not the stored question's wording, and query-to-question cosines run higher than query-to-passage
 ones, so taking the higher of the two lets the question dominate."""
+
+# The reader (knowledge/retrieval/reading.py): a question past the not-found gate is answered only when the reader's
+# best window scores at least READER_ANSWER_LINE; one under the gate whose best window scores READER_RESCUE_LINE or
+# more is uncertain instead of not found. Chosen on the training sets' held-out split (docs/relevance.md, *The reader*).
+READER_ANSWER_LINE = 0.5
+READER_RESCUE_LINE = 0.9

@@ -8,6 +8,7 @@
 ``rerank``   ``rerank.rerank_pool``
 ``judge``    ``judging``
 ``merge``    ``selection`` (merge, dedup, rescue)
+``read``     ``reading`` (the reader reads the first results; the verdict needs it to say answered)
 ``load``     ``context`` (neighbour expansion, announced continuation: what chat asks for)
 ``total``    the whole call; notes and debug details in ``trace``.
 
@@ -29,9 +30,11 @@ from .protocols import (
     Embedder,
     KBSearchConfig,
     KeywordStore,
+    Reader,
     Reranker,
     VectorStore,
 )
+from . import reading
 from .recall import KBRun, Recall, analyze, validated
 from .request import SearchRequest
 from .rerank import FALLBACK, rerank_pool
@@ -59,6 +62,7 @@ class HybridRetriever:
         embedder_for: Callable[[str], Embedder],
         reranker_for: Callable[[KBSearchConfig], Reranker | None],
         judge: Judge | None = None,
+        reader: Reader | None = None,
         max_workers: int = 4,
         parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
         tuning: Tuning | None = None,
@@ -73,6 +77,7 @@ class HybridRetriever:
         self.recall = Recall(vectors=vectors, keywords=keywords, chunks=chunks, embedder_for=embedder_for,
                              tuning=self.tuning, max_workers=max_workers, parallel_map=parallel_map)
         self.judging = Judging(judge=judge or Judge(), embedder_for=embedder_for, tuning=self.tuning)
+        self.reader = reader
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names the instance lacks: the knobs read back from the tuning.
@@ -132,9 +137,9 @@ class HybridRetriever:
             with trace.stage("load"):
                 selected = expand(selected, records, chunks=self.chunks, scope=scope, neighbours=req.expand_neighbours,
                                   merge_adjacent=req.merge_adjacent, continue_announced=req.continue_announced)
-        return self._result(selected, runs, kbs, records, trace)
+        return self._result(query, selected, runs, kbs, records, trace)
 
-    def _result(self, selected: list[Candidate], runs: list[KBRun], kbs: Sequence[KBSearchConfig],
+    def _result(self, query: str, selected: list[Candidate], runs: list[KBRun], kbs: Sequence[KBSearchConfig],
                 records: Mapping[int, ChunkRecord], trace: Trace) -> RetrievalResult:
         """The hit decided on the best evidence over all KBs, each compared with its own KB's threshold."""
         for cand in selected:
@@ -142,6 +147,15 @@ class HybridRetriever:
             if record is not None and not cand.content:
                 fill_payload(cand, record)
         verdict, deciding = self.judging.decide(runs, bool(selected), trace)
+        best_read, verdict_by = None, "judge"
+        if self.reader is not None and selected:
+            with trace.stage("read"):
+                best_read = reading.read(self.reader, query, selected)
+            talk = deciding is not None and deciding.chitchat is not None \
+                and deciding.chitchat >= self.tuning.chitchat_cosine and not deciding.faq_match
+            verdict, verdict_by = reading.decide(verdict, best_read, talk=talk,
+                                                 answer_line=self.tuning.reader_answer_line,
+                                                 rescue_line=self.tuning.reader_rescue_line)
         hit = verdict != NOT_FOUND
         trace.record("final", lambda: [{**snapshot(c), "signals": signals_of(runs, c)} for c in selected])
         names = list(dict.fromkeys(run.reranker for run in runs if run.reranker != "none"))
@@ -162,5 +176,7 @@ class HybridRetriever:
             threshold=deciding.kb.threshold if deciding is not None else None,
             answer_threshold=deciding.kb.answer_threshold if deciding is not None else None,
             verdict=verdict,
+            reader=best_read,
+            verdict_by=verdict_by,
             debug=trace.debug,
         )

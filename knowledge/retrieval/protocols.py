@@ -16,6 +16,15 @@ COSINE_FALLBACK = "cosine-fallback"
 CROSS_ENCODER_PREFIX = "cross-encoder:"
 
 
+class Reader(Protocol):
+    """Reads a question against short windows of passages (``knowledge.reader``): for each ``(title, text)`` window,
+    the probability that it states the answer."""
+
+    name: str
+
+    def read(self, question: str, windows: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
 class KeywordUnavailable(Exception):
     """The keyword path cannot run (index missing, being built, or broken); search goes vector-only."""
 

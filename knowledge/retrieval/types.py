@@ -40,6 +40,11 @@ class Candidate:
     the rerank order (a single-path search, ``judge_rerank`` 0, or beyond the judged head)."""
     relevance: float | None = None
     """The calibrated [0, 1] score compared with the KB's threshold (see ``judge``)."""
+    reader_score: float | None = None
+    """The reader's probability that the passage states the answer: its best window's (``reading``); None when
+    the reader is off or did not read this candidate."""
+    reader_unit: dict[str, Any] | None = None
+    """The window the reader scored best: ``{"start", "end", "text", "score"}`` (characters of ``content``)."""
 
     # Payload, filled after selection.
     content: str = ""
@@ -87,5 +92,9 @@ class RetrievalResult:
     verdict: str = "not_found"
     """``answered`` (the evidence holds the answer), ``uncertain`` (the best evidence found, which may not answer
     the question) or ``not_found`` (nothing relevant); ``hit`` is ``verdict != "not_found"`` (see ``judge``)."""
+    reader: float | None = None
+    """The reader's best probability over the candidates it read; None when the reader is off."""
+    verdict_by: str = "judge"
+    """What decided the verdict: ``judge`` (the two lines on the relevance) or ``reader``."""
     debug: dict[str, Any] | None = None
     """With ``search(debug=True)``: every path's candidates and each stage's scores, for hit testing."""

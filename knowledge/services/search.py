@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -123,6 +124,23 @@ def _reranker_for(kb: KBSearchConfig):
         return _rerankers[name]
 
 
+class SettingsReader:
+    """The reader as ``ZHIKU_READER`` says at each call: the process's loaded reader, or none (reads nothing)."""
+
+    name = "e5-reader"
+
+    def current(self):
+        if not settings.ZHIKU_READER:
+            return None
+        from knowledge.reader.runtime import load
+
+        return load(Path(settings.ZHIKU_READER_DIR))
+
+    def read(self, question: str, windows) -> list[float]:
+        reader = self.current()
+        return reader.read(question, windows) if reader is not None else []
+
+
 _pool: ThreadPoolExecutor | None = None
 
 
@@ -159,7 +177,7 @@ def get_retriever() -> HybridRetriever:
             _retriever = HybridRetriever(
                 vectors=PgVectorStore(), keywords=keyword_store(), chunks=DjangoChunkStore(),
                 embedder_for=_embedder_for, reranker_for=_reranker_for, max_workers=settings.ZHIKU_SEARCH_WORKERS,
-                parallel_map=_parallel_map,
+                parallel_map=_parallel_map, reader=SettingsReader(),
             )
         return _retriever
 
@@ -250,10 +268,12 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
         item = candidate_json(c)
         item["document"]["external_id"] = c.metadata.get("external_id", "") if isinstance(c.metadata, dict) else ""
         item.update(ordinal=c.ordinal, metadata=c.metadata)
+        if c.reader_unit is not None:
+            item["reader_unit"] = dict(c.reader_unit)
         results.append(item)
     out: dict[str, Any] = {
         "verdict": result.verdict, "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
-        "answer_threshold": result.answer_threshold,
+        "answer_threshold": result.answer_threshold, "reader": result.reader, "verdict_by": result.verdict_by,
         "not_found_text": result.not_found_text if not result.hit else "",
         "mode": result.mode, "reranker": result.reranker, "keyword_available": result.keyword_available,
         "notes": list(result.notes), "results": results,
@@ -285,7 +305,8 @@ def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | No
         versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.answer_threshold, kb.calibration_slope,
                            kb.calibration_offset) for kb in kbs)
         raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
-                          list(kb_ids), request.cache_key_parts(), settings.ZHIKU_RERANK_MODEL],
+                          list(kb_ids), request.cache_key_parts(), settings.ZHIKU_RERANK_MODEL,
+                          settings.ZHIKU_READER],
                          default=str, ensure_ascii=False)
         key = settings.ZHIKU_REDIS_PREFIX + ":search:" + hashlib.sha256(raw.encode()).hexdigest()
         try:

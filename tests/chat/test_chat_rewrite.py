@@ -196,3 +196,41 @@ def test_a_follow_up_asking_its_own_full_question_stands_as_asked():
 def test_the_subject_stops_at_the_attribute():
     assert subject_of("E5续航多少？") == "E5"
     assert subject_of("电池保修多久？") == "电池"
+
+
+# --- model numbers and pronoun-led follow-ups (issue 34) --------------------------------------------------------
+
+@pytest.mark.parametrize(("previous", "followup", "expected"), [
+    ("XK-500 的主轴最高转速是多少？", "那 XK-800 呢？", "XK-800 的主轴最高转速是多少"),
+    ("XK-500 的主轴最高转速是多少？", "XK-800呢？", "XK-800 的主轴最高转速是多少"),
+    ("RO-400 的滤芯多久换一次？", "那 800 呢？", "RO-800 的滤芯多久换一次"),
+    ("S10 的续航时间是多少？", "S20 的呢？", "S20 的续航时间是多少"),
+    ("S20 的续航时间是多少？", "它多少钱？", "S20 多少钱"),
+    ("Air13 的售价是多少？", "它重多少？", "Air13 重多少"),
+    ("XK-500 的主轴最高转速是多少？", "那 XK-800 的功率呢？", "XK-800 功率"),
+    ("What is the maximum spindle speed of the XK-500?", "what about XK-800?",
+     "What is the maximum spindle speed of the XK-800"),
+    ("How much does the XK-500 cost?", "how heavy is it?", "how heavy is XK-500"),
+])
+def test_follow_ups_keep_the_predicate_and_swap_the_model(previous, followup, expected):
+    result = rewrite_fallback(followup, [previous])
+    assert (result.query, result.method) == (expected, "rules")
+
+
+def test_a_question_naming_its_own_model_stands_as_asked():
+    result = rewrite_fallback("XK-800 的额定功率是多少？", ["XK-500 的主轴最高转速是多少？"])
+    assert result.method == "none"
+
+
+def test_an_unresolved_follow_up_is_never_answered_with_confidence():
+    from types import SimpleNamespace
+
+    from chat.answering import answer_plan
+    from knowledge.retrieval.types import RetrievalResult
+
+    turn = SimpleNamespace(answer=SimpleNamespace(faq_thresholds={}, max_sources=3, system_prompt=""),
+                           not_found_text="", question="那呢？", history=[])
+    result = RetrievalResult(hit=True, candidates=[], verdict="answered", relevance=0.9, threshold=0.12,
+                             answer_threshold=0.7)
+    assert answer_plan(turn, result, "那呢？", None).verdict == "answered"
+    assert answer_plan(turn, result, "那呢？", None, unresolved_followup=True).verdict == "uncertain"

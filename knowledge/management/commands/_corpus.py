@@ -82,10 +82,12 @@ def stderr_progress(total: int, *, every: int, noun: str):
     return show
 
 
-def eval_set(opts: dict, *, quiet: bool) -> EvalSet:
+def eval_set(opts: dict, *, quiet: bool, need_queries: bool = True) -> EvalSet:
     """Read ``--corpus`` or ``--files`` and ``--queries``, drop ``--drop-relevant`` passages or files, load the rest
     into ``--kb`` (reused if it exists)."""
-    queries = read_corpus(Path(opts["queries"]))
+    if not opts.get("queries") and need_queries:
+        raise CommandError("--queries is required.")
+    queries = read_corpus(Path(opts["queries"])) if opts.get("queries") else []
     dropped_queries, dropped_passages = drop_plan(queries, opts["drop_relevant"]) if opts["drop_relevant"] else (set(), set())
     if opts.get("files"):
         source = Path(opts["files"])
@@ -174,7 +176,7 @@ def add_corpus_arguments(parser) -> None:
     source.add_argument("--corpus", help='JSONL of {"id","title","text"}; one document each')
     source.add_argument("--files", help="a folder of files (DOCX, PDF, XLSX ...), each uploaded and ingested as a person's "
                                         "upload is; a query's relevant names a file by its name or stem")
-    parser.add_argument("--queries", required=True, help='JSONL of {"id","text","relevant":[ids]} (chat_eval: and "answers")')
+    parser.add_argument("--queries", help='JSONL of {"id","text","relevant":[ids]} (chat_eval: and "answers")')
     parser.add_argument("--kb", help="KB name: reused if it exists (loaded before), else created and loaded")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--offset", type=int, default=0, help="skip the first N queries (with --limit: check on questions not looked at)")
