@@ -55,6 +55,9 @@ class TurnOutcome:
     """The reader stage's time in the turn's retrieval (None: the reader did not run)."""
     query: str = ""
     """The standalone query the turn searched with (its rewrite)."""
+    reader: float | None = None
+    """The reader's best probability (None: off); ``relevance``: the judge's."""
+    relevance: float | None = None
     mode: str = ""
     error: str = ""
 
@@ -89,6 +92,8 @@ async def _turn(turn, llm) -> TurnOutcome:
     async for event in turn_stream(turn, llm=llm):
         if event["type"] == "rewrite":
             outcome.query = event["query"]
+        elif event["type"] == "sources":
+            outcome.reader, outcome.relevance = event.get("reader"), event.get("relevance")
         elif event["type"] == "finish":
             outcome.answer, outcome.hit, outcome.mode = event["answer"], bool(event["hit"]), event["mode"]
             outcome.verdict = event.get("verdict") or ""
@@ -224,7 +229,8 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
         "reader_ms_p95": _pct([o.reader_ms for o in outcomes if o.reader_ms is not None], 95),
         "per_query": [{"id": q.id, "hit": o.hit, "verdict": o.verdict, "mode": o.mode, "error": o.error,
                        "contains": bool(q.answers) and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers),
-                       "answer": o.answer[:HEAD_CHARS], "reader_ms": o.reader_ms} for q, o in zip(questions, outcomes)],
+                       "answer": o.answer[:HEAD_CHARS], "reader_ms": o.reader_ms, "reader": o.reader,
+                       "relevance": o.relevance} for q, o in zip(questions, outcomes)],
     }
 
 

@@ -168,6 +168,7 @@ def subject_of(question: str) -> str:
 _BARE_NUMBER_RE = re.compile(r"^\d{1,5}[A-Za-z]{0,3}$")
 # A follow-up that opens with a pronoun and asks something of it: 「它多少钱」「它重多少」「这款支持快充吗」.
 _PRONOUN_LEAD_RE = re.compile(r"^(?:它们|他们|她们|它|他|她|这个|这款|这台|这种|该产品|该型号|该款|其)(?:的)?(?=\S)")
+_ARTICLE_RE = re.compile(r"\b(?:the|a|an)\b", re.IGNORECASE)
 _EN_PRONOUN_RE = re.compile(r"\b(?:it|its|this one|that one)\b", re.IGNORECASE)
 
 
@@ -220,8 +221,9 @@ def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
         return Rewrite(question, "none")
     previous = _PUNCT_END_RE.sub("", previous_queries[-1].strip())
     core = core_of(question)
-    if models_in(previous) and (_BARE_NUMBER_RE.match(core.strip()) or (models_in(core) and core.strip() in models_in(core))):
-        swapped = _swap_model(previous, core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
+    bare_core = _ARTICLE_RE.sub("", core).strip()  # 「what about the S20?」 names only S20
+    if models_in(previous) and (_BARE_NUMBER_RE.match(bare_core) or (models_in(bare_core) and bare_core in models_in(bare_core))):
+        swapped = _swap_model(previous, bare_core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
         if swapped != previous:
             return Rewrite(swapped, "rules")
     if not needs_context(question) and not (models_in(previous) and _EN_PRONOUN_RE.search(core)):

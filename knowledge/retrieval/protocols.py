@@ -48,6 +48,14 @@ class KBSearchConfig:
     answer_threshold: float = defaults.ANSWER_THRESHOLD
     """The confidence line: a relevance at or above it is ``answered``, between the two ``uncertain``."""
     not_found_text: str = defaults.NOT_FOUND_TEXT
+    not_found_text_en: str = ""
+    """Replied instead to a question asked in English (``text.asked_in_english``); "": ``not_found_text``."""
+
+    def not_found_for(self, question: str) -> str:
+        """The not-found text in the question's language, when the KB has one."""
+        from knowledge.retrieval.text import asked_in_english
+
+        return self.not_found_text_en if self.not_found_text_en and asked_in_english(question) else self.not_found_text
     calibration: tuple[float, float] = (1.0, 0.0)  # the KB's own (slope, offset) on the judge's logit; see judge
     version: int = 1
     name: str = ""

@@ -102,5 +102,7 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
         "mrr@10": mean(mrr), "ndcg@10": mean(ndcg),
         "abstain_rate": mean(abstain), "false_abstain_rate": mean(false_abstain),
         "verdicts": {kind: verdict_shares(values) for kind, values in verdicts.items()},
-        "latency_ms": latency, "per_query": per_query,
+        "latency_ms": latency,
+        "reader_ms_p50": latency.get("read", {}).get("p50"), "reader_ms_p95": latency.get("read", {}).get("p95"),
+        "per_query": per_query,
     }

@@ -20,7 +20,7 @@ from providers.catalog import choice_get, model_choices
 
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
-    "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "user_words", "synonyms",
+    "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en", "user_words", "synonyms",
     "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
 )
 

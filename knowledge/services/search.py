@@ -50,6 +50,7 @@ def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
         top_k=kb.top_k, candidates=kb.candidate_count, fusion=kb.fusion, rrf_k=kb.rrf_k,
         vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
         threshold=kb.score_threshold, answer_threshold=kb.answer_threshold, not_found_text=kb.not_found_text,
+        not_found_text_en=kb.not_found_text_en,
         version=kb.version,
         calibration=(kb.calibration_slope, kb.calibration_offset),
     )

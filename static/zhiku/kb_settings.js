@@ -36,7 +36,7 @@
       fusion: value("fusion"), vector_weight: parseFloat(value("vector_weight")), keyword_weight: parseFloat(value("keyword_weight")),
       rerank_enabled: form.elements.rerank_enabled.checked, score_threshold: parseFloat(value("score_threshold")),
       answer_threshold: parseFloat(value("answer_threshold")),
-      not_found_text: value("not_found_text"),
+      not_found_text: value("not_found_text"), not_found_text_en: value("not_found_text_en"),
       answer_mode: value("answer_mode"), answer_model: value("answer_model"), system_prompt: value("system_prompt"),
       max_sources: optionalNumber(value("max_sources"), parseInt), faq_direct_threshold: optionalNumber(value("faq_direct_threshold"), parseFloat),
       user_words: lines(value("user_words")),

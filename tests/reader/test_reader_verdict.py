@@ -112,3 +112,18 @@ def test_chat_eval_followups_mode(tmp_path, capsys):
 
     with pytest.raises(CommandError, match="previous"):
         call_command("chat_eval", "--corpus", str(corpus), "--followups", str(bad), "--kb", "fu", "--json")
+
+
+@pytest.mark.django_db
+def test_the_not_found_text_follows_the_question_language_when_the_kb_has_one(sheets, alice):
+    sheets.not_found_text_en = "Sorry, the knowledge base has nothing on that."
+    sheets.save(update_fields=["not_found_text_en"])
+    en = search_run(user=alice, query="Who won the football world cup in 1998?", kb_ids=[sheets.pk], top_k=3)
+    zh = search_run(user=alice, query="1998年世界杯冠军是哪个国家？", kb_ids=[sheets.pk], top_k=3)
+    assert (en.verdict, zh.verdict) == (NOT_FOUND, NOT_FOUND)
+    assert en.not_found_text == "Sorry, the knowledge base has nothing on that."
+    assert zh.not_found_text == sheets.not_found_text
+    sheets.not_found_text_en = ""
+    sheets.save(update_fields=["not_found_text_en"])
+    assert search_run(user=alice, query="Who won the football world cup in 1998?", kb_ids=[sheets.pk],
+                      top_k=3).not_found_text == sheets.not_found_text
