@@ -3,7 +3,7 @@ each a short window, and the few of them worth reading for a question.
 
 The reader's cost grows with the tokens it reads, so ``pick`` keeps the units that share most characters with the
 question (character bigrams, the measure that needs no segmenter and works for model numbers such as 「XK-800」),
-and always the passage's first unit, which is where a definition or an English-asked value most often stands.
+the earlier on a tie.
 """
 
 from __future__ import annotations
@@ -104,16 +104,11 @@ def overlap(question: str, unit_text: str) -> float:
 
 
 def pick(question: str, passage_units: list[Unit], k: int) -> list[int]:
-    """Indices of the ``k`` units to read: the first unit and those sharing most with the question, in passage order."""
-    if len(passage_units) <= k:
-        return list(range(len(passage_units)))
+    """Indices of the ``k`` units to read, in passage order: those sharing most characters with the question, the
+    earlier first on a tie (a question in another language shares none: the passage's opening units, where a
+    definition or a table's first rows stand)."""
     ranked = sorted(range(len(passage_units)), key=lambda i: (-overlap(question, passage_units[i].text), i))
-    chosen = set(ranked[: k - 1]) | {0}
-    for i in ranked:
-        if len(chosen) >= k:
-            break
-        chosen.add(i)
-    return sorted(chosen)
+    return sorted(ranked[:k])
 
 
 def reader_text(question: str, title: str, unit_text: str) -> str:
