@@ -96,3 +96,6 @@ ones, so taking the higher of the two lets the question dominate."""
 # more is uncertain instead of not found. Chosen on the training sets' held-out split (docs/relevance.md, *The reader*).
 READER_ANSWER_LINE = 0.5
 READER_RESCUE_LINE = 0.9
+# With the reader on, a question whose judged relevance is at least this is answered even when the reader did not
+# read the answer (the judge's strongest evidence; the reader is weak on FAQ answers read without their question).
+READER_JUDGE_LINE = 0.9

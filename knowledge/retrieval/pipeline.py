@@ -155,7 +155,9 @@ class HybridRetriever:
                 and deciding.chitchat >= self.tuning.chitchat_cosine and not deciding.faq_match
             verdict, verdict_by = reading.decide(verdict, best_read, talk=talk,
                                                  answer_line=self.tuning.reader_answer_line,
-                                                 rescue_line=self.tuning.reader_rescue_line)
+                                                 rescue_line=self.tuning.reader_rescue_line,
+                                                 relevance=deciding.relevance if deciding is not None else None,
+                                                 judge_line=self.tuning.reader_judge_line)
         hit = verdict != NOT_FOUND
         trace.record("final", lambda: [{**snapshot(c), "signals": signals_of(runs, c)} for c in selected])
         names = list(dict.fromkeys(run.reranker for run in runs if run.reranker != "none"))

@@ -6,8 +6,9 @@ states the answer; each candidate keeps its best (``reader_score``, ``reader_uni
 
 ``decide`` then turns the judge's verdict into the final one (docs/relevance.md, *The reader*):
 
-* passed the not-found gate: **answered** only when the reader finds the answer (best ≥ ``answer_line``),
-  otherwise **uncertain**: the passage is about the question but was not read as stating it;
+* passed the not-found gate: **answered** when the reader finds the answer (best ≥ ``answer_line``) or the judge's
+  relevance is at least ``judge_line`` (0.9), otherwise **uncertain**: the passage is about the question but was
+  not read as stating it;
 * under the gate: **uncertain** when the reader finds the answer with ``rescue_line`` or more (an English question
   over Chinese documents shares no word with them; the judge's evidence is lexical), else not found;
 * talk (``chitchat``) stays not found: the reader is not asked whether 「你好」 is answered.
@@ -23,8 +24,8 @@ from .judge import ANSWERED, NOT_FOUND, UNCERTAIN
 from .protocols import Reader
 from .types import Candidate
 
-READ_CANDIDATES = 3
-UNITS_PER_CANDIDATE = 3
+READ_CANDIDATES = 2
+UNITS_PER_CANDIDATE = 2
 
 
 def windows_of(query: str, cand: Candidate) -> list[tuple[int, int, str]]:
@@ -55,11 +56,18 @@ def read(reader: Reader, query: str, candidates: Sequence[Candidate]) -> float |
     return best
 
 
-def decide(verdict: str, best: float | None, *, talk: bool, answer_line: float, rescue_line: float) -> tuple[str, str]:
-    """The final verdict and what decided it (``judge`` or ``reader``)."""
+def decide(verdict: str, best: float | None, *, talk: bool, answer_line: float, rescue_line: float,
+           relevance: float | None = None, judge_line: float = 1.01) -> tuple[str, str]:
+    """The final verdict and what decided it (``judge`` or ``reader``).
+
+    Past the gate a question is answered when the reader reads the answer (``answer_line``) or the judge's relevance
+    is at least ``judge_line`` (evidence as strong as that is right as often as the reader: docs/relevance.md)."""
     if best is None or talk:
         return verdict, "judge"
     if verdict == NOT_FOUND:
         return (UNCERTAIN, "reader") if best >= rescue_line else (NOT_FOUND, "judge")
-    final = ANSWERED if best >= answer_line else UNCERTAIN
-    return final, "reader"
+    if best >= answer_line:
+        return ANSWERED, "reader"
+    if relevance is not None and relevance >= judge_line:
+        return ANSWERED, "judge"
+    return UNCERTAIN, "reader"

@@ -59,6 +59,7 @@ class Tuning:
     pool_extra_bm25: int = POOL_EXTRA_BM25  # BM25's top hits added to the rerank pool, for the rescue
     reader_answer_line: float = defaults.READER_ANSWER_LINE  # the reader's best at or above: answered
     reader_rescue_line: float = defaults.READER_RESCUE_LINE  # under the gate, the reader's best at or above: uncertain
+    reader_judge_line: float = defaults.READER_JUDGE_LINE  # with the reader on, a relevance at or above: answered
     _weights: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
