@@ -216,12 +216,10 @@ def citations_map(answer: str, sources: Sequence[Source]) -> list[dict[str, Any]
 
 
 def confidence_of(sources: Sequence[Source], citations: Sequence[dict[str, Any]]) -> float:
-    """Mean confidence of the cited sources (none cited: of the top three), in [0, 1]: for each, the reader's
-    probability that it states the answer when the reader read it, else its relevance."""
+    """Mean relevance of the cited sources (none cited: of the top three), in [0, 1]."""
     cited = {c["n"] for c in citations}
     chosen = [s for s in sources if s.n in cited] or list(sources[:3])
-    values = [float(s.candidate.reader_score if s.candidate.reader_score is not None else s.candidate.relevance)
-              for s in chosen if s.candidate.reader_score is not None or s.candidate.relevance is not None]
+    values = [float(s.candidate.relevance) for s in chosen if s.candidate.relevance is not None]
     if not values:
         return 0.0
     return round(min(max(sum(values) / len(values), 0.0), 1.0), 4)

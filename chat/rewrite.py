@@ -58,7 +58,9 @@ from dataclasses import dataclass
 import jieba
 
 from knowledge.retrieval.analysis import get_analyzer
-from knowledge.retrieval.text import MODEL_RE
+from chat.rewrite_models import (
+    ARTICLE_RE, BARE_NUMBER_RE, EN_PRONOUN_RE, MODEL_RE, models_in, pronoun_led, swap_model,
+)
 
 
 def _tagged(text: str) -> list:
@@ -165,52 +167,6 @@ def subject_of(question: str) -> str:
     return "".join(subject).strip()
 
 
-_BARE_NUMBER_RE = re.compile(r"^\d{1,5}[A-Za-z]{0,3}$")
-# A follow-up that opens with a pronoun and asks something of it: 「它多少钱」「它重多少」「这款支持快充吗」.
-_PRONOUN_LEAD_RE = re.compile(r"^(?:它们|他们|她们|它|他|她|这个|这款|这台|这种|该产品|该型号|该款|其)(?:的)?(?=\S)")
-_ARTICLE_RE = re.compile(r"\b(?:the|a|an)\b", re.IGNORECASE)
-_EN_PRONOUN_RE = re.compile(r"\b(?:it|its|this one|that one)\b", re.IGNORECASE)
-
-
-def models_in(text: str) -> list[str]:
-    """The model numbers a text names, in order: 「XK-500 的主轴」 → ["XK-500"]."""
-    return [m.group(0) for m in MODEL_RE.finditer(text)]
-
-
-def _swap_model(previous: str, core: str) -> str:
-    """XK-800 for XK-500, S20 for S10, RO-800 for RO-400 when the follow-up says only 「800」: the model numbers are
-    the subjects of a spec sheet's questions (a jieba cut splits them: XK / - / 800)."""
-    before = models_in(previous)
-    if not before:
-        return previous
-    mine = models_in(core)
-    if not mine and _BARE_NUMBER_RE.match(core.strip()):
-        m = next(MODEL_RE.finditer(previous))
-        mine = [f"{m.group(1)}{m.group(2)}{core.strip()}"]
-    for new in mine:
-        if new in previous:
-            continue
-        old = next((o for o in before if o != new), None)
-        if old is not None:
-            previous = previous.replace(old, new, 1)
-    return previous
-
-
-def _pronoun_led(core: str, previous: str) -> str | None:
-    """「它多少钱」 after a question about S20 → 「S20多少钱」: the pronoun replaced by the previous subject (its
-    model number when it names one), the follow-up's own predicate kept whole, so the reader reads a question."""
-    subject = subject_of(previous)
-    models = models_in(previous)
-    m = _PRONOUN_LEAD_RE.match(core)
-    if m:
-        who = models[0] if models else subject
-        rest = core[m.end():]
-        return f"{who}{'' if who[-1:].isascii() is False else ' '}{rest}".strip() if who and rest else None
-    if models and _EN_PRONOUN_RE.search(core):
-        return _EN_PRONOUN_RE.sub(models[0], core, count=1)
-    return None
-
-
 def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
     """Deterministic rewrite of ``question`` given earlier standalone queries (oldest first).
 
@@ -221,15 +177,15 @@ def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
         return Rewrite(question, "none")
     previous = _PUNCT_END_RE.sub("", previous_queries[-1].strip())
     core = core_of(question)
-    bare_core = _ARTICLE_RE.sub("", core).strip()  # 「what about the S20?」 names only S20
-    if models_in(previous) and (_BARE_NUMBER_RE.match(bare_core) or (models_in(bare_core) and bare_core in models_in(bare_core))):
-        swapped = _swap_model(previous, bare_core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
+    bare_core = ARTICLE_RE.sub("", core).strip()  # 「what about the S20?」 names only S20
+    if models_in(previous) and (BARE_NUMBER_RE.match(bare_core) or (models_in(bare_core) and bare_core in models_in(bare_core))):
+        swapped = swap_model(previous, bare_core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
         if swapped != previous:
             return Rewrite(swapped, "rules")
-    if not needs_context(question) and not (models_in(previous) and _EN_PRONOUN_RE.search(core)):
+    if not needs_context(question) and not (models_in(previous) and EN_PRONOUN_RE.search(core)):
         return Rewrite(question, "none")
-    if not _is_bare(core) or _EN_PRONOUN_RE.search(core):
-        led = _pronoun_led(core, previous)
+    if not _is_bare(core) or EN_PRONOUN_RE.search(core):
+        led = pronoun_led(core, previous, subject_of(previous))
         if led:
             return Rewrite(led, "rules")
     own = content_words(core)
@@ -344,7 +300,7 @@ _NUMBERED_RE = re.compile(r"(第?[0-9一二三四五六七八九十百两]+)(年
 
 def substitute(previous: str, core: str) -> str | None:
     """``previous`` with its words of the same kind as the follow-up's replaced by them, or None when none is."""
-    result = _swap_model(previous, core)
+    result = swap_model(previous, core)
     result = _swap_numbered(result, core)
     result = _swap_tagged(result, core)
     result = _swap_same_ending(result, core)

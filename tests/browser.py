@@ -52,7 +52,10 @@ def server_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZHIKU_LLM_") and k != "REDIS_URL"}
     env.update({
         "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY, "ZHIKU_INGEST_MODE": "sync",
-        "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "WARNING", **overrides,
+        "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "WARNING",
+        # The pages are tested on the judge's verdicts (each badge, sentence and share); the reader's own decisions
+        # are tested in tests/reader/ through search, the API and chat.
+        "ZHIKU_READER": "false", **overrides,
     })
     return env
 

@@ -197,3 +197,10 @@ def pytest_xdist_make_scheduler(config, log):
             return "shared-redis" if nodeid.split("::", 1)[0] in SHARED_REDIS_FILES else nodeid
 
     return SharedRedisScheduling(config, log)
+
+
+@pytest.fixture
+def judge_only(settings):
+    """The reader off (``ZHIKU_READER=false``): for tests of what the judge's two lines decide, the behaviour the reader
+    leaves as it was when off (tests/reader/ test the reader's own decisions)."""
+    settings.ZHIKU_READER = False

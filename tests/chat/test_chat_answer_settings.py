@@ -123,6 +123,8 @@ def test_answer_settings_rules_for_several_kbs(make_kb, alice):
 
 # --- FAQ direct answer ----------------------------------------------------------------------
 
+@pytest.mark.usefixtures("judge_only")
+
 async def test_faq_direct_answer_is_the_faqs_answer_verbatim_with_no_llm_request(faq_kb, alice_token, llm_on):
     await configure(faq_kb, faq_direct_threshold=0.0)
     communicator, head = await start({"kb_ids": [faq_kb.pk], "question": "忘记登录密码了怎么重置？"}, auth(alice_token))

@@ -152,6 +152,8 @@ async def test_a_greeting_is_not_found_and_calls_no_llm(judged_kb, alice_token, 
 
 # --- the uncertain verdict -----------------------------------------------------------------
 
+@pytest.mark.usefixtures("judge_only")
+
 async def test_an_uncertain_turn_without_an_llm_says_so_before_the_best_evidence(uncertain_kb, alice_token):
     communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
     events = await ask(communicator, [uncertain_kb.pk])
@@ -166,11 +168,17 @@ async def test_an_uncertain_turn_without_an_llm_says_so_before_the_best_evidence
     assert (row.verdict, row.hit, row.content) == ("uncertain", True, finish["answer"])
 
 
+@pytest.mark.usefixtures("judge_only")
+
+
 async def test_the_uncertain_statement_follows_the_handshakes_language(uncertain_kb, alice_token):
     communicator, _ = await connect(f"/ws/chat/?token={alice_token}", headers=(ORIGIN, (b"accept-language", b"en")))
     events = await ask(communicator, [uncertain_kb.pk])
     await communicator.disconnect()
     assert events[-1]["answer"].startswith("No exact answer was found; the following may be relevant:\n\n")
+
+
+@pytest.mark.usefixtures("judge_only")
 
 
 async def test_the_llm_reads_an_uncertain_question_and_its_answer_decides(uncertain_kb, alice_token, llm_on):

@@ -37,6 +37,7 @@ def test_the_page_speaks_both_languages_and_the_kb_page_links_it(kb, alice, clie
 
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER and selenium), reason="needs chromium, chromium-driver and selenium")
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("judge_only")
 def test_an_editor_labels_questions_and_runs_the_evaluation(server, browser, alice, kb, ingest):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

@@ -9,6 +9,7 @@ from tests.browser import CHROMEDRIVER, CHROMIUM, open_as, selenium
 from tests.helpers import set_lines
 
 pytestmark = [
+    pytest.mark.usefixtures("judge_only"),
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                        reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
     pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),

@@ -57,7 +57,7 @@ class TestSearchApi:
         top = body["results"][0]
         assert top["document"]["source_name"] == "price.md" and top["section_path"] == ["价格"]
         assert set(top["scores"]) == {"relevance", "vector_similarity", "vector_rank", "bm25_score", "bm25_rank",
-                                      "fused_score", "fused_rank", "rerank_score", "final_score"}
+                                      "fused_score", "fused_rank", "rerank_score", "final_score", "reader_score"}
         assert 0 <= top["scores"]["relevance"] <= 1 and -1 <= top["scores"]["vector_similarity"] <= 1
         assert {"embed", "vector", "keyword", "fuse", "total"} <= set(body["timings"])
         assert body["reranker"] == "cosine-fallback" and body["mode"] == "hybrid"
