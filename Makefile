@@ -66,6 +66,9 @@ test: venv
 	bash scripts/ensure_ocr.sh $(BIN)/python
 	bash scripts/ensure_libreoffice.sh
 	bash scripts/ensure_ldap.sh
+	# The code checks first (pyproject.toml: [tool.ruff], [tool.mypy]; docs/architecture.md), then the suite, its 25 slowest tests shown.
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 bench-ingest: migrate

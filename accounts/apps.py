@@ -9,5 +9,6 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts import signals  # noqa: F401 - connects the receivers
-        # The people pages' error codes join the one registry (knowledge/errors.py).
-        from accounts.people import errors  # noqa: F401
+
+        # The people pages' error codes join the one registry (core/errors.py).
+        from accounts.people import errors  # noqa: F401 - registers the people pages' error codes

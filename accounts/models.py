@@ -128,6 +128,8 @@ class Invitation(models.Model):
     accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                     related_name="invitations_accepted", verbose_name=_("accepted by"))
     revoked_at = models.DateTimeField(verbose_name=_("revoked"), null=True, blank=True)
+    # Not stored: the invitations page sets it (services.invitation_state) for its template.
+    state: str
 
     class Meta:
         verbose_name = _("invitation")

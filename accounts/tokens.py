@@ -18,10 +18,9 @@ from django.utils import timezone
 from knox.settings import knox_settings
 
 from accounts.models import ApiToken
-from knowledge.errors import fail
+from core.errors import fail
+from core.last_used import touch_last_used
 
-# last_used is written at most once a minute per token: a busy client costs no write per request.
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 # The lifetimes the tokens page offers (days), those within ZHIKU_TOKEN_MAX_DAYS.
 LIFETIME_CHOICES_DAYS = (7, 30, 90, 365)
 # token_issue's lifetime when none is given: the site's ZHIKU_TOKEN_TTL_DAYS (knox's TOKEN_TTL).
@@ -90,7 +89,4 @@ def tokens_revoke_all(*, user) -> int:
 
 def token_touch(token: ApiToken) -> None:
     """Record that ``token`` authenticated a request now (at most one write a minute)."""
-    now = timezone.now()
-    if token.last_used is None or now - token.last_used >= LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used=now)
-        token.last_used = now
+    touch_last_used(token, field="last_used")

@@ -14,13 +14,21 @@ from rest_framework.views import APIView
 from assistants import serializers as s
 from assistants.keys import key_revoke, keys_of
 from assistants.models import ApiKey, Assistant
-from assistants.services import (assistant_create, assistant_get_for_user, assistant_key_create, assistant_update,
-                                 assistant_delete, assistants_of, kb_key_create, share_token_rotate)
+from assistants.services import (
+    assistant_create,
+    assistant_delete,
+    assistant_get_for_user,
+    assistant_key_create,
+    assistant_update,
+    assistants_of,
+    kb_key_create,
+    share_token_rotate,
+)
 from assistants.usage import assistant_usage
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.schema import errors
-from knowledge.errors import fail
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.schema import errors
+from core.errors import fail
 from knowledge.models import Role
 from knowledge.selectors import kb_get_for_user
 

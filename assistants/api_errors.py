@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import ValidationFailed, register
+from core.errors import ValidationFailed, register
 
 register("invalid_try_body", ValidationFailed,
          _('The body must be {"question": "...", "conversation": <id or null>}: the question, and the preview '

@@ -8,5 +8,5 @@ class AssistantsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The app's error codes join the one registry (knowledge/errors.py) when Django starts.
-        from assistants import api_errors, errors  # noqa: F401
+        # The app's error codes join the one registry (core/errors.py) when Django starts.
+        from assistants import api_errors, errors  # noqa: F401 - imported to register the codes

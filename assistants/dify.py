@@ -1,13 +1,10 @@
 """Dify's External Knowledge API: ``POST /dify/retrieval`` searches one KB a key reaches, as Dify asks.
 
-Dify sends ``Authorization: Bearer <key>`` and a JSON body ``{knowledge_id, query, retrieval_setting: {top_k,
-score_threshold}, metadata_condition?}`` and reads ``{"records": [{content, score, title, metadata}]}``; its
-errors are ``{"error_code", "error_msg"}`` (1001 a header that is not a bearer key, 1002 a key refused,
-2001 a knowledge base the key does not reach), with the 403 Dify documents for access denied. The key is a KB
-key (``knowledge_id`` its KB) or an assistant key (``knowledge_id`` one of its KBs the owner may read now).
-
-When Dify registers an endpoint it POSTs to it with the key and no body and refuses the endpoint on 403, 404 or
-502: a good key with no body is a 400 here, a wrong key a 403 (Dify then says the key failed).
+Dify sends ``Authorization: Bearer <key>`` and ``{knowledge_id, query, retrieval_setting: {top_k, score_threshold},
+metadata_condition?}`` and reads ``{"records": [{content, score, title, metadata}]}``; errors are ``{"error_code",
+"error_msg"}`` (1001 not a bearer key, 1002 a key refused, 2001 a KB the key does not reach). The key is a KB key or
+an assistant key (``knowledge_id`` one of its KBs). Registering, Dify POSTs the key without a body and refuses the
+endpoint on 403, 404 or 502: a good key is a 400 here, a wrong one a 403.
 """
 from __future__ import annotations
 
@@ -20,8 +17,8 @@ from assistants.dify_conditions import MetadataCondition, metadata_condition
 from assistants.keys import bearer_key, key_authenticate
 from assistants.models import ApiKey
 from assistants.services import key_search
-from knowledge import safejson
-from knowledge.errors import CODES, ApplicationError, fail, message
+from core.errors import CODES, ApplicationError, fail, message
+from core.http.body import body_over_limit, json_body
 from knowledge.models import Document
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.retrieval.request import SearchRequest
@@ -74,10 +71,10 @@ def _setting(value: Any) -> tuple[int, float]:
 
 
 def _read(request: HttpRequest) -> dict[str, Any]:
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise fail("body_too_large", size=int(declared), limit=MAX_BODY_BYTES)
-    body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+    declared = body_over_limit(request, MAX_BODY_BYTES)
+    if declared is not None:
+        raise fail("body_too_large", size=declared, limit=MAX_BODY_BYTES)
+    body = json_body(request, MAX_BODY_BYTES)
     if not isinstance(body, dict) or "knowledge_id" not in body or "query" not in body:
         raise fail("invalid_retrieval_request")
     return body

@@ -10,11 +10,12 @@ Pure functions, no Django.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
-from knowledge.errors import fail
+from core.errors import fail
 
 MAX_CONDITIONS = 32
 MAX_NAME_CHARS = 200
@@ -80,7 +81,8 @@ def _condition(raw: Any) -> Condition:
         raise _bad()
     names = raw.get("name")
     names = [names] if isinstance(names, str) else names
-    operator = ALIASES.get(raw.get("comparison_operator"), raw.get("comparison_operator"))
+    given: Any = raw.get("comparison_operator")  # any JSON value; only a listed one passes below
+    operator = ALIASES.get(given, given)
     if (not isinstance(names, list) or not names or not all(isinstance(n, str) and 0 < len(n) <= MAX_NAME_CHARS
                                                              for n in names) or operator not in OPERATORS):
         raise _bad()

@@ -1,40 +1,17 @@
 """The embedded chat: a script (or an iframe) that puts an assistant's chat on the sites its owner lists.
 
-Keyed by the assistant's id (``/embed/<id>.js``), not a secret: what guards an embed is the list of origins
-(``Assistant.allowed_origins``, exact ``scheme://host[:port]``), and a snippet pasted on many pages should not
-break when anything is rotated. An assistant with no listed origin cannot be embedded at all.
-
-    GET  /embed/<id>.js                        the bubble script for <script src=… defer>
-    GET  /embed/<id>/chat/                     the chat page the bubble (or an <iframe>) opens
-    POST /embed/<id>/chat/stream/              {"question", "conversation"?} → text/event-stream
-    GET  /embed/<id>/conversations/[<cid>/]    the visitor's conversations
-    POST /embed/<id>/feedback/                 {"message", "rating"}
-
-Origins are checked three times, each exactly (``https://a.example.com`` admits neither
-``https://a.example.com.evil.net`` nor ``http://a.example.com``):
-
-1. The chat page answers with ``Content-Security-Policy: frame-ancestors <listed origins>`` (django-csp's
-   per-response replace, config/csp.py), so a browser renders it inside no other site's page; and the page
-   itself refuses (403 ``origin_not_allowed``) when the embedding page's origin — the ``Referer`` the browser
-   sends for the frame, else the ``origin`` the bubble script passes — is not listed.
-2. That page hands its script a *ticket* signed by the server (assistants/visitors.py): the visitor's opaque
-   id and the embedding origin. The frame is a third-party context, where browsers drop cookies unless they
-   are ``SameSite=None; Secure`` (and some drop those too), so the ticket lives in the frame's localStorage
-   and travels in the ``X-Zhiku-Ticket`` header — over plain http://127.0.0.1 in tests as over https.
-3. Every API call checks the request's ``Origin`` (else its ``Referer``): the chat page's own origin or a listed
-   one, and the ticket's origin still listed *now* (an origin the owner removes stops working at once). A
-   custom header cannot be sent cross-site without a CORS preflight, which these views never grant: the ticket
-   header is also the CSRF defence, so the views are csrf-exempt.
-
-These are browser-side guards: a client outside a browser can send any ``Origin``. The embed is, like the
-site it sits on, public; a members-only chat is a share link with ``share_access = members``.
+Keyed by the assistant's id (``/embed/<id>.js``, ``/embed/<id>/chat/``, ``…/chat/stream/``, ``…/conversations/``,
+``…/feedback/``), not a secret: the guard is the list of exact origins (``Assistant.allowed_origins``), checked by the
+page's CSP ``frame-ancestors``, by the page itself (403 ``origin_not_allowed``) and on every API call, with the signed
+visitor *ticket* in ``X-Zhiku-Ticket``, which is also the CSRF defence (the views are csrf-exempt). These are
+browser-side guards; docs/integrations.md "Embedded chat" has the reasoning.
 """
 from __future__ import annotations
 
 import json
 from urllib.parse import urlsplit
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -42,14 +19,22 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from assistants.models import Assistant
-from assistants.visitor_http import (conversations_response, error_response, exception_response, feedback_response,
-                                     page_context, stream_response)
+from assistants.visitor_http import (
+    conversations_response,
+    error_response,
+    exception_response,
+    feedback_response,
+    page_context,
+    stream_response,
+)
 from assistants.visitors import ticket_issue, ticket_read, visitor_new
 from chat.models import Channel
 from chat.services import in_thread
-from knowledge.errors import ApplicationError, fail, message
+from core.errors import ApplicationError, fail, message
 
 TICKET_HEADER = "X-Zhiku-Ticket"
+CSP_REPLACE = "_csp_replace"
+"""The response attribute django-csp's middleware reads a per-response CSP override from (its ``csp_replace``)."""
 
 
 def embed_get(assistant_id: int) -> Assistant:
@@ -115,7 +100,7 @@ def embed_chat(request: HttpRequest, assistant_id: int) -> HttpResponse:
                           {"text": message("origin_not_allowed", origin=parent or "-")}, status=403)
         # The refusal itself may be shown in any frame: it holds nothing but the sentence, and an unlisted
         # site's bubble then says why it does not work instead of showing a blank, blocked frame.
-        response._csp_replace = {"frame-ancestors": ["*"]}
+        setattr(response, CSP_REPLACE, {"frame-ancestors": ["*"]})
         response["Cache-Control"] = "no-store"
         return response
     else:
@@ -123,7 +108,7 @@ def embed_chat(request: HttpRequest, assistant_id: int) -> HttpResponse:
         context = page_context(assistant, base=f"/embed/{assistant.pk}/", ticket=ticket, embedded=True)
         context["config"]["storageKey"] = f"zhiku-embed:{assistant.pk}:{parent}"
         response = render(request, "assistants/visitor_chat.html", context)
-    response._csp_replace = {"frame-ancestors": sorted(assistant.allowed_origins)}
+    setattr(response, CSP_REPLACE, {"frame-ancestors": sorted(assistant.allowed_origins)})
     response["Cache-Control"] = "no-store"
     return response
 
@@ -153,7 +138,7 @@ def _resolve(request: HttpRequest, assistant_id: int):
 
 @csrf_exempt  # the ticket header is the CSRF defence (module docstring, 3.)
 @require_POST
-async def embed_stream(request: HttpRequest, assistant_id: int) -> HttpResponse:
+async def embed_stream(request: HttpRequest, assistant_id: int) -> HttpResponseBase:
     assistant, visitor, failure = await in_thread(_resolve)(request, assistant_id)
     if failure is not None:
         return failure

@@ -1,9 +1,9 @@
-"""The assistants' error codes, registered in the one registry (knowledge/errors.py) when the app loads."""
+"""The assistants' error codes, registered in the one registry (core/errors.py) when the app loads."""
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, Throttled, ValidationFailed, register
+from core.errors import Conflict, NotAuthenticated, NotFound, PermissionDenied, Throttled, ValidationFailed, register
 
 # --- assistants -------------------------------------------------------------------------------------------------
 register("assistant_not_found", NotFound, _("Assistant not found."))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -20,11 +19,11 @@ from django.utils import timezone
 
 from assistants.models import ApiKey, Assistant, KeyKind
 from assistants.ratelimit import minute_count
-from audit import Action, record
-from knowledge.errors import fail
+from core.audit import Action, record
+from core.errors import fail
+from core.last_used import touch_last_used
 
 KEY_PREFIX = "zk-"
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def key_digest(key: str) -> str:
@@ -102,16 +101,14 @@ def key_authenticate(key: str, *, kind: str | None = None) -> ApiKey:
 
 def key_touch(row: ApiKey) -> None:
     """Record that ``row`` authenticated a request now (at most one write a minute)."""
-    now = timezone.now()
-    if row.last_used_at is None or now - row.last_used_at >= LAST_USED_RESOLUTION:
-        ApiKey.objects.filter(pk=row.pk).update(last_used_at=now)
-        row.last_used_at = now
+    touch_last_used(row, field="last_used_at")
 
 
 # --- the per-key budget: a fixed one-minute window, in Redis when there is one (shared by every worker) ----------
 
 def _limit_of(row: ApiKey) -> int:
-    return int(row.rate_limit or getattr(settings, "ZHIKU_KEY_RATE_LIMIT", 60))
+    default: int = getattr(settings, "ZHIKU_KEY_RATE_LIMIT", 60)
+    return int(row.rate_limit or default)
 
 
 def rate_check(row: ApiKey) -> None:

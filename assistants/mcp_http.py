@@ -1,21 +1,16 @@
 """``/mcp/`` in the project's ASGI application: the key checked first, then the MCP SDK's streamable HTTP transport.
 
-``MCPRoute`` wraps the HTTP side of config/asgi.py: a request for exactly ``/mcp`` or ``/mcp/`` goes to ``serve``,
-every other one to Django. ``serve`` checks the Host against ``ALLOWED_HOSTS`` (as Django would) and the
-``Authorization: Bearer`` key (``assistants.keys.key_authenticate``) before the SDK reads a byte of the body:
-no key or a bad one is a 401, a key over its budget a 429, anything but a POST a 405, in the API's error shape.
-
-Why a session manager per request: the SDK's ``StreamableHTTPSessionManager`` must be inside its ``run()``
-while it handles requests (its task group hosts each request's server task), and the SDK's own apps enter
-``run()`` from the ASGI lifespan. daphne sends no lifespan events, so there is no start-up to enter it from.
-The server runs *stateless* with JSON responses: no session outlives its request, every request is
-authenticated on its own and any daphne process (scripts/cluster.py runs two) can answer it. So a manager
-per request, run around that request only, is its whole lifetime: nothing is started that could outlive a
-request, an event loop or a crash.
+``MCPRoute`` sends exactly ``/mcp`` and ``/mcp/`` to ``serve``, anything else to Django. ``serve`` checks the Host
+against ``ALLOWED_HOSTS`` and the ``Authorization: Bearer`` key before the SDK reads a byte of the body (401, 429,
+and 405 for anything but a POST, in the API's error shape), then runs a stateless session manager with JSON
+responses for that request alone: daphne sends no lifespan events to start a shared one from, and nothing outlives
+a request (docs/integrations.md "Design, and why this way").
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -26,9 +21,12 @@ from assistants.keys import bearer_key, key_authenticate
 from assistants.mcp_server import CALLER, server
 from assistants.mcp_tools import Caller
 from chat.services import in_thread
-from config.i18n import language_from_scope
-from knowledge.errors import ApplicationError, message
+from core.errors import ApplicationError, message
+from core.http.i18n import language_from_scope
 
+Message = MutableMapping[str, Any]
+Send = Callable[[Message], Awaitable[None]]
+"""ASGI's ``send``, as the SDK's transport types it."""
 PATHS = ("/mcp", "/mcp/")
 MAX_BODY_BYTES = 1024 * 1024
 """A tool call's JSON body: a question and a few filters, far below the SDK's 4 MiB default."""
@@ -48,7 +46,7 @@ def _host_allowed(scope) -> bool:
     return bool(domain) and validate_host(domain, allowed)
 
 
-async def _refuse(send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _refuse(send, status: int, body: dict, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     data = json.dumps({"error": body}, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
@@ -72,12 +70,12 @@ async def _authenticated(scope) -> Caller:
     return Caller(key=key, row=row, language=translation.get_language())
 
 
-def json_rpc_errors(send):
+def json_rpc_errors(send: Send) -> Send:
     """``send`` that turns the SDK's plain-text HTTP errors (a wrong Content-Type or Accept, a body it cannot
     read) into JSON-RPC error objects with ``Content-Type: application/json``, the status kept."""
-    held: dict = {}
+    held: dict[str, Any] = {}
 
-    async def wrapped(message_: dict) -> None:
+    async def wrapped(message_: Message) -> None:
         if message_["type"] == "http.response.start" and message_.get("status", 200) >= 400:
             types = [v for k, v in message_.get("headers", []) if k.lower() == b"content-type"]
             if not types or not types[0].lower().startswith(b"application/json"):

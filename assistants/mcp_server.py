@@ -1,14 +1,9 @@
 """The MCP server (the official ``mcp`` SDK's ``MCPServer``): three tools over what an API key reaches now.
 
-- ``list_knowledge_bases``: the KBs the key reaches, with their document and chunk counts;
-- ``search_knowledge``: a search of them (query, some KB ids, top_k, metadata equalities) with its verdict;
-- ``ask_assistant``: a question to the key's assistant (an assistant key only), answered by the chat pipeline.
-
-The same server answers streamable HTTP at ``/mcp/`` (``assistants.mcp_http``) and stdio (``manage.py mcp_stdio``).
-Who calls is a ``Caller`` in a context variable, set by the transport before the SDK runs: the HTTP wrapper per
-request (after it authenticated the key), the stdio command once. A tool's failure is an MCP tool error
-(``isError``) carrying the registered code and its message (knowledge/errors.py), never a protocol crash.
-docs/integrations.md "MCP server" has the clients' side.
+``list_knowledge_bases``, ``search_knowledge`` and ``ask_assistant`` (an assistant key only), over streamable HTTP at
+``/mcp/`` (``assistants.mcp_http``) and stdio (``manage.py mcp_stdio``). The caller is a ``Caller`` in a context
+variable the transport sets before the SDK runs. A tool's failure is an MCP tool error (``isError``) with the
+registered code and message, never a protocol crash. The clients' side: docs/integrations.md "MCP server".
 """
 from __future__ import annotations
 
@@ -26,8 +21,8 @@ from pydantic import Field
 
 from assistants.mcp_tools import Caller, answer_payload, ask_start, kbs_listing, knowledge_search
 from chat.services import in_thread, turn_stream
-from knowledge.errors import ApplicationError, message
-from knowledge.safejson import check_characters
+from core.errors import ApplicationError, message
+from core.safejson import check_characters
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
 
 logger = logging.getLogger(__name__)

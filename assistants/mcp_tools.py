@@ -17,8 +17,8 @@ from assistants.models import ApiKey, KeyKind
 from assistants.services import assistant_turn_start, key_kbs, key_search
 from chat.models import Channel
 from chat.services import Turn
-from knowledge.errors import fail
-from knowledge.jsonable import jsonable, number
+from core.errors import fail
+from core.jsonable import jsonable, number
 from knowledge.models import KnowledgeBase
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.retrieval.request import SearchRequest
@@ -49,7 +49,7 @@ def caller_key(caller: Caller) -> ApiKey:
 
 def _reader(row: ApiKey):
     """Whose access the key borrows: the assistant's owner, or the KB key's creator."""
-    return row.assistant.owner if row.kind == KeyKind.ASSISTANT else row.created_by
+    return row.target_assistant.owner if row.kind == KeyKind.ASSISTANT else row.created_by
 
 
 # --- list_knowledge_bases ---------------------------------------------------------------------------------------
@@ -62,7 +62,8 @@ def kbs_listing(caller: Caller) -> dict[str, Any]:
                                                         user=_reader(row))}
     assistant = None
     if row.kind == KeyKind.ASSISTANT:
-        assistant = {"id": row.assistant.pk, "name": row.assistant.name, "description": row.assistant.description}
+        target = row.target_assistant
+        assistant = {"id": target.pk, "name": target.name, "description": target.description}
     return {
         "key_kind": row.kind, "assistant": assistant,
         "knowledge_bases": [
@@ -81,7 +82,7 @@ def metadata_pairs(metadata: Any) -> tuple[tuple[str, str], ...]:
     (knowledge/api/search.py ``MetadataFilter``): a string, number or boolean each, compared as text."""
     if metadata is None:
         return ()
-    limits = {"keys": MAX_METADATA_KEYS, "key_chars": MAX_METADATA_KEY_CHARS, "value_chars": MAX_METADATA_VALUE_CHARS}
+    limits: dict[str, Any] = {"keys": MAX_METADATA_KEYS, "key_chars": MAX_METADATA_KEY_CHARS, "value_chars": MAX_METADATA_VALUE_CHARS}
     if not isinstance(metadata, dict) or len(metadata) > MAX_METADATA_KEYS:
         raise fail("invalid_metadata_filter", **limits)
     pairs = []
@@ -142,7 +143,7 @@ def ask_start(caller: Caller, *, question: Any, conversation_id: Any = None) -> 
     row = caller_key(caller)
     if row.kind != KeyKind.ASSISTANT:
         raise fail("key_wrong_kind", needed=KeyKind.ASSISTANT.label)
-    return assistant_turn_start(assistant=row.assistant, question=question, channel=Channel.MCP,
+    return assistant_turn_start(assistant=row.target_assistant, question=question, channel=Channel.MCP,
                                 visitor=visitor_of(row), conversation_id=conversation_id)
 
 

@@ -6,6 +6,8 @@ the assistant too. Keys are stored as their SHA-256 digest; the key itself is sh
 """
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -122,3 +124,8 @@ class ApiKey(models.Model):
     @property
     def revoked(self) -> bool:
         return self.revoked_at is not None
+
+    @property
+    def target_assistant(self) -> Assistant:
+        """The assistant of an assistant key (``apikey_one_target``: a key of that kind always has one)."""
+        return cast(Assistant, self.assistant)

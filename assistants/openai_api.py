@@ -7,11 +7,11 @@ travel in its ``zhiku`` extension (docs/integrations.md).
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
@@ -20,9 +20,10 @@ from assistants.models import ApiKey, Assistant, KeyKind
 from assistants.openai_wire import ChatRequest, Reply, chat_request, error_body, extension, sse, usage_block
 from assistants.services import assistant_turn_start
 from chat.models import Channel
-from chat.services import in_thread, turn_stream
-from knowledge import safejson
-from knowledge.errors import CODES, ApplicationError, message
+from chat.services import Turn, in_thread, turn_stream
+from core.errors import CODES, ApplicationError, message
+from core.http.body import body_over_limit, json_body
+from core.http.sse import event_stream_response
 
 MAX_BODY_BYTES = 256 * 1024
 """A long history of pasted messages fits; only the last few turns are read (``services.HISTORY_TURNS``)."""
@@ -57,14 +58,13 @@ def _authenticate(request: HttpRequest) -> ApiKey:
 
 
 def _body(request: HttpRequest) -> Any:
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if body_over_limit(request, MAX_BODY_BYTES) is not None:
         raise coded("body_too_large", "stream", limit=MAX_BODY_BYTES)
-    return safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+    return json_body(request, MAX_BODY_BYTES)
 
 
-def _start(key: ApiKey, asked: ChatRequest):
-    return assistant_turn_start(assistant=key.assistant, question=asked.question, channel=Channel.API,
+def _start(key: ApiKey, asked: ChatRequest) -> Turn:
+    return assistant_turn_start(assistant=key.target_assistant, question=asked.question, channel=Channel.API,
                                 history=asked.history)
 
 
@@ -75,7 +75,7 @@ def _method_not_allowed(allowed: str) -> JsonResponse:
 
 
 @csrf_exempt  # a bearer key, never a cookie
-async def chat_completions(request: HttpRequest) -> HttpResponse:
+async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     """Answer the last user message as the key's assistant, streamed as chunks or as one ``chat.completion``.
 
     Errors before the answer starts are OpenAI error objects with their status (401 key, 403 kind or
@@ -90,17 +90,14 @@ async def chat_completions(request: HttpRequest) -> HttpResponse:
         turn = await in_thread(_start)(key, asked)
     except ApplicationError as exc:
         return openai_error(exc)
-    reply = Reply.new(model=key.assistant.name, message_id=turn.message_id)
+    reply = Reply.new(model=key.target_assistant.name, message_id=turn.message_id)
     if asked.stream:
         frames = _frames(reply, turn_stream(turn), include_usage=asked.include_usage, language=translation.get_language())
-        response = StreamingHttpResponse(frames, content_type="text/event-stream; charset=utf-8")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # nginx: pass chunks through as they come
-        return response
+        return event_stream_response(frames)
     return await _completion(reply, turn_stream(turn))
 
 
-async def _completion(reply: Reply, events: AsyncIterator[dict[str, Any]]) -> JsonResponse:
+async def _completion(reply: Reply, events: AsyncGenerator[dict[str, Any], None]) -> JsonResponse:
     sources: list[dict[str, Any]] = []
     async with aclosing(events):
         async for event in events:
@@ -114,8 +111,8 @@ async def _completion(reply: Reply, events: AsyncIterator[dict[str, Any]]) -> Js
     return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
 
 
-async def _frames(reply: Reply, events: AsyncIterator[dict[str, Any]], *, include_usage: bool,
-                  language: str | None) -> AsyncIterator[bytes]:
+async def _frames(reply: Reply, events: AsyncGenerator[dict[str, Any], None], *, include_usage: bool,
+                  language: str | None) -> AsyncGenerator[bytes, None]:
     """The turn's events as OpenAI chunks: the role first, a chunk per token, ``stop`` with ``zhiku``, ``[DONE]``."""
     # The events are produced while the response streams, after the middleware: in the request's language.
     with translation.override(language):
@@ -143,7 +140,7 @@ def _model(assistant: Assistant) -> dict[str, Any]:
 
 
 def _models(request: HttpRequest, model_id: str | None) -> dict[str, Any]:
-    assistant = _authenticate(request).assistant
+    assistant = _authenticate(request).target_assistant
     if model_id is None:
         return {"object": "list", "data": [_model(assistant)]}
     if model_id not in (assistant.name, str(assistant.pk)):

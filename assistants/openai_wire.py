@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge.errors import ApplicationError, fail
+from core.errors import ApplicationError, fail
 
 MAX_MESSAGES = 200
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
@@ -44,8 +44,9 @@ def _text(content: Any) -> str | None:
         return ""
     if isinstance(content, list):
         parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-        if all(isinstance(p, str) for p in parts):
-            return "\n".join(parts)
+        texts = [p for p in parts if isinstance(p, str)]
+        if len(texts) == len(parts):
+            return "\n".join(texts)
     return None
 
 

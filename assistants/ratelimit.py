@@ -9,7 +9,7 @@ import threading
 
 from django.conf import settings
 
-from config import redis_namespace
+from core import redis_namespace
 from knowledge.stores import redis_client
 
 _local_lock = threading.Lock()

@@ -5,14 +5,14 @@ owner can read) stay in ``assistants.services``, which answers them with their c
 """
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from assistants.models import ApiKey, Assistant, ShareAccess
 from assistants.services import MAX_ORIGINS, MAX_SUGGESTED, MAX_SUGGESTED_CHARS
-from knowledge.api.serializers import ItemList, StrictInput, Text
+from core.api.fields import ItemList, StrictInput, Text
 from knowledge.services.query_input import MAX_KBS, MAX_TOP_K
 
 MAX_TEXT = 8000
@@ -48,7 +48,8 @@ class AssistantInput(StrictInput):
     opening_message = _text()
     suggested_questions = ItemList(child=Text(allow_blank=True, max_length=MAX_SUGGESTED_CHARS), required=False,
                                    max_length=MAX_SUGGESTED)
-    allowed_origins = ItemList(child=Text(max_length=300, trim_whitespace=False, validators=[ORIGIN]), required=False, max_length=MAX_ORIGINS,
+    allowed_origins = ItemList(child=Text(max_length=300, trim_whitespace=False, validators=[ORIGIN]), required=False,
+                               max_length=MAX_ORIGINS,
                                help_text="Sites that may embed the chat, matched exactly (scheme, host and port).")
     share_access = serializers.ChoiceField(choices=ShareAccess.choices, required=False)
 
@@ -116,7 +117,7 @@ class UsageOutput(serializers.Serializer):
                                      help_text="answered, uncertain, not_found and failed answers.")
     feedback = serializers.DictField(child=serializers.IntegerField(), help_text="Ratings up and down.")
     tokens = serializers.DictField(child=serializers.IntegerField(), help_text="LLM prompt and completion tokens.")
-    since = serializers.DateTimeField(allow_null=True, default_timezone=timezone.utc, help_text="The `since` asked for, in UTC.")
+    since = serializers.DateTimeField(allow_null=True, default_timezone=UTC, help_text="The `since` asked for, in UTC.")
 
 
 class UsageQuery(StrictInput):

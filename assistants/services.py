@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 
 from assistants.keys import key_issue
-from audit import Action, diff, record, snapshot
 from assistants.models import ApiKey, Assistant, AssistantKB, KeyKind, ShareAccess
-from chat.models import Channel, Conversation, Message, MessageStatus, Role as ChatRole
+from chat.models import Channel, Conversation, Message, MessageStatus
+from chat.models import Role as ChatRole
 from chat.services import TITLE_CHARS, Turn, answer_settings_for, history_pairs
+from core.audit import Action, diff, record, snapshot
+from core.errors import fail
 from knowledge.access import caller_role, kbs_with_caller_access, scope_of_annotated
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.protocols import AccessScope
 from knowledge.retrieval.request import SearchRequest
@@ -28,7 +29,7 @@ from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kb_get_for_user, kbs_get_for_user
 from knowledge.services.kbs import llm_models
 from knowledge.services.query_input import MAX_KBS, MAX_TOP_K, query_clean
-from knowledge.services.search import search_resolved
+from knowledge.services.search import Search, search
 
 MAX_SUGGESTED = 10
 MAX_SUGGESTED_CHARS = 200
@@ -248,15 +249,6 @@ def kb_key_create(*, user, kb_id: Any, name: str = "", rate_limit: int | None = 
     return key_issue(created_by=user, kb=kb, name=name, rate_limit=rate_limit)
 
 
-def key_get_for_user(*, user, key_id: Any) -> ApiKey:
-    """A live key of one of ``user``'s assistants or one they created; else NotFound ``key_not_found``."""
-    try:
-        return (ApiKey.objects.filter(revoked_at__isnull=True)
-                .filter(Q(created_by=user) | Q(assistant__owner=user)).get(pk=int(key_id)))
-    except (ApiKey.DoesNotExist, TypeError, ValueError):
-        raise fail("key_not_found") from None
-
-
 def kb_key_scope(key: ApiKey) -> tuple[KnowledgeBase, AccessScope]:
     """A KB key's KB as its creator may read it now, and their scope; ``kb_not_found`` when they can't."""
     kbs, scope = kbs_get_for_user(user=key.created_by, kb_ids=[key.kb_id])
@@ -266,8 +258,8 @@ def kb_key_scope(key: ApiKey) -> tuple[KnowledgeBase, AccessScope]:
 def key_kbs(key: ApiKey) -> tuple[list[KnowledgeBase], AccessScope, dict[str, Any]]:
     """What ``key`` may search now: (KBs, scope, search overrides) — an assistant's KBs, or a KB key's one KB."""
     if key.kind == KeyKind.ASSISTANT:
-        kbs, scope = assistant_kbs(key.assistant)
-        return kbs, scope, search_overrides(key.assistant)
+        kbs, scope = assistant_kbs(key.target_assistant)
+        return kbs, scope, search_overrides(key.target_assistant)
     kb, scope = kb_key_scope(key)
     return [kb], scope, {}
 
@@ -281,7 +273,7 @@ def key_search(key: ApiKey, request: SearchRequest, *, kb_ids: Sequence[int] | N
         if any(k not in by_id for k in wanted):
             raise fail("kb_not_found")
         kbs = [by_id[k] for k in dict.fromkeys(wanted)]
-    return search_resolved(request, kbs, scope=scope, overrides=overrides)
+    return search(Search(request, kbs=kbs, scope=scope, overrides=overrides))
 
 
 # --- turns ----------------------------------------------------------------------------------------------------

@@ -1,39 +1,39 @@
 """Share links: ``/s/<token>/``, the assistant's chat page for anyone with the link or for signed-in members.
 
-The token is ``Assistant.share_token``; a link whose assistant's ``share_access`` is ``off``, or whose token was
-rotated (``assistants.services.share_token_rotate``), is 404 ``share_not_found`` at once, page and API alike.
-``members``: an anonymous visitor of the page is sent to sign in and back; of the API, 401 ``share_members_only``.
-
-Each visitor has their own conversations (assistants/visitors.py): a signed-in member is ``user:<pk>``; anyone
-else an opaque id in a signed, HttpOnly, SameSite=Lax cookie. The page is same-site, so Django's CSRF cookie
-works and every POST is CSRF-checked as the console's are. Nothing else is reachable from the page: it names no
-KB, its script calls only the routes below, and a source shows its document's title, section and text.
-
-    GET  /s/<token>/                          the chat page
-    POST /s/<token>/chat/stream/              {"question", "conversation"?} → text/event-stream
-    GET  /s/<token>/conversations/            the visitor's conversations
-    GET  /s/<token>/conversations/<id>/       one of them, with its messages
-    POST /s/<token>/feedback/                 {"message", "rating": "up"|"down"}
+The token is ``Assistant.share_token``; ``share_access = off`` or a rotated token is 404 ``share_not_found``, page and
+API alike; ``members`` sends an anonymous visitor of the page to sign in (of the API: 401 ``share_members_only``).
+Each visitor has their own conversations (assistants/visitors.py), named by a signed HttpOnly cookie; the page is
+same-site, so every POST is CSRF-checked. Below the link: ``chat/stream/``, ``conversations/[<id>/]``, ``feedback/``
+(docs/integrations.md "Share link").
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from assistants.models import Assistant, ShareAccess
-from assistants.visitor_http import (conversations_response, error_response, exception_response, feedback_response,
-                                     page_context, stream_response)
+from assistants.visitor_http import (
+    conversations_response,
+    error_response,
+    exception_response,
+    feedback_response,
+    page_context,
+    stream_response,
+)
 from assistants.visitors import COOKIE_SALT, VISITOR_DAYS, member_visitor, visitor_new
 from chat.models import Channel
 from chat.services import in_thread
 from chat.sse import csrf_failure_reason
-from knowledge.errors import ApplicationError, fail, message
+from core.errors import ApplicationError, fail, message
 
 COOKIE = "zhiku_visitor"
 COOKIE_AGE = VISITOR_DAYS * 24 * 3600
+ResponseT = TypeVar("ResponseT", bound=HttpResponseBase)
 
 
 def share_get(token: str) -> Assistant:
@@ -58,7 +58,7 @@ def _visitor(request: HttpRequest, user) -> tuple[str, bool]:
     return (known, False) if known else (visitor_new(), True)
 
 
-def _keep(response: HttpResponse, visitor: str, new: bool, request: HttpRequest) -> HttpResponse:
+def _keep(response: ResponseT, visitor: str, new: bool, request: HttpRequest) -> ResponseT:
     if new:
         response.set_signed_cookie(COOKIE, visitor, salt=COOKIE_SALT, max_age=COOKIE_AGE, httponly=True,
                                    samesite="Lax", secure=request.is_secure(), path="/s/")
@@ -99,7 +99,7 @@ async def _resolve(request: HttpRequest, token: str):
 
 @csrf_exempt  # checked below, after the link is found, with the error shape of the API
 @require_POST
-async def share_stream(request: HttpRequest, token: str) -> HttpResponse:
+async def share_stream(request: HttpRequest, token: str) -> HttpResponseBase:
     assistant, visitor, new, failure = await _resolve(request, token)
     if failure is not None:
         return failure

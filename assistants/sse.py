@@ -7,28 +7,31 @@ frames are the chat stream's (chat/sse.py); another user's assistant is a 404.
 """
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from typing import Any
+
+from django.http import HttpRequest, HttpResponseBase
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
 from assistants.services import assistant_get_for_user, assistant_turn_start
 from chat.models import Channel
-from chat.services import in_thread, turn_stream
+from chat.services import Turn, in_thread, turn_stream
 from chat.sse import MAX_BODY_BYTES, authenticate, error_answer, error_response, sse_frames
-from knowledge import safejson
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
+from core.http.body import body_over_limit, json_body
+from core.http.sse import event_stream_response
 
 ASK_FIELDS = {"question", "conversation"}
 
 
-def _start(*, user, assistant_id: int, body: dict):
+def _start(*, user: Any, assistant_id: int, body: dict[str, Any]) -> Turn:
     assistant = assistant_get_for_user(user=user, assistant_id=assistant_id)
     return assistant_turn_start(assistant=assistant, question=body.get("question"), channel=Channel.TRY,
                                 conversation_id=body.get("conversation"))
 
 
 @csrf_exempt  # checked in chat.sse.authenticate for session users; token clients need none
-async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpResponse:
+async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpResponseBase:
     """Ask the caller's own assistant ``{"question", "conversation"?}``; the answer streams as ``text/event-stream``.
 
     Errors before streaming (authentication, input, an assistant that is not the caller's or that can
@@ -41,18 +44,13 @@ async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpRespo
     user, failure = await authenticate(request)
     if failure is not None:
         return failure
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if body_over_limit(request, MAX_BODY_BYTES) is not None:
         return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
-        body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+        body = json_body(request, MAX_BODY_BYTES)
         if not isinstance(body, dict) or not set(body) <= ASK_FIELDS:
             return error_response("invalid_try_body")
         turn = await in_thread(_start)(user=user, assistant_id=assistant_id, body=body)
     except ApplicationError as exc:
         return error_answer(exc.code, exc.message, exc.status_code)
-    response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()),
-                                     content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
-    return response
+    return event_stream_response(sse_frames(turn_stream(turn), translation.get_language()))

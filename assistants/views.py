@@ -15,8 +15,9 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from assistants.models import Assistant, ShareAccess
 from assistants.serializers import MAX_RATE_LIMIT, share_path
 from assistants.services import MAX_ORIGINS, MAX_SUGGESTED, assistant_get_for_user, assistants_of
+from core.errors import NotFound
 from knowledge.access import kbs_for_user
-from knowledge.errors import NotFound
+from knowledge.models import KnowledgeBase
 from knowledge.services.kbs import llm_models
 from knowledge.services.query_input import MAX_TOP_K
 
@@ -28,13 +29,10 @@ def _assistant_for(request: HttpRequest, assistant_id: int) -> Assistant:
         raise Http404("Assistant not found.") from None
 
 
-def _readable_kbs(request: HttpRequest, chosen: list[int]) -> list:
-    """The KBs the caller can read: the assistant's own first, in its order (checked), then the rest by name."""
+def _readable_kbs(request: HttpRequest, chosen: list[int]) -> list[KnowledgeBase]:
+    """The KBs the caller can read: the assistant's own (``chosen``) first, in its order, then the rest by name."""
     kbs = {kb.pk: kb for kb in kbs_for_user(user=request.user).order_by("name", "id")[:500]}
-    ordered = [kbs[i] for i in chosen if i in kbs] + [kb for pk, kb in kbs.items() if pk not in chosen]
-    for kb in ordered:
-        kb.chosen = kb.pk in chosen
-    return ordered
+    return [kbs[i] for i in chosen if i in kbs] + [kb for pk, kb in kbs.items() if pk not in chosen]
 
 
 @login_required
@@ -49,7 +47,7 @@ def assistant_list(request: HttpRequest) -> HttpResponse:
 def _form(request: HttpRequest, assistant: Assistant | None) -> HttpResponse:
     chosen = assistant.kb_ids() if assistant is not None else []
     return render(request, "assistants/form.html", {
-        "assistant": assistant, "kbs": _readable_kbs(request, chosen), "llm_models": llm_models(),
+        "assistant": assistant, "kbs": _readable_kbs(request, chosen), "chosen": chosen, "llm_models": llm_models(),
         "share_choices": ShareAccess.choices, "max_top_k": MAX_TOP_K, "max_suggested": MAX_SUGGESTED,
         "max_origins": MAX_ORIGINS,
         "suggested_text": "\n".join(assistant.suggested_questions or []) if assistant else "",

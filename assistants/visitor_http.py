@@ -3,26 +3,27 @@
 Once a view has found the assistant, checked who may use it and named the visitor (assistants/visitors.py),
 these build the same answers for both: the turn's events as Server-Sent Events in chat/sse.py's framing, the
 visitor's own conversations, a thumb on one of their answers, and the chat page. Errors are the API's shape,
-``{"error": {"code", "message"}}`` with the code's status (knowledge/errors.py).
+``{"error": {"code", "message"}}`` with the code's status (core/errors.py).
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.utils import translation
 from django.utils.translation import gettext
 
 from assistants.models import Assistant
 from assistants.services import assistant_turn_start
 from assistants.visitors import public_event, visitor_conversation, visitor_conversations, visitor_feedback, visitor_throttle
-from chat.services import in_thread, turn_stream
+from chat.services import Turn, in_thread, turn_stream
 from chat.sse import MAX_BODY_BYTES, sse_frames
-from config.security import client_address
-from knowledge import safejson
-from knowledge.errors import CODES, ApplicationError, fail, message
+from core.errors import CODES, ApplicationError, fail, message
+from core.http.body import body_over_limit, json_body
+from core.http.security import client_address
+from core.http.sse import event_stream_response
 
 
 def error_response(code: str, variant: str | None = None, **params: Any) -> JsonResponse:
@@ -38,7 +39,7 @@ def exception_response(exc: ApplicationError) -> JsonResponse:
     return response
 
 
-async def _public(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+async def _public(events: AsyncGenerator[dict[str, Any], None]) -> AsyncGenerator[dict[str, Any], None]:
     async with aclosing(events):
         async for event in events:
             shown = public_event(event)
@@ -46,7 +47,7 @@ async def _public(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[s
                 yield shown
 
 
-def _start(*, assistant: Assistant, channel: str, visitor: str, body: dict[str, Any]):
+def _start(*, assistant: Assistant, channel: str, visitor: str, body: dict[str, Any]) -> Turn:
     conversation = body.get("conversation")
     if conversation is not None and (not isinstance(conversation, int) or isinstance(conversation, bool)):
         raise fail("invalid_conversation")
@@ -54,28 +55,23 @@ def _start(*, assistant: Assistant, channel: str, visitor: str, body: dict[str, 
                                 conversation_id=conversation)
 
 
-async def stream_response(request: HttpRequest, *, assistant: Assistant, channel: str, visitor: str) -> HttpResponse:
+async def stream_response(request: HttpRequest, *, assistant: Assistant, channel: str, visitor: str) -> HttpResponseBase:
     """Throttle, read ``{"question", "conversation"?}``, start the assistant's turn and stream what the visitor sees.
 
     Errors before streaming (throttling, input, a conversation not the visitor's, an assistant whose owner lost
     its KBs) are JSON error responses; later ones arrive as an ``error`` event.
     """
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if body_over_limit(request, MAX_BODY_BYTES) is not None:
         return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
         await in_thread(visitor_throttle)(assistant_id=assistant.pk, visitor=visitor, address=client_address(request))
-        body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+        body = json_body(request, MAX_BODY_BYTES)
         if not isinstance(body, dict):
             return error_response("invalid", "ask_body")
         turn = await in_thread(_start)(assistant=assistant, channel=channel, visitor=visitor, body=body)
     except ApplicationError as exc:
         return exception_response(exc)
-    response = StreamingHttpResponse(sse_frames(_public(turn_stream(turn)), translation.get_language()),
-                                     content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
-    return response
+    return event_stream_response(sse_frames(_public(turn_stream(turn)), translation.get_language()))
 
 
 def conversations_response(*, assistant: Assistant, visitor: str, conversation_id: Any = None) -> JsonResponse:
@@ -91,7 +87,7 @@ def conversations_response(*, assistant: Assistant, visitor: str, conversation_i
 def feedback_response(request: HttpRequest, *, assistant: Assistant, visitor: str) -> JsonResponse:
     """``{"message", "rating": "up"|"down"}`` on one of the visitor's own answers."""
     try:
-        body = safejson.loads(request.body or b"null", limit_bytes=4096)
+        body = json_body(request, 4096)
         if not isinstance(body, dict):
             return error_response("invalid_rating")
         rating = visitor_feedback(assistant=assistant, visitor=visitor, message_id=body.get("message"),

@@ -1,19 +1,10 @@
 """Visitors of a share link or an embedded chat: who they are, how often they may ask, and what they are shown.
 
-A visitor is an opaque id: ``v-`` and 22 URL-safe characters (128 random bits) for an anonymous visitor, kept
-signed by the server (``django.core.signing``) so nobody can pick another visitor's id; ``user:<pk>`` for a
-signed-in member of a members-only share link. A share link keeps it in an HttpOnly, SameSite=Lax cookie
-(assistants/share.py); the embedded chat, a third-party frame whose cookies browsers withhold, keeps a signed
-*ticket* (assistant, visitor, embedding origin) in the frame's localStorage and sends it in a header
-(assistants/embed.py). A visitor's conversations are the assistant's conversations with their ``visitor``
-(``chat.models.Conversation``); every read and every continuation filters by both.
-
-What a visitor is shown (``public_event``): the answer, its verdict, and of each source only its document's title,
-its section, pages and text — no chunk, document or KB ids, no scores, no rewritten query, no timings.
-
-Throttling is a fixed one-minute window per visitor and per client address, counted in Redis (INCR + EXPIRE
-in one pipeline, shared by every worker) as the API keys' budget is (assistants/keys.py); without Redis each
-process counts alone.
+A visitor is an opaque id, ``v-`` and 128 random bits kept signed by the server (a share link's cookie, an embed's
+*ticket*), or ``user:<pk>`` for a signed-in member; their conversations are the assistant's with that ``visitor``.
+``public_event`` shows the answer, its verdict and of each source only its title, section, pages and text.
+Throttling is a fixed one-minute window per visitor and per client address in Redis, as the keys' budget is
+(assistants/keys.py); without Redis each process counts alone.
 """
 from __future__ import annotations
 
@@ -28,7 +19,7 @@ from assistants.models import Assistant
 from assistants.ratelimit import minute_count
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
-from knowledge.errors import fail
+from core.errors import fail
 
 TICKET_SALT = "assistants.embed.ticket"
 COOKIE_SALT = "assistants.share.visitor"
@@ -89,7 +80,9 @@ def public_source(entry: Any) -> dict[str, Any]:
     """A source or citation as a visitor sees it: its number, document title, section, pages and text."""
     if not isinstance(entry, dict) or entry.get("redacted"):
         return {"n": entry.get("n") if isinstance(entry, dict) else None, "redacted": True}
-    document = entry.get("document") if isinstance(entry.get("document"), dict) else {}
+    document = entry.get("document")
+    if not isinstance(document, dict):
+        document = {}
     out = {"n": entry.get("n"), "title": document.get("title") or document.get("source_name") or "",
            "section_path": [str(s) for s in entry.get("section_path") or []], "pages": entry.get("pages") or {}}
     if "content" in entry:

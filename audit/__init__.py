@@ -1,5 +1,4 @@
-"""The append-only audit log: ``audit.record(action, ...)`` writes an entry (audit/recording.py; docs/audit.md)."""
-from audit.actions import Action, Origin
-from audit.recording import NOBODY, diff, record, snapshot
+"""The append-only audit log: its table, the pages and API that read it, its export and retention (docs/audit.md).
 
-__all__ = ["NOBODY", "Action", "Origin", "diff", "record", "snapshot"]
+Entries are written by ``core.audit.record``.
+"""

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from audit.inputs import AuditFilterInput, filters_from
 from audit.models import AuditEntry
 from audit.selectors import entries_filtered, entries_visible
-from knowledge.api.pagination import PaginatedView
+from core.api.pagination import PaginatedView
 
 
 class AuditEntryOutput(serializers.ModelSerializer):

@@ -11,11 +11,14 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from audit import context, errors, receivers  # noqa: F401
-        from audit.purge import HARD_MINIMUM_DAYS
+        from audit import errors, receivers  # noqa: F401 - registers the codes, connects the receivers
+        from audit.purge import HARD_MINIMUM_DAYS, purge_if_due
+        from core.audit import context
+        from knowledge.ingestion.recovery import each_round
 
         if settings.ZHIKU_AUDIT_RETENTION_DAYS < HARD_MINIMUM_DAYS:
             raise ImproperlyConfigured(f"ZHIKU_AUDIT_RETENTION_DAYS must be at least {HARD_MINIMUM_DAYS} (days): "
                                        "the database refuses to delete younger audit entries.")
 
         context.detect_process_origin()
+        each_round(purge_if_due)  # entries past ZHIKU_AUDIT_RETENTION_DAYS, at most once a day

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from asgiref.sync import sync_to_async
 from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import pgettext
 
-from audit.actions import Action
 from audit.models import AuditEntry
+from core.audit.actions import Action
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 BATCH = 1000

@@ -4,8 +4,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from audit.selectors import ACTION_FILTERS, AuditFilters
-from knowledge.api.serializers import Text
-from knowledge.errors import fail
+from core.api.fields import Text
+from core.errors import fail
 
 
 class AuditFilterInput(serializers.Serializer):

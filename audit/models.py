@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from audit.actions import Action, Origin
+from core.audit.actions import Action, Origin
 
 __all__ = ["Action", "AuditEntry", "AuditImmutable", "Origin"]
 
@@ -46,7 +46,7 @@ class AuditEntry(models.Model):
     kb_id = models.BigIntegerField(_("knowledge base id"), null=True, blank=True)
     kb_name = models.CharField(_("knowledge base"), max_length=200, blank=True, default="")
     address = models.GenericIPAddressField(_("address"), null=True, blank=True)
-    # {"field": [before, after]} for changed settings, or facts of the action; secrets are masked (audit/recording.py).
+    # {"field": [before, after]} for changed settings, or facts of the action; secrets are masked (core/audit/recording.py).
     changes = models.JSONField(_("changes"), default=dict, blank=True)
 
     objects = AuditEntryQuerySet.as_manager()

@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from audit.actions import Action
-from audit.recording import record
+from core.audit.actions import Action
+from core.audit.recording import record
 
 logger = logging.getLogger(__name__)
 

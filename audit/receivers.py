@@ -1,12 +1,10 @@
 """Audit entries for writes with many entry points, caught by Django's signals wherever they are made.
 
-Sign-ins go through Django's auth (the login pages, the admin, LDAP and OIDC back-ends), so its
-``user_logged_in`` / ``user_login_failed`` / ``user_logged_out`` signals see them all. Memberships, groups,
-group members, accounts' flags and API tokens are written by the admin, the services, single sign-on's
-group mirroring (accounts/sso/claims.py) and the console's people pages alike: their model signals are the
-one place that sees every path. A row deleted by a cascade (a KB's memberships when the KB goes, a user's
-tokens when the user goes) is not recorded again: the entry of the deletion that caused it says so
-(Django's ``post_delete`` ``origin``, docs.djangoproject.com/en/5.2/ref/signals/#post-delete).
+Sign-ins go through Django's auth (login pages, admin, LDAP, OIDC), so its login signals see them all;
+memberships, groups, group members, accounts' flags and API tokens are written by the admin, the services,
+single sign-on's group mirroring and the people pages alike, so their model signals are the one place that
+sees every path. A row deleted by a cascade (a KB's memberships, a user's tokens) is not recorded again: the
+entry of the deletion that caused it says so (``post_delete``'s ``origin``).
 """
 from __future__ import annotations
 
@@ -18,9 +16,9 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from accounts.models import ApiToken
-from audit.actions import Action
-from audit.context import who
-from audit.recording import NOBODY, diff, record
+from core.audit.actions import Action
+from core.audit.context import who
+from core.audit.recording import NOBODY, diff, record
 from knowledge.models import Membership
 
 User = get_user_model()
@@ -83,7 +81,10 @@ def token_revoked(sender, instance, origin=None, **kwargs) -> None:
 # --- KB memberships -----------------------------------------------------------------------------------------------
 
 def _member_name(membership: Membership) -> str:
-    return membership.user.get_username() if membership.user_id else f"@{membership.group.name}"
+    if membership.user is not None:
+        return membership.user.get_username()
+    assert membership.group is not None  # a membership is a user's or a group's (its check constraint)
+    return f"@{membership.group.name}"
 
 
 @receiver(pre_save, sender=Membership, dispatch_uid="audit.membership_before")

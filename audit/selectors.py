@@ -11,8 +11,8 @@ from datetime import datetime
 
 from django.db.models import Q, QuerySet
 
-from audit.actions import Action
 from audit.models import AuditEntry
+from core.audit.actions import Action
 from knowledge.access import kbs_for_user
 from knowledge.models import KnowledgeBase, Role
 

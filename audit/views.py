@@ -14,12 +14,12 @@ from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.dateparse import parse_date
 
-from audit.actions import Action
 from audit.export import csv_stream
 from audit.inputs import filters_from
 from audit.presenting import change_lines
 from audit.selectors import ACTION_GROUPS, entries_filtered, entries_visible, kbs_to_filter_by, reads_everything
-from knowledge.errors import ApplicationError
+from core.audit.actions import Action
+from core.errors import ApplicationError
 
 PER_PAGE = 50
 
@@ -65,7 +65,7 @@ def audit_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def audit_export(request: HttpRequest) -> HttpResponse:
+def audit_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     entries, error, _values = _filtered(request)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")

@@ -3,12 +3,14 @@ from django.contrib import admin
 
 from chat.models import Conversation, Feedback, Message
 
+MESSAGE_FIELDS = ("role", "content", "rewritten_query", "status", "hit", "not_found_by", "confidence", "answer_mode",
+                  "created_at")
+
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ["role", "content", "rewritten_query", "status", "hit", "not_found_by", "confidence", "answer_mode",
-              "created_at"]
-    readonly_fields = fields
+    fields = MESSAGE_FIELDS
+    readonly_fields = MESSAGE_FIELDS
     extra = 0
     can_delete = False
     show_change_link = True

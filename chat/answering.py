@@ -6,14 +6,14 @@ given to it; ``answer_outcome`` reads the streamed answer back into the fields
 """
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext
 
-from chat.extractive import is_list_question
-from chat.llm import LLMConfig, MarkerGuard, extractive_answer, judged_stream, llm_stream, text_stream, usage_of
+from chat.extractive import extractive_answer, is_list_question
+from chat.llm import LLMConfig, MarkerGuard, judged_stream, llm_stream, text_stream, usage_of
 from chat.models import NotFoundBy, Verdict
 from chat.prompts import MAX_CHUNK_CHARS, Context, answer_candidates, answer_messages, citations_map, confidence_of, context_build
 from knowledge.retrieval.types import Candidate, RetrievalResult
@@ -48,7 +48,7 @@ class AnswerPlan:
     mode: str
     """``not_found``, ``faq``, ``extractive`` or ``llm``."""
     context: Context
-    generator: AsyncIterator[str]
+    generator: AsyncGenerator[str, None]
     verdict: str
     hit: bool
     guard: MarkerGuard
@@ -83,7 +83,9 @@ def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | N
                                 chunk_chars=2 * MAX_CHUNK_CHARS if listing else MAX_CHUNK_CHARS)
     else:
         context = Context()
-    guard, messages, usage = MarkerGuard(), [], {}
+    guard = MarkerGuard()
+    messages: list[dict[str, str]] = []
+    usage: dict[str, int] = {}
     uncertain = verdict == Verdict.UNCERTAIN
     if not hit:
         mode, generator = "not_found", text_stream(turn.not_found_text)

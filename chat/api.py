@@ -10,11 +10,12 @@ from chat import selectors, services
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
-from knowledge.api.schema import errors
-from knowledge.api.serializers import ItemList, StrictInput, Text
-from knowledge.api.pagination import PaginatedView
+from core.api.fields import ItemList, StrictInput, Text
+from core.api.pagination import PaginatedView
+from core.api.schema import errors
+from knowledge.retrieval.request import SearchRequest
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
-from knowledge.services.search import search_run
+from knowledge.services.search import Search, search
 
 
 class ConversationOutput(serializers.ModelSerializer):
@@ -143,5 +144,5 @@ class ToolSearchView(APIView):
         data = ToolSearchInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        result = search_run(user=request.user, query=v["query"], kb_ids=v["kb_ids"], top_k=v.get("top_k"))
+        result = search(Search(SearchRequest(query=v["query"], top_k=v.get("top_k")), user=request.user, kb_ids=v["kb_ids"]))
         return Response({"tool": TOOL_SCHEMA["function"]["name"], **format_for_tool_output(result, max_chunks=v.get("top_k"))})

@@ -6,3 +6,6 @@ from django.utils.translation import gettext_lazy as _
 class ChatConfig(AppConfig):
     name = "chat"
     verbose_name = _("Chat")
+
+    def ready(self) -> None:
+        from chat import errors  # noqa: F401 - registers the app's error codes

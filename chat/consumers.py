@@ -10,9 +10,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import translation
 
 from chat.services import turn_abandon, turn_prepare, turn_stream
-from config.i18n import language_from_scope
-from knowledge import safejson
-from knowledge.errors import ApplicationError, message
+from core import safejson
+from core.errors import ApplicationError, message
+from core.http.i18n import language_from_scope
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                                   "message": message("too_large", limit=MAX_FRAME_BYTES)})
             return
         try:
-            # Depth, size and character checks (knowledge/safejson.py): a bad frame is an error event, never a 1011.
+            # Depth, size and character checks (core/safejson.py): a bad frame is an error event, never a 1011.
             content = safejson.loads(text_data)
         except ApplicationError as exc:
             await self.send_error(exc.code, exc.message)

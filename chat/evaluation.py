@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 from django.utils import translation
 
+from chat.answering import uncertain_preface
 from chat.llm import LLMConfig
 from chat.prompts import without_citations
-from chat.answering import uncertain_preface
 from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.judge import verdict_shares
@@ -154,18 +154,18 @@ def followup_evaluate(*, user, kb_ids: Sequence[int], pairs: Sequence[FollowUp],
         return outcomes
 
     outcomes = asyncio.run(run_all())
-    holds = [o.hit and contains_answer(without_citations(o.answer)[:HEAD_CHARS], [p.answer]) for p, o in zip(pairs, outcomes)]
-    wrong_answered = [o.verdict == "answered" and not h for o, h in zip(outcomes, holds)]
+    holds = [o.hit and contains_answer(without_citations(o.answer)[:HEAD_CHARS], [p.answer]) for p, o in zip(pairs, outcomes, strict=True)]
+    wrong_answered = [o.verdict == "answered" and not h for o, h in zip(outcomes, holds, strict=True)]
     return {
         "pairs": len(pairs), "errors": sum(1 for o in outcomes if o.error),
         "holds_answer": _share(holds),
         "wrong_answered": _share(wrong_answered),
-        "answered_holds": _share([h for o, h in zip(outcomes, holds) if o.verdict == "answered"]),
+        "answered_holds": _share([h for o, h in zip(outcomes, holds, strict=True) if o.verdict == "answered"]),
         "verdicts": verdict_shares([o.verdict for o in outcomes if o.verdict]),
         "reader_ms_p50": _p50([o.reader_ms for o in outcomes if o.reader_ms is not None]),
         "reader_ms_p95": _pct([o.reader_ms for o in outcomes if o.reader_ms is not None], 95),
         "per_pair": [{"id": p.id, "query": o.query, "verdict": o.verdict, "holds": h, "answer": o.answer[:HEAD_CHARS]}
-                     for p, o, h in zip(pairs, outcomes, holds)],
+                     for p, o, h in zip(pairs, outcomes, holds, strict=True)],
     }
 
 
@@ -192,20 +192,17 @@ def answer_evaluate(*, user, kb_ids: Sequence[int], questions: Sequence[AnswerQu
 def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnOutcome], chunk_text: dict[int, str]) -> dict:
     """The figures of docs/chat.md "Evaluating answers", from each question's outcome and the cited chunks' text.
 
-    Answer-text figures count answerable questions that carry answer spans (a
-    not-found answer holds no span): ``answer_contains`` the answers given (answered or uncertain) that hold a
-    span within their first ``HEAD_CHARS``, ``answer_contains_answered`` those among them whose verdict was
-    answered, both over every such question; ``answer_contains_given`` and ``answer_precision_answered`` are the
-    same shares among the answers given and among the answered ones. ``citation_precision`` counts the
-    citations of those questions; ``answer_chars_p50`` is over answers that are hits, without an uncertain answer's
-    opening statement (a fixed frame, not content). ``verdicts``: the share of
-    each outcome among answerable and unanswerable questions.
+    Answer-text figures count answerable questions with answer spans; an answer is *given* when answered or uncertain.
+    ``answer_contains`` / ``_answered``: the given / answered answers holding a span within ``HEAD_CHARS``, over all those
+    questions; ``answer_contains_given`` / ``answer_precision_answered``: the same among the given / answered ones.
+    ``citation_precision`` counts those questions' citations; ``answer_chars_p50`` the hits' answers without an uncertain
+    answer's opening statement; ``verdicts``: each outcome's share among answerable and unanswerable questions.
     """
-    spans = [(q, o) for q, o in zip(questions, outcomes) if q.relevant and q.answers]
+    spans = [(q, o) for q, o in zip(questions, outcomes, strict=True) if q.relevant and q.answers]
     answered = [(q, o) for q, o in spans if o.hit]  # answers given: answered or uncertain
     citations = [contains_answer(chunk_text.get(cid, ""), q.answers) for q, o in answered for cid in o.cited_chunk_ids]
-    answerable = [o for q, o in zip(questions, outcomes) if q.relevant]
-    unanswerable = [o for q, o in zip(questions, outcomes) if not q.relevant]
+    answerable = [o for q, o in zip(questions, outcomes, strict=True) if q.relevant]
+    unanswerable = [o for q, o in zip(questions, outcomes, strict=True) if not q.relevant]
     shown = [without_statement(without_citations(o.answer)) for o in outcomes if o.hit]
     return {
         "questions": len(questions), "answerable": len(answerable), "unanswerable": len(unanswerable),
@@ -230,7 +227,7 @@ def answer_metrics(questions: Sequence[AnswerQuestion], outcomes: Sequence[TurnO
         "per_query": [{"id": q.id, "hit": o.hit, "verdict": o.verdict, "mode": o.mode, "error": o.error,
                        "contains": bool(q.answers) and contains_answer(without_citations(o.answer)[:HEAD_CHARS], q.answers),
                        "answer": o.answer[:HEAD_CHARS], "reader_ms": o.reader_ms, "reader": o.reader,
-                       "relevance": o.relevance} for q, o in zip(questions, outcomes)],
+                       "relevance": o.relevance} for q, o in zip(questions, outcomes, strict=True)],
     }
 
 

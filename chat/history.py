@@ -1,23 +1,15 @@
 """Saved conversations as their reader may read them now: sources re-checked against the access rule.
 
-A message's sources and citations are stored as they were when it was answered
-(``chat.models.Message``). Reading them later goes through ``readable_view``: each source
-whose passage the reader can no longer read is replaced by ``{"n": n, "redacted": true}``
-(no text, title, section path, document or scores), and so is the citation of it. A passage
-is still readable when the reader may read, by ``knowledge.access.documents_readable_q``
-(KB membership, group restrictions, deletion), its document, or the version that replaced
-it (same KB and source name). An answer given from a passage the reader can no longer read
-is withheld as well (``content`` empty, ``content_redacted``): extractive and FAQ answers
-are the passages' own sentences, and an LLM's answer restates them. The reader's own
-questions, the rewritten queries and the not-found text stay.
-
-One query per conversation, whatever its length: every document the conversation's
-sources name is checked in the database at once.
+Sources and citations are stored as answered (``chat.models.Message``). ``readable_view`` replaces each source whose
+passage the reader can no longer read (``knowledge.access.documents_readable_q``, or the version that replaced it)
+by ``{"n": n, "redacted": true}``, and its citation too, and withholds an answer given from one (``content`` empty,
+``content_redacted``). One query per conversation checks every document its sources name.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from django.db.models import Q
 
@@ -47,7 +39,9 @@ def _where(entry: Any) -> tuple[int | None, int | None, str | None]:
     """(document id, KB id, source name) a stored source or citation names; None where it names none."""
     if not isinstance(entry, dict):
         return None, None, None
-    document = entry.get("document") if isinstance(entry.get("document"), dict) else {}
+    document = entry.get("document")
+    if not isinstance(document, dict):
+        document = {}
     name = document.get("source_name")
     return _int(document.get("id")), _int(entry.get("kb_id")), name if isinstance(name, str) and name else None
 

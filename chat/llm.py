@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext
 
-from chat.extractive import extractive_answer  # noqa: F401 - the answer without an LLM, used beside the LLM stream
+from chat.extractive import extractive_answer as extractive_answer  # re-exported: tests/chat/test_chat_prompts.py imports it from here
 from chat.prompts import NOT_FOUND_MARKER
 from providers.catalog import choice_api_key, choice_get
 
@@ -92,15 +92,12 @@ def _client(config: LLMConfig, *, timeout: float | None = None):
 
 
 async def llm_stream(config: LLMConfig, messages: list[dict[str, str]],
-                     usage: dict[str, int] | None = None) -> AsyncIterator[str]:
-    """Yield the answer's text deltas as they arrive.
+                     usage: dict[str, int] | None = None) -> AsyncGenerator[str, None]:
+    """Yield the answer's text deltas as they arrive; ``LLMError`` on a failure before or during the stream.
 
-    Raises ``LLMError`` on a failure before or during the stream. Closing the
-    generator (cancel, disconnect) closes the HTTP response, so the server sees
-    the connection go and stops generating. ``usage``, when given, receives the
-    endpoint's ``prompt_tokens`` and ``completion_tokens``: the stream asks for them
-    (``stream_options.include_usage``, a last chunk without choices); an endpoint
-    that ignores the option leaves ``usage`` empty.
+    Closing the generator (cancel, disconnect) closes the HTTP response, so the server stops generating.
+    ``usage``, when given, receives the endpoint's ``prompt_tokens`` and ``completion_tokens`` (asked for with
+    ``stream_options.include_usage``; an endpoint that ignores the option leaves it empty).
     """
     try:
         async with _client(config) as client:
@@ -123,7 +120,7 @@ async def llm_stream(config: LLMConfig, messages: list[dict[str, str]],
                 await stream.close()
     except LLMError:
         raise
-    except Exception as exc:  # noqa: BLE001 - every SDK and transport failure becomes one of two codes
+    except Exception as exc:  # every SDK and transport failure becomes one of two codes
         raise _classify(exc) from exc
 
 
@@ -136,7 +133,7 @@ async def llm_complete(config: LLMConfig, messages: list[dict[str, str]], *, max
             response = await client.chat.completions.create(
                 model=config.model, messages=messages, stream=False, temperature=0, max_tokens=max_tokens,
             )
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # as in llm_stream: one of two codes
         raise _classify(exc) from exc
     text = (response.choices[0].message.content or "") if response.choices else ""
     if usage is not None:
@@ -233,7 +230,8 @@ class MarkerGuard:
         return text
 
 
-async def judged_stream(deltas: AsyncIterator[str], guard: MarkerGuard, not_found_text: str) -> AsyncIterator[str]:
+async def judged_stream(deltas: AsyncGenerator[str, None], guard: MarkerGuard,
+                        not_found_text: str) -> AsyncGenerator[str, None]:
     """``deltas`` through ``guard``; once the reply is the marker the LLM stream is closed and ``not_found_text`` streamed."""
     async with aclosing(deltas):
         async for delta in deltas:
@@ -258,7 +256,7 @@ def pieces(text: str) -> list[str]:
     return _PIECE_RE.findall(text)
 
 
-async def text_stream(text: str) -> AsyncIterator[str]:
+async def text_stream(text: str) -> AsyncGenerator[str, None]:
     """Stream a ready text (extractive answer, not-found text) in small pieces, yielding to the loop between them."""
     for piece in pieces(text):
         yield piece

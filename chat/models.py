@@ -21,9 +21,11 @@ class Channel(models.TextChoices):
 class Conversation(models.Model):
     """A user's chat over one or more knowledge bases; only its owner may read it."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="conversations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE,
+                             related_name="conversations")
     title = models.CharField(verbose_name=_("title"), max_length=200, blank=True, default="")
-    kb_ids = models.JSONField(verbose_name=_("knowledge bases"), default=list, blank=True, help_text=_("The KBs the last question searched"))
+    kb_ids = models.JSONField(verbose_name=_("knowledge bases"), default=list, blank=True,
+                              help_text=_("The KBs the last question searched"))
     # A conversation with an assistant (assistants/) belongs to the assistant's owner, who answers for what it
     # reads; ``channel`` says where it was asked and ``visitor`` tells a share link's or an embed's visitors apart.
     assistant = models.ForeignKey("assistants.Assistant", verbose_name=_("assistant"), on_delete=models.CASCADE,
@@ -82,18 +84,22 @@ class Message(models.Model):
     conversation = models.ForeignKey(Conversation, verbose_name=_("conversation"), on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(verbose_name=_("role"), max_length=10, choices=Role.choices)
     content = models.TextField(verbose_name=_("content"), blank=True, default="")
-    rewritten_query = models.TextField(verbose_name=_("rewritten query"), blank=True, default="", help_text=_("The standalone query retrieval used"))
-    sources = models.JSONField(verbose_name=_("sources"), default=list, blank=True, help_text=_("The chunks given to the answer, numbered as cited"))
-    citations = models.JSONField(verbose_name=_("citations"), default=list, blank=True, help_text=_("The sources the answer cites with [n]"))
+    rewritten_query = models.TextField(verbose_name=_("rewritten query"), blank=True, default="",
+                                       help_text=_("The standalone query retrieval used"))
+    sources = models.JSONField(verbose_name=_("sources"), default=list, blank=True,
+                               help_text=_("The chunks given to the answer, numbered as cited"))
+    citations = models.JSONField(verbose_name=_("citations"), default=list, blank=True,
+                                 help_text=_("The sources the answer cites with [n]"))
     hit = models.BooleanField(verbose_name=_("hit"), null=True, blank=True, help_text=_("Whether the answer was found (false: not found)"))
-    not_found_by = models.CharField(verbose_name=_("not found by"), max_length=10, choices=NotFoundBy.choices, null=True, blank=True, default=None,
-                                    help_text=_("Who judged the answer not found: retrieval or llm; null on a hit"))
+    not_found_by = models.CharField(verbose_name=_("not found by"), max_length=10, choices=NotFoundBy.choices, null=True, blank=True,
+                                    default=None, help_text=_("Who judged the answer not found: retrieval or llm; null on a hit"))
     confidence = models.FloatField(verbose_name=_("confidence"), null=True, blank=True)
     verdict = models.CharField(verbose_name=_("verdict"), max_length=10, choices=Verdict.choices, blank=True, default="",
                                help_text=_("answered, uncertain or not_found; blank until the answer is settled"))
     status = models.CharField(verbose_name=_("status"), max_length=12, choices=MessageStatus.choices, default=MessageStatus.COMPLETE)
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
-    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="", help_text=_("llm, extractive, faq (an FAQ answer returned directly) or not_found"))
+    answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="",
+                                   help_text=_("llm, extractive, faq (an FAQ answer returned directly) or not_found"))
     timings = models.JSONField(verbose_name=_("timings"), default=dict, blank=True, help_text=_("Milliseconds per stage"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 

@@ -2,11 +2,11 @@
 
 The SSE view is an async Django view, not a DRF one (DRF cannot stream from async code), so
 drf-spectacular does not see it; this hook describes it by hand, with the error component
-the DRF views' errors use (``knowledge.api.schema``).
+the DRF views' errors use (``core.api.schema``).
 """
 from __future__ import annotations
 
-from knowledge.api.schema import ERROR_DESCRIPTIONS, NON_SPACE
+from core.api.schema import ERROR_DESCRIPTIONS, NON_SPACE
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS
 
 PATH = "/api/chat/stream/"

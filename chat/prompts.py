@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.jsonable import candidate_json
+from core.jsonable import candidate_json
 from knowledge.retrieval.types import Candidate
 
 # A per-chunk cap keeps one long chunk from crowding out the rest;

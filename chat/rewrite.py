@@ -1,54 +1,10 @@
 """Follow-up questions → standalone retrieval queries: the deterministic fallback used when no LLM is configured.
 
-A follow-up such as 「那它的价格呢？」 names nothing a search could find. When
-a question refers back (a pronoun or ellipsis marker: 它/他/她/这个/那个/那/其/
-该/上述/呢/换成…), is very short, or asks 「X怎么样」 about a short X, it is
-completed from the previous standalone query (the chat passes each turn's
-standalone query on, so a chain of follow-ups builds on the last rewrite).
-
-The previous query is read as *subject + attribute + predicate*: in
-「E5的电池保修多久」 the subject is 「E5的电池」, the attribute 「保修」 (a word
-naming what is asked about a thing: 价格/保修/续航/电话/营收/预算/住宿…, the
-list ``ATTRIBUTE_WORDS`` and words ending in 价/费/期/率/量), the predicate
-「多久」. A bare follow-up (「那X呢」「X呢」「X的呢」「换成X呢」「那X怎么样」: no
-predicate of its own) is read the same way, then, in this order:
-
-1. **Substitution: the same question about a sibling.** A follow-up that
-   names something of the same kind as a word of the previous question
-   replaces it and keeps the rest: 「那杭州呢？」 after 「出差去北京住宿能报多少？」
-   becomes 「出差去杭州住宿能报多少」. Same kind means the same jieba part of
-   speech among place, person, organisation and Latin-script names
-   (杭州/北京, 李娜/张伟, E7/E5, macOS/Windows), a number with the same unit
-   (第三季度/第四季度, 2024年/2023年), a word of the same length ending in the
-   same character (企业版/专业版, 病假/年假, 人事部/财务部), or, for a common
-   noun that is not an attribute, the common nouns right before the previous
-   attribute or predicate — the thing the previous question was about
-   (电机 for 电池 in 「电池保修多久」 → 「电机保修多久」, 冰箱 for 空调, 线下活动 for
-   线上广告 in 「第三季度线上广告预算是多少」). A follow-up with its own predicate
-   (「那企业版支持单点登录吗？」) swaps only into the previous subject.
-2. **A new attribute of the same subject.** A bare follow-up that names only
-   an attribute (「那价格呢？」 after 「E5续航多少？」) asks it of the previous
-   subject, without the old attribute or predicate: 「E5 价格」; with a thing
-   of its own as well (「那E7的价格呢？」) the thing is swapped into the
-   subject first: 「E7 价格」.
-3. **The previous subject.** A follow-up without a subject of its own that
-   swaps nothing (「它支持单点登录吗？」「那怎么恢复呢？」) gets the previous subject
-   in front of its own words: after 「知库专业版有哪些功能？」 it becomes
-   「知库专业版 支持 单点 登录」. The subject is the previous question's words
-   before its attribute or predicate (the first of 有/是/的/怎么/哪些/多久/支持…),
-   so the old attribute (功能) doesn't pull retrieval back to the old answer; a
-   previous question that opens with its predicate (「如何安装知库？」) lends all
-   its keywords. A bare follow-up whose thing has no sibling (「那杭州呢？」 after
-   「电池保修多久？」) is handled the same way: 「电池 杭州」.
-4. A follow-up that names its own subject and swaps nothing stands as asked,
-   and so does a 「X怎么样」 without a reference word unless X is a sibling of
-   a tagged kind, a number or a same-ending word (「知库怎么样？」 after
-   「年假有几天？」 is a new question, not 「知库有几天」).
-
-Words are kept whole: the connective in front (那/那么/还有/换成…) is taken off
-before jieba cuts the question, since jieba would otherwise glue it to the next
-character (「那线上广告」 → 那线/上/广告). Keywords are jieba words the retrieval
-analyzer keeps (``tokenize``), so stop words and particles never reach the query.
+A question that refers back (它/那个/那/呢/换成…), is very short, or asks 「X怎么样」 about a short X is completed from
+the previous standalone query, read as subject + attribute + predicate (「E5的电池」「保修」「多久」). In order: a
+sibling swapped into it (``substitute``), a new attribute asked of its subject, or its subject put before the
+follow-up's own words; a follow-up naming its own subject stands as asked. Keywords are whole jieba words the
+retrieval analyzer keeps. The rules, with examples and figures: docs/chat.md "Follow-ups without an LLM".
 """
 from __future__ import annotations
 
@@ -57,10 +13,16 @@ from dataclasses import dataclass
 
 import jieba
 
-from knowledge.retrieval.analysis import get_analyzer
 from chat.rewrite_models import (
-    ARTICLE_RE, BARE_NUMBER_RE, EN_PRONOUN_RE, MODEL_RE, models_in, pronoun_led, swap_model,
+    ARTICLE_RE,
+    BARE_NUMBER_RE,
+    EN_PRONOUN_RE,
+    MODEL_RE,
+    models_in,
+    pronoun_led,
+    swap_model,
 )
+from knowledge.retrieval.analysis import get_analyzer
 
 
 def _tagged(text: str) -> list:
@@ -114,7 +76,8 @@ HOW_CHARS = 6
 _PUNCT_RE = re.compile(r"[\s\W_]+", re.UNICODE)
 _PUNCT_END_RE = re.compile(r"[\s\W_]+$", re.UNICODE)
 # What opens a follow-up without being part of it: 「那」「那么」「还有」「换成」… (not 那个/那些/那里, which point at something).
-_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而|换成|改成|如果是|要是|(?i:what about|how about|and|what of)\s+)+")
+_LEADING_RE = re.compile(r"^(?:那么|那(?![个些里边样])|还有|另外|此外|同样|请问|而|换成|改成|如果是|要是|"
+                         r"(?i:what about|how about|and|what of)\s+)+")
 _TRAILING_RE = re.compile(r"(?:呢|吗|啊|呀|吧|怎么样|怎样|如何)+$")
 _ASKS_HOW_RE = re.compile(r"(?:怎么样|怎样|如何)(?:呢|啊|呀)?[\s\W_]*$")
 
@@ -179,9 +142,9 @@ def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
     core = core_of(question)
     bare_core = ARTICLE_RE.sub("", core).strip()  # 「what about the S20?」 names only S20
     if models_in(previous) and (BARE_NUMBER_RE.match(bare_core) or (models_in(bare_core) and bare_core in models_in(bare_core))):
-        swapped = swap_model(previous, bare_core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
-        if swapped != previous:
-            return Rewrite(swapped, "rules")
+        modelled = swap_model(previous, bare_core)  # 「那 XK-800 呢？」「800 呢？」「what about XK-800?」
+        if modelled != previous:
+            return Rewrite(modelled, "rules")
     if not needs_context(question) and not (models_in(previous) and EN_PRONOUN_RE.search(core)):
         return Rewrite(question, "none")
     if not _is_bare(core) or EN_PRONOUN_RE.search(core):
@@ -212,7 +175,8 @@ def rewrite_fallback(question: str, previous_queries: list[str]) -> Rewrite:
 
 
 def _swap_bare(previous: str, core: str, own: list[str], *, common_nouns: bool) -> str | None:
-    """A bare follow-up's query: its thing swapped for the previous one (rule 1), or its attribute asked of the previous subject (rule 2)."""
+    """A bare follow-up's query: its thing swapped for the previous one (rule 1), or its attribute asked of the
+    previous subject (rule 2)."""
     thing, attribute = split_attribute(core)
     if not attribute:
         swapped = substitute(previous, core) or (common_nouns and thing and _swap_common_noun(previous, thing)) or None

@@ -4,12 +4,13 @@ from __future__ import annotations
 from django.db.models import Count, Prefetch, QuerySet
 
 from chat.models import Conversation, Feedback, Message, Role
-from knowledge.errors import fail
+from core.errors import fail
 
 
 def conversation_list(*, user) -> QuerySet[Conversation]:
     """The user's own conversations (not their assistants'), most recently active first, with their message counts."""
-    return Conversation.objects.filter(user=user, assistant__isnull=True).annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
+    return (Conversation.objects.filter(user=user, assistant__isnull=True).annotate(message_count=Count("messages"))
+            .order_by("-updated_at", "-id"))
 
 
 def conversation_get(*, user, conversation_id) -> Conversation:

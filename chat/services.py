@@ -1,8 +1,7 @@
 """Chat services: start a turn, stream its answer (rewrite → retrieve → not found | generate → persist), feedback.
 
-``turn_start`` does every check and write that must happen before anything is
-searched; ``turn_stream`` yields the protocol's events (docs/chat.md) and
-settles the assistant message however the stream ends. The websocket consumer
+``turn_start`` does every check and write that must happen before anything is searched; ``turn_stream`` yields the
+protocol's events (docs/chat.md) and settles the assistant message however the stream ends. The websocket consumer
 and the SSE view only move those events.
 """
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,15 +28,16 @@ from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for, usage_ad
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from chat.prompts import rewrite_messages
 from chat.rewrite import Rewrite, needs_context, rewrite_clean, rewrite_fallback
-from knowledge.retrieval.text import asked_in_english
-from knowledge.errors import ApplicationError, fail
-from knowledge.jsonable import number
+from core.errors import ApplicationError, fail
+from core.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
 from knowledge.retrieval.protocols import AccessScope
+from knowledge.retrieval.request import SearchRequest
+from knowledge.retrieval.text import asked_in_english
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kbs_get_for_user
 from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
-from knowledge.services.search import search_kbs
+from knowledge.services.search import Search, search
 from providers.catalog import choice_get
 
 logger = logging.getLogger(__name__)
@@ -88,11 +88,11 @@ def answer_settings_for(kbs: list[KnowledgeBase]) -> AnswerSettings:
     if not kbs:
         return AnswerSettings()
     first = kbs[0]
-    caps = [kb.max_sources for kb in kbs]
+    caps = [kb.max_sources for kb in kbs if kb.max_sources is not None]
     return AnswerSettings(
         extractive=any(kb.answer_mode == AnswerMode.EXTRACTIVE for kb in kbs),
         model=first.answer_model or "", system_prompt=first.system_prompt or "",
-        max_sources=None if any(c is None for c in caps) else max(caps),
+        max_sources=max(caps) if len(caps) == len(kbs) else None,  # no cap on one KB: none on the turn
         faq_thresholds={kb.pk: float(kb.faq_direct_threshold) for kb in kbs if kb.faq_direct_threshold is not None},
     )
 
@@ -180,8 +180,9 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
             history = selectors.conversation_history(conversation=conversation)
             conversation.kb_ids = ids
             conversation.save(update_fields=["kb_ids", "updated_at"])
-        asked = Message.objects.create(conversation=conversation, role=Role.USER, content=question)
-        answer = Message.objects.create(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)
+        asked, answer = Message.objects.bulk_create([  # the question and its empty answer: one INSERT, ids in order
+            Message(conversation=conversation, role=Role.USER, content=question),
+            Message(conversation=conversation, role=Role.ASSISTANT, status=MessageStatus.INCOMPLETE)])
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question,
@@ -311,15 +312,15 @@ async def _retrieve(turn: Turn, query: str, record: TurnRecord) -> RetrievalResu
     t = time.perf_counter()
     # A list question's list may run on into the next chunk: adjacent results of one document are merged;
     # a result ending 「如下：」 brings the chunk it announces (a table or list chunked on its own).
-    result = await in_thread(search_kbs)(user=turn.user, query=query, kbs=turn.kbs, scope=turn.scope,
-                                         merge_adjacent=is_list_question(query), continue_announced=True,
-                                         overrides=turn.search_overrides)
+    request = SearchRequest(query=query, merge_adjacent=is_list_question(query), continue_announced=True)
+    result = await in_thread(search)(Search(request, user=turn.user, kbs=turn.kbs, scope=turn.scope,
+                                            overrides=turn.search_overrides))
     record.since("retrieval_ms", t)
     record.timings["retrieval"] = {s.name: round(float(s.ms), 1) for s in result.timings}
     return result
 
 
-async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> AsyncIterator[dict[str, Any]]:
+async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> AsyncGenerator[dict[str, Any], None]:
     """Yield ``start``, ``rewrite``, ``sources``, ``token``… and ``finish`` — or ``error`` — for ``turn``.
 
     Whatever ends the stream (finish, an error, cancellation or the consumer

@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, cast
 
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
 from chat.services import turn_prepare, turn_stream
-from config.error_pages import csrf_reason
-from knowledge import safejson
-from knowledge.errors import CODES, ApplicationError, message
+from core.errors import CODES, ApplicationError, message
+from core.http.body import body_over_limit, json_body
+from core.http.csrf import csrf_reason
+from core.http.sse import event_stream_response
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -25,7 +26,7 @@ def sse_encode(event: dict[str, Any]) -> bytes:
     return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
 
 
-async def sse_frames(events: AsyncIterator[dict[str, Any]], language: str | None = None) -> AsyncIterator[bytes]:
+async def sse_frames(events: AsyncGenerator[dict[str, Any], None], language: str | None = None) -> AsyncGenerator[bytes, None]:
     # The events are produced while the response streams, after the middleware: in the request's language.
     with translation.override(language):
         async with aclosing(events):
@@ -37,9 +38,9 @@ def error_answer(code: str, text: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": text}}, status=status)
 
 
-def error_response(code: str, variant: str | None = None, **params) -> JsonResponse:
-    """The registered code's answer (knowledge.errors.CODES): its status and message."""
-    return error_answer(code, message(code, variant, **params), CODES[code].http_status)
+def error_response(code: str, variant: str | None = None, **params: Any) -> JsonResponse:
+    """The registered code's answer (core.errors.CODES): its status and message."""
+    return error_answer(code, message(code, variant, **params), CODES[code].http_status or 400)
 
 
 class _CSRFCheck(CsrfViewMiddleware):
@@ -47,11 +48,16 @@ class _CSRFCheck(CsrfViewMiddleware):
         return reason
 
 
+def _no_view(request: HttpRequest) -> HttpResponseBase:
+    return HttpResponse()
+
+
 def csrf_failure_reason(request: HttpRequest) -> str | None:
     """The CSRF failure reason for a session-authenticated request, or None (as DRF's SessionAuthentication)."""
-    check = _CSRFCheck(lambda req: HttpResponse())
+    check = _CSRFCheck(_no_view)
     check.process_request(request)
-    return check.process_view(request, None, (), {})
+    # _reject above answers the reason itself, not a 403 page.
+    return cast("str | None", check.process_view(request, _no_view, (), {}))
 
 
 async def authenticate(request: HttpRequest):
@@ -75,7 +81,7 @@ async def authenticate(request: HttpRequest):
 
 
 @csrf_exempt  # checked in authenticate for session users; token clients need none
-async def chat_stream(request: HttpRequest) -> HttpResponse:
+async def chat_stream(request: HttpRequest) -> HttpResponseBase:
     """Ask a question and receive the websocket protocol's events as ``text/event-stream``.
 
     The body is the websocket's ``ask`` message (``type`` may be left out).
@@ -90,13 +96,12 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
     user, failure = await authenticate(request)
     if failure is not None:
         return failure
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if body_over_limit(request, MAX_BODY_BYTES) is not None:
         return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
     try:
-        # The REST API's checks (knowledge/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
+        # The REST API's checks (core/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
         # invalid_characters.
-        body = safejson.loads(request.body or b"null", limit_bytes=MAX_BODY_BYTES)
+        body = json_body(request, MAX_BODY_BYTES)
     except ApplicationError as exc:
         return error_answer(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
@@ -106,7 +111,4 @@ async def chat_stream(request: HttpRequest) -> HttpResponse:
                                   question=body.get("question"))
     except ApplicationError as exc:
         return error_answer(exc.code, exc.message, exc.status_code)
-    response = StreamingHttpResponse(sse_frames(turn_stream(turn), translation.get_language()), content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx: pass events through as they come
-    return response
+    return event_stream_response(sse_frames(turn_stream(turn), translation.get_language()))

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chat.prompts import MAX_CHUNK_CHARS, Source, cap_text
-from knowledge.jsonable import number
+from core.jsonable import number
 from knowledge.retrieval.types import RetrievalResult
 
 TOOL_NAME = "zhiku_search"

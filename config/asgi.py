@@ -5,25 +5,24 @@ from django.conf import settings
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
-from config.disconnect import DisconnectWatch
+from core.http.disconnect import DisconnectWatch
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Static files (admin CSS/JS, page scripts) are served by the app itself so the
 # one-command local run needs no collectstatic or front proxy.
-# DisconnectWatch: a synchronous view can tell that its client left (config/disconnect.py).
+# DisconnectWatch: a synchronous view can tell that its client left (core/http/disconnect.py).
 django_asgi_app = DisconnectWatch(ASGIStaticFilesHandler(get_asgi_application()))
 
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 
-from assistants.mcp_http import MCPRoute  # noqa: E402
-from chat.auth import TokenAuthMiddlewareStack  # noqa: E402
-from knowledge.warmup import warm_up_in_background  # noqa: E402
-from config.daphne_http import skip_form_parsing  # noqa: E402
-from config import body_limits  # noqa: E402
-from config.request_limits import RequestLimits  # noqa: E402
-from config.ws_routing import websocket_urlpatterns  # noqa: E402
-from config import ws_frames  # noqa: E402
-from config.ws_origin import OriginCheck  # noqa: E402
+from assistants.mcp_http import MCPRoute  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from chat.auth import TokenAuthMiddlewareStack  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config import body_limits, ws_frames  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config.daphne_http import skip_form_parsing  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config.request_limits import RequestLimits  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config.ws_origin import OriginCheck  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config.ws_routing import websocket_urlpatterns  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from knowledge.warmup import warm_up_in_background  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 
 # Request bodies are read by Django alone, malformed forms answered in the API's error shape.
 skip_form_parsing()
@@ -52,11 +51,11 @@ warm_up_in_background()
 # re-queues ingestions that died with an earlier process (Celery workers run their own
 # sweeper: knowledge.tasks).
 if settings.ZHIKU_INGEST_MODE == "thread":
-    from config.listening import once_listening  # noqa: E402
-    from knowledge.ingestion.recovery import start_sweeper  # noqa: E402
+    from config.listening import once_listening
+    from knowledge.ingestion.recovery import start_sweeper
 
     start_sweeper(listening=once_listening())
     # This process also runs the sources' scheduled runs (Celery workers run their own: sources.tasks).
-    from sources.schedule import start_scheduler  # noqa: E402
+    from sources.schedule import start_scheduler
 
     start_scheduler()

@@ -1,25 +1,11 @@
 """Request bodies refused as they arrive: 413 before the rest is read, in each protocol's own error shape.
 
-Twisted reads a whole request body (into memory, or a temporary file past 100 kB) before daphne hands the
-request to the application, and daphne then queues all of it for the application at once: a 200 MiB body
-to any route cost the server its size in memory before Django could answer 401 or 413. ``install()`` hooks
-daphne's request at the two points Twisted calls while it reads: ``gotLength`` (the headers are in: a
-``Content-Length`` over the route's limit is refused at once) and ``handleContentChunk`` (a chunked body is
-counted as it streams and refused when it passes the limit). A refused request is answered 413 with
-``Connection: close``, Twisted stops reading from the socket, and the application never sees the request.
-
-The limit of each route family (docs/api.md, "Request size"):
-
-| paths | limit | error shape |
-|---|---|---|
-| ``/v1/`` | ``assistants.openai_api.MAX_BODY_BYTES`` | OpenAI's ``{"error": {"message", "type", "param", "code"}}`` |
-| ``/dify/`` | ``assistants.dify.MAX_BODY_BYTES`` | Dify's ``{"error_code", "error_msg"}`` |
-| ``/mcp`` | ``assistants.mcp_http.MAX_BODY_BYTES`` | a JSON-RPC error (``-32600``) |
-| ``/api/kbs/<id>/documents/…``, ``/admin/`` | ``ZHIKU_MAX_UPLOAD_BYTES`` × ``ZHIKU_MAX_FILES_PER_UPLOAD`` + 1 MiB | the REST API's ``{"error": {"code", "message"}}`` |
-| anything else | ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (10 MiB) | the REST API's |
-
-Each route's own, smaller checks (a JSON body over ``ZHIKU_MAX_JSON_BYTES``, a chat body over 64 KiB) still
-answer in their place; this layer only makes sure nothing larger than the route could accept is read.
+Twisted reads a whole body (into memory, or a temporary file) before daphne hands the request on, so a huge body
+cost its size before Django could answer. ``install()`` hooks daphne's request where Twisted calls it while
+reading: ``gotLength`` (a ``Content-Length`` over the route's limit is refused at once) and ``handleContentChunk``
+(a chunked body is counted as it streams). A refused request is answered 413 with ``Connection: close`` and never
+reaches the application. Each route family's limit and error shape: docs/api.md, "Request size"; each route's
+own, smaller checks still answer in their place.
 """
 from __future__ import annotations
 
@@ -31,8 +17,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import translation
 
-from config.i18n import language_from_scope
-from knowledge.errors import message
+from core.errors import message
+from core.http.i18n import language_from_scope
 
 UPLOADS = re.compile(r"^/(api/kbs/\d+/documents/|admin/)")
 MiB = 1024 * 1024
@@ -107,7 +93,7 @@ def install() -> None:
             channel.loseConnection()          # stops reading: the rest of the body is never received
 
     @functools.wraps(got_length)
-    def gotLength(self, length):  # noqa: N802 (Twisted's naming)
+    def gotLength(self, length):
         self._zhiku_path = _path(self)
         self._zhiku_limit = family(self._zhiku_path).limit
         self._zhiku_received = 0
@@ -117,7 +103,7 @@ def install() -> None:
             refuse(self)
 
     @functools.wraps(content_chunk)
-    def handleContentChunk(self, data):  # noqa: N802
+    def handleContentChunk(self, data):
         if getattr(self, "_zhiku_refused", False):
             return
         self._zhiku_received = getattr(self, "_zhiku_received", 0) + len(data)
@@ -127,7 +113,7 @@ def install() -> None:
         content_chunk(self, data)
 
     @functools.wraps(received)
-    def requestReceived(self, command, path, version):  # noqa: N802
+    def requestReceived(self, command, path, version):
         if getattr(self, "_zhiku_refused", False):
             return                             # answered already: the application never sees it
         received(self, command, path, version)

@@ -1,13 +1,10 @@
 """daphne leaves POST bodies to the application: Twisted does not parse them as forms first.
 
-Twisted's ``http.Request`` parses every POST body with a form content type before daphne sees
-the request (into ``request.args``, which daphne never reads). A multipart body it cannot parse
-(an empty form, no boundary, a missing closing line) makes Twisted answer a bare
-``400 Bad Request`` itself, so the API could not answer in its error shape; and a well-formed
-upload was parsed once by Twisted and once by Django, each copy in memory. Twisted's request
-takes ``parsePOSTFormSubmission=False`` to skip that step; daphne never passes it, so
-``skip_form_parsing`` sets it on every request daphne makes. Django then reads the body once,
-and a malformed form is the API's 400 ``parse_error`` (``knowledge.api.errors``).
+Twisted's ``http.Request`` parses every form POST body before daphne sees it (into ``request.args``, which
+daphne never reads): a multipart body it cannot parse got a bare ``400 Bad Request`` from Twisted, not the
+API's error shape, and a good upload was parsed twice, each copy in memory. ``skip_form_parsing`` sets
+Twisted's ``parsePOSTFormSubmission=False`` on every request daphne makes (daphne never passes it), so
+Django reads the body once and a malformed form is the API's 400 ``parse_error`` (``core.api.errors``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The error answers outside the REST views: 400, 403, 404, 500 and a refused CSRF check.
 
 Under ``/api/`` they are the API's error shape (``{"error": {"code", "message"}}``, a registered code of
-knowledge/errors.py), so a client gets JSON whichever layer refused it; elsewhere they are the console's
+core/errors.py), so a client gets JSON whichever layer refused it; elsewhere they are the console's
 pages (templates/400.html … 500.html, templates/csrf_failure.html) in the request's language, which
 LocaleMiddleware has already activated. 403, 404 and the CSRF page extend base.html with the request's
 context; 400 and 500 render without it (templates/errors/bare.html), as Django's own handlers do, so that
@@ -13,41 +13,15 @@ import logging
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
-from django.middleware import csrf
 from django.template import loader
-from django.utils.translation import gettext_lazy as _
 from django.views import defaults
 
-from knowledge.errors import CODES
+from core.errors import CODES
+from core.http.csrf import csrf_reason
 
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
-
-# The reasons of Django's CSRF middleware (English, untranslated there), in words for the API's messages.
-_CSRF_REASONS = {
-    csrf.REASON_NO_CSRF_COOKIE: _("the CSRF cookie is not set"),
-    csrf.REASON_CSRF_TOKEN_MISSING: _("the CSRF token is missing"),
-    csrf.REASON_NO_REFERER: _("the request has no Referer"),
-    csrf.REASON_MALFORMED_REFERER: _("the Referer is malformed"),
-    csrf.REASON_INSECURE_REFERER: _("the Referer is insecure while the site is secure"),
-}
-_CSRF_REASON_PREFIXES = {
-    "CSRF token from ": _("the CSRF token is wrong or out of date"),
-    "Origin checking failed": _("the request's Origin is not one of the site's trusted origins"),
-    "Referer checking failed": _("the request's Referer is not one of the site's trusted origins"),
-}
-
-
-def csrf_reason(reason: str) -> str:
-    """Django's CSRF failure ``reason`` in the active language (an unknown one as it is)."""
-    if reason in _CSRF_REASONS:
-        return str(_CSRF_REASONS[reason])
-    for prefix, text in _CSRF_REASON_PREFIXES.items():
-        if reason.startswith(prefix):
-            return str(text)
-    return reason
-
 
 def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith(API_PREFIX)
@@ -81,7 +55,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
         return _api_error("internal_error", 500, "server")
     try:
         return defaults.server_error(request, template_name="500.html")
-    except Exception:  # noqa: BLE001 - the page itself is broken (a missing static manifest, say): still answer
+    except Exception:  # the page itself is broken (a missing static manifest, say): still answer
         logger.exception("the 500 page could not be rendered")
         return HttpResponseServerError("<h1>Server Error (500)</h1>")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from config.env import env_int
+from core.env import env_int
 
 ZHIKU_MAX_UPLOAD_BYTES = env_int("ZHIKU_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
 # JSON request bodies and websocket frames: size in bytes (413 body_too_large) and nesting depth (400 json_too_deep).

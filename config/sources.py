@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import os
 
-from config.env import env_bool, env_int
+from core.env import env_bool, env_int
 
 # Sources (sources/; docs/ingestion.md#sources): connectors that keep a KB in sync with web sites, Git, buckets,
 # Feishu and Yuque. A source's URL is typed by a KB owner and fetched by the server, so private and loopback
-# addresses are refused (sources/kinds/netguard.py) unless ALLOW_PRIVATE is on (documents on the intranet).
+# addresses are refused (core/net/netguard.py) unless ALLOW_PRIVATE is on (documents on the intranet).
 ZHIKU_SOURCES_ALLOW_PRIVATE = env_bool("ZHIKU_SOURCES_ALLOW_PRIVATE", False)
 # Loopback addresses the address check treats as public, so tests can stand a "public" site on 127.0.0.2 and
 # check that nothing reaches 127.0.0.1. Refused when ZHIKU_ENV=production (config/settings.py).

@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from accounts.token_pages import tokens_page
 
+
 def favicon(request):
     """No icon: 204, cached a day. Browsers ask for /favicon.ico on their first request to a host, with no CSRF
     cookie yet; answered by the styled 404 page, whose forms mint a CSRF cookie, that response could land after the
@@ -31,7 +32,7 @@ urlpatterns = [
     # The language switch (POST to set_language) and the page scripts' message catalogue.
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
-    path("api/", include("knowledge.api.urls")),
+    path("api/", include("config.api_urls")),
     path("api/", include("chat.api_urls")),
     path("api/", include("assistants.api_urls")),
     path("api/", include("providers.api_urls")),

@@ -1,17 +1,11 @@
 """The websocket message limit of daphne's connections: an error event, then close code 1009.
 
-daphne hands autobahn a message limit (1 MiB unless ``--websocket-max-message-size`` says
-otherwise); autobahn checks each frame's declared length as its header arrives, before a byte of
-the payload is kept, and a message over the limit fails the connection: it drops the TCP
-connection, and a client sees its socket end with no reason in the protocol it speaks.
-
-``FrameLimitProtocol`` keeps that check (so an oversized message still costs no memory: its payload
-is read and dropped) and adds what the chat protocol promises for every refusal, an ``error``
-event, ``{"type": "error", "code": "too_large", "message": ..., "limit": ...}``, in the
-handshake's language, sent just before the close. The limit is ``ZHIKU_WS_MAX_MESSAGE_BYTES``
-(frames and whole messages alike; docs/production.md). ``install()`` makes daphne's websocket
-factory build this protocol; config/asgi.py calls it, and daphne imports the application before
-it builds its factory.
+autobahn checks each frame's declared length as its header arrives, here against ``ZHIKU_WS_MAX_MESSAGE_BYTES``
+(frames and whole messages alike, docs/production.md), and its own answer to a message over it drops the TCP
+connection with no reason a client can read. ``FrameLimitProtocol`` keeps the check (the payload is read and
+dropped) and first sends the chat protocol's ``{"type": "error", "code": "too_large", "message", "limit"}`` event
+in the handshake's language, then closes with 1009. ``install()`` (config/asgi.py calls it before daphne builds
+its factory) makes daphne's websocket factory build this protocol.
 """
 from __future__ import annotations
 
@@ -21,8 +15,8 @@ from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from django.conf import settings
 from django.utils import translation
 
-from config.i18n import language_from_scope
-from knowledge.errors import message
+from core.errors import message
+from core.http.i18n import language_from_scope
 
 
 def too_large_event(limit: int) -> dict:

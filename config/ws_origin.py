@@ -1,19 +1,11 @@
 """The websocket handshake's Origin, checked by the rule Django's CSRF origin check uses.
 
-A browser sends a page's cookies with a websocket handshake to any site, whatever page opened it;
-only the ``Origin`` header says which page that was. Channels' ``AllowedHostsOriginValidator``
-compares its host name with ``ALLOWED_HOSTS`` and nothing else, so a page on
-``http://localhost:9999``, ``https://127.0.0.1:4443`` or ``http://127.0.0.1:1`` could open a signed-in
-user's chat on ``http://127.0.0.1:8000``.
-
-Here the handshake is read as the HTTP request it is and given to Django's own check
-(``CsrfViewMiddleware._origin_verified``, the one every POST with an Origin passes): scheme, host
-and port must be the request's own (``http``/``https`` as Django sees the request: a ``wss``
-handshake, or ``X-Forwarded-Proto`` under ``SECURE_PROXY_SSL_HEADER``, is ``https``; the host as
-``request.get_host()`` validates it against ``ALLOWED_HOSTS``), or one of ``CSRF_TRUSTED_ORIGINS``
-(exactly, or by its ``https://*.example.com`` subdomain rule). A handshake without exactly one
-Origin is refused: every browser sends one, and a program states its server's (docs/chat.md).
-A refused handshake is closed before it is accepted (HTTP 403).
+A browser sends a site's cookies with a websocket handshake whatever page opened it; only ``Origin`` names
+that page, and Channels' ``AllowedHostsOriginValidator`` compares its host name alone (a page on another port
+or scheme of the same host passed). Here the handshake is read as the HTTP request it is and given to
+``CsrfViewMiddleware._origin_verified``: scheme, host and port must be the request's own, or one of
+``CSRF_TRUSTED_ORIGINS``. A handshake without exactly one Origin is refused (every browser sends one; a
+program states its server's, docs/chat.md); a refused one is closed before it is accepted (HTTP 403).
 """
 from __future__ import annotations
 
@@ -40,7 +32,7 @@ def origin_allowed(scope) -> bool:
         return False
     request = handshake_request(scope)
     # A new instance each time: its trusted-origin lists are cached per instance, from the settings.
-    return CsrfViewMiddleware(lambda request: HttpResponse())._origin_verified(request)
+    return CsrfViewMiddleware(lambda request: HttpResponse())._origin_verified(request)  # type: ignore[attr-defined]  # Django's own origin rule; private, so not in the stubs
 
 
 class OriginCheck:

@@ -17,8 +17,10 @@ checks every form agrees on a matrix of users, roles, groups and restrictions.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any, cast
 
+from django.contrib.auth import get_user_model
 from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from knowledge.models import Document, KnowledgeBase, Membership, Role
@@ -82,7 +84,8 @@ def caller_role(kb: KnowledgeBase, *, user) -> Role | None:
     """``kb_role`` of a KB annotated by ``with_caller_role``, without another query."""
     if user.is_superuser or kb.owner_id == user.pk:
         return Role.OWNER
-    return next((r for r, n in ROLE_RANK.items() if n == kb.member_rank), None)
+    rank = cast(Any, kb).member_rank  # the query's annotation (with_caller_role, kbs_with_caller_access)
+    return next((r for r, n in ROLE_RANK.items() if n == rank), None)
 
 
 # --- documents: per user --------------------------------------------------------
@@ -120,7 +123,7 @@ def scope_for(*, user, kbs: Sequence[KnowledgeBase]) -> AccessScope:
 def _caller_access_sql() -> str:
     """The statement of ``kbs_with_caller_access``: the text is the same for every caller (kept by the caller)."""
     kb, membership = KnowledgeBase._meta.db_table, Membership._meta.db_table
-    user_groups = KnowledgeBase._meta.get_field("owner").related_model.groups.through._meta.db_table
+    user_groups = get_user_model().groups.through._meta.db_table  # the owner's model: settings.AUTH_USER_MODEL
     rank = " ".join(f"WHEN '{r.value}' THEN {n}" for r, n in ROLE_RANK.items())
     groups = f"SELECT g.group_id FROM {user_groups} g WHERE g.user_id = %(user)s"
     return (f"SELECT kb.*, (SELECT max(CASE m.role {rank} END) FROM {membership} m WHERE m.kb_id = kb.id"

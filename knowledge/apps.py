@@ -8,5 +8,5 @@ class KnowledgeConfig(AppConfig):
     verbose_name = _("Knowledge")
 
     def ready(self) -> None:
-        from knowledge import signals  # noqa: F401 - connects the receivers
+        from knowledge import errors, signals  # noqa: F401 - registers the codes, connects the receivers
 

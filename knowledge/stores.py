@@ -1,10 +1,12 @@
 """Django implementations of the retrieval core's stores: pgvector search, chunk loading (BM25 tiers: keyword_store.py)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
-from typing import Sequence
+import weakref
+from collections.abc import Sequence
 
 import numpy as np
 import psycopg
@@ -107,7 +109,7 @@ def binary_cursor() -> psycopg.Cursor:
     if info is None:
         info = _vector_types[key] = TypeInfo.fetch(raw, "vector")
     cur = psycopg.Cursor(raw)
-    register_vector_info(cur, info)
+    register_vector_info(cur, info)  # type: ignore[arg-type]  # pgvector types a connection; psycopg adapts a cursor too
     return cur
 
 
@@ -160,18 +162,37 @@ class PgVectorStore:
         if top_k <= 0:
             return []
         sql, params = self.statement(kb_id=kb_id, query_vector=query_vector, top_k=top_k, filters=filters, scope=scope)
-        with transaction.atomic(), binary_cursor() as cur:
-            # ef_search must cover the candidate count; relaxed iterative scans
-            # (pgvector >= 0.8) keep filtered HNSW scans from returning too few rows.
-            settings_sql = "SELECT set_config('hnsw.ef_search', %s, true)"
-            if _supports_iterative_scan():
-                settings_sql += ", set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-            cur.execute(settings_sql, [str(max(40, min(1000, 2 * int(top_k))))])
+        # Autocommit: one round trip, the session keeps the scan settings it was given. Inside a transaction a
+        # session setting would roll back with it: set for this transaction only.
+        session = connection.get_autocommit() and not connection.in_atomic_block
+        with contextlib.nullcontext() if session else transaction.atomic(), binary_cursor() as cur:
+            _scan_settings(cur, str(max(40, min(1000, 2 * int(top_k)))), session=session)
             cur.execute(sql, params, binary=True)
-            # A chunk without a question vector scores its pair's cosine (faq_cosine(pair, None) is pair).
-            best = [(int(i), faq_cosine(float(pair), None if question is None else float(question)))
-                    for i, pair, question in cur.fetchall() if pair is not None]
+            rows = cur.fetchall()
+        # A chunk without a question vector scores its pair's cosine (faq_cosine(pair, None) is pair).
+        best = [(int(i), faq_cosine(float(pair), None if question is None else float(question)))
+                for i, pair, question in rows if pair is not None]
         return sorted(best, key=lambda hit: (-hit[1], hit[0]))[: int(top_k)]
+
+
+# The scan settings each open connection's session holds (set once, not before every search).
+_session_ef: weakref.WeakKeyDictionary[psycopg.Connection, str] = weakref.WeakKeyDictionary()
+
+
+def _scan_settings(cur: psycopg.Cursor, ef_search: str, *, session: bool) -> None:
+    """ef_search covering the candidate count; relaxed iterative scans (pgvector >= 0.8) keep filtered HNSW
+    scans from returning too few rows. ``session``: for the connection's life (autocommit, so it cannot roll
+    back), skipped when the session holds it already; else for the current transaction."""
+    raw = cur.connection
+    if session and _session_ef.get(raw) == ef_search:
+        return
+    local = "false" if session else "true"
+    settings_sql = f"SELECT set_config('hnsw.ef_search', %s, {local})"
+    if _supports_iterative_scan():
+        settings_sql += f", set_config('hnsw.iterative_scan', 'relaxed_order', {local})"
+    cur.execute(settings_sql, [ef_search])
+    if session:
+        _session_ef[raw] = ef_search
 
 
 _iterative: bool | None = None

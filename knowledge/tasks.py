@@ -1,4 +1,4 @@
-"""The Celery entry points: each runs the function its job runs in-process (``knowledge.later`` sends them by name)."""
+"""The Celery entry points: each runs the function its job runs in-process (``core.jobs`` sends them by name)."""
 from __future__ import annotations
 
 from celery import shared_task

@@ -6,8 +6,8 @@ leave changes to the REST API, which the page scripts call with the session cook
 """
 from __future__ import annotations
 
-from django.utils.translation import gettext
-from django.utils.translation import gettext_lazy as _
+from typing import Any, cast
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -15,22 +15,24 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
-from knowledge import selectors
+from core.errors import ApplicationError, NotFound
+from core.errors import PermissionDenied as AppPermissionDenied
+from knowledge import answer_models, selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
-from knowledge.errors import ApplicationError, NotFound
-from knowledge.errors import PermissionDenied as AppPermissionDenied
 from knowledge.ingest_errors import ingest_error_message
+from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
-from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.services.kbs import kb_create
-from providers.catalog import model_choices
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).
-ROLE_LABELS = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
+ROLE_LABELS: dict[Role | None, str | Promise] = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
 STATUS_LABELS = {"pending": _("pending"), "processing": _("processing"), "ready": _("ready"), "failed": _("failed")}
 CHUNK_TYPE_LABELS = {"text": _("body text"), "heading": _("heading"), "table": _("table"), "faq": _("FAQ")}
 CHUNKS_PER_PAGE = 50
@@ -79,7 +81,7 @@ def home(request: HttpRequest) -> HttpResponse:
     selectors.set_caller_role(kbs, user=request.user)
     for kb in kbs:
         kb.role_label = ROLE_LABELS.get(kb.caller_role, "")
-        kb.last_change = max(filter(None, [kb.updated_at, kb.last_document_at]))
+        kb.last_change = max(filter(None, [kb.updated_at, cast(Any, kb).last_document_at]))  # annotated by the selector
     return render(request, "home.html", {"kbs": kbs, "form": form})
 
 
@@ -89,7 +91,8 @@ def kb_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     """A KB: its documents with live status, upload and document actions (editors), search within it."""
     kb = _kb_for(request, kb_id)
     return render(request, "knowledge/kb.html", {
-        "kb": kb, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)), **_role_context(request, kb),
+        "kb": kb, "accept": ",".join(sorted(SUPPORTED_EXTENSIONS)), "accept_words": " ".join(sorted(SUPPORTED_EXTENSIONS)),
+        **_role_context(request, kb),
         "chunk_size": settings.ZHIKU_CHUNK_MAX_CHARS, "chunk_overlap": settings.ZHIKU_CHUNK_OVERLAP_CHARS,
         "chunk_size_min": CHUNK_SIZE_MIN, "chunk_size_max": CHUNK_SIZE_MAX, "chunk_overlap_max": CHUNK_OVERLAP_MAX,
     })
@@ -121,7 +124,7 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
 
 
 # Below this OCR confidence the page asks to check a chunk against the original (RapidOCR's scores run 0–1; clean
-# generated scans read at 0.9 and above, tests/knowledge/test_ocr.py).
+# generated scans read at 0.9 and above, tests/knowledge/parsers/test_ocr.py).
 OCR_LOW_CONFIDENCE = 0.8
 
 
@@ -150,8 +153,8 @@ def kb_settings_page(request: HttpRequest, kb_id: int) -> HttpResponse:
 
 
 def _llm_context() -> dict:
-    """The model choices a KB may answer with (providers/catalog.py), their strings, and the site's default."""
-    choices = model_choices()
+    """The model choices a KB may answer with (knowledge/answer_models.py, offered by providers/), their strings, and the site's default."""
+    choices = answer_models.offered()
     return {"llm_choices": choices, "llm_models": [c.choice for c in choices],
             "llm_default": next((c for c in choices if c.is_default), None)}
 

@@ -3,10 +3,18 @@ from django import forms
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from providers.models import ModelEndpoint
-from providers.services import (API_KEY_MAX, api_key_clean, base_url_clean, endpoint_create, endpoint_update, kind_clean,
-                                model_names_clean, name_clean)
+from providers.services import (
+    API_KEY_MAX,
+    api_key_clean,
+    base_url_clean,
+    endpoint_create,
+    endpoint_update,
+    kind_clean,
+    model_names_clean,
+    name_clean,
+)
 
 
 class EndpointAdminForm(forms.ModelForm):

@@ -7,12 +7,12 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.api.serializers import ItemList, StrictInput, Text
-from knowledge.errors import fail
+from core.api.fields import ItemList, StrictInput, Text
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 from providers.catalog import model_choices
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
 from providers.presets import EndpointKind

@@ -1,15 +1,10 @@
 """Which models the site offers and where each is: the environment's, then the enabled console endpoints' (docs/llm.md).
 
-A model is named by a *choice* string, the value a KB's ``answer_model`` (and an assistant's model)
-stores. The first source offering a model lists it as the bare model name: the environment
-(ZHIKU_LLM_MODEL, then ZHIKU_LLM_MODELS) comes first, then the enabled endpoints in the order they were
-created; any later endpoint offering the same model lists it as ``<endpoint name>/<model>``. Every
-choice is unique, and adding an endpoint never changes what an existing choice names. The qualified
-form ``<endpoint name>/<model>`` is also accepted for the endpoint listed bare (endpoint names hold no
-slash; model names may, like ``Qwen/Qwen2.5-7B-Instruct``).
-
-The site's default ("" as a choice) is the endpoint marked default in the console with its default
-model, when that endpoint is enabled and still offers it; else the environment's ZHIKU_LLM_MODEL.
+A model is named by a *choice*, the value a KB's ``answer_model`` (and an assistant's model) stores. The first
+source offering a model lists it bare: the environment (ZHIKU_LLM_MODEL, ZHIKU_LLM_MODELS), then the enabled
+endpoints by creation; a later endpoint offering it lists ``<endpoint name>/<model>`` (also accepted for the
+bare one), so choices are unique and a new endpoint never changes what a choice names. The default ("") is
+the console's default endpoint and model while it is enabled and offers it, else ZHIKU_LLM_MODEL.
 """
 from __future__ import annotations
 

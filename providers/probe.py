@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, field
 from django.conf import settings
 from django.utils.translation import gettext
 
-from knowledge.errors import message
+from core.errors import message
+from core.net.pinned_httpx import pinned_http_client
 from providers.models import ModelEndpoint
-from providers.outbound import pinned_http_client
 from providers.secrets import InvalidToken, secret_decrypt
 
 DETAIL_CHARS = 300
@@ -18,7 +18,7 @@ MODELS_LISTED = 50
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """``ok`` and a ``message``; when not ok, a registered ``code`` (knowledge/errors.py); ``http_status`` as answered."""
+    """``ok`` and a ``message``; when not ok, a registered ``code`` (core/errors.py); ``http_status`` as answered."""
 
     ok: bool
     code: str

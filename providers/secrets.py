@@ -1,17 +1,10 @@
 """Encrypting endpoint keys at rest: Fernet (the ``cryptography`` package), keys from ZHIKU_SECRETS_KEY or SECRET_KEY.
 
-Fernet is AES-128-CBC with an HMAC-SHA256 over the whole token: a key read back is the one written, or
-``InvalidToken``, never garbage. ``MultiFernet`` gives rotation: the first key of the ring encrypts,
-every key decrypts, and ``rotate`` re-encrypts a token under the first key (``manage.py
-endpoint_keys_rotate``). The ring, first to last:
-
-1. each comma-separated entry of ZHIKU_SECRETS_KEY (a key from ``Fernet.generate_key()``, or any
-   long random text, derived to one with HKDF-SHA256), when set;
-2. keys derived from SECRET_KEY and each of SECRET_KEY_FALLBACKS (Django's own rotation list).
-
-So a site that sets no ZHIKU_SECRETS_KEY encrypts under its SECRET_KEY; changing SECRET_KEY with
-the old one in SECRET_KEY_FALLBACKS, or adding a ZHIKU_SECRETS_KEY, keeps every stored key readable
-until ``endpoint_keys_rotate`` has moved them to the new first key (docs/llm.md).
+A key read back is the one written or ``InvalidToken`` (Fernet authenticates the whole token). The
+``MultiFernet`` ring, first to last: each comma-separated entry of ZHIKU_SECRETS_KEY (a Fernet key, or long
+random text derived to one with HKDF-SHA256), then keys derived from SECRET_KEY and SECRET_KEY_FALLBACKS.
+The first encrypts, every key decrypts, so a rotated SECRET_KEY (the old one in the fallbacks) or a new
+ZHIKU_SECRETS_KEY keeps stored keys readable until ``manage.py endpoint_keys_rotate`` moves them (docs/llm.md).
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
-from audit import Action, diff, record, snapshot
-from knowledge.errors import fail
+from core.audit import Action, diff, record, snapshot
+from core.errors import fail
 from providers.catalog import choice_get, env_models, model_choices
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
 from providers.presets import EndpointKind, preset_for
@@ -15,7 +15,7 @@ from providers.secrets import secret_encrypt
 BASE_URL_MAX = 500
 API_KEY_MAX = 1000
 FIELDS = ("name", "kind", "base_url", "api_key", "clear_key", "model_names", "enabled")
-# What an audit entry of an endpoint change compares (the key only as "changed", masked: audit/recording.py).
+# What an audit entry of an endpoint change compares (the key only as "changed", masked: core/audit/recording.py).
 AUDITED = ("name", "kind", "base_url", "model_names", "enabled", "is_default", "default_model")
 
 

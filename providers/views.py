@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from providers.catalog import env_models, model_choices
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
 from providers.presets import PRESETS, EndpointKind

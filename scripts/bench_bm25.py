@@ -20,20 +20,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer  # noqa: E402
-from knowledge.retrieval.bm25 import BM25Index  # noqa: E402
+from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer  # noqa: E402 - after the sys.path line (repo root)
+from knowledge.retrieval.bm25 import BM25Index  # noqa: E402 - after the sys.path line (repo root)
 
 
 def _jsonl(path: Path, limit: int) -> list[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for _, line in zip(range(limit), fh)]
+        return [json.loads(line) for _, line in zip(range(limit), fh, strict=False)]
 
 
 def main() -> None:
     # long because: a benchmark script read top to bottom: arguments, corpus, each index built and timed, figures printed
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bench", type=Path, default=Path(os.environ.get("ZHIKU_BENCH_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "bench")))
+    default_bench = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+    parser.add_argument("--bench", type=Path, default=Path(os.environ.get("ZHIKU_BENCH_DIR", default_bench)))
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-reference", action="store_true", help="skip rank_bm25 (slow at 100k docs)")

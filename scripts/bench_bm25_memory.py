@@ -2,6 +2,12 @@
 
 Usage: python scripts/bench_bm25_memory.py [--chunks 300000] [--workers 1,2,4] [--queries 150]
                                            [--out var/bench-scale/bm25-memory.json]
+       python scripts/bench_bm25_memory.py --build-only --chunks 1000000
+
+``--build-only``: the full build's memory as a search's process meets it: the passages stream in one at a
+time (as the keyword store's row iterator hands them over), and the peak RSS of the build, then of the blob's
+encoding and the file's writing, is printed above the process's RSS before the build (the real passages'
+tokens, which the stream draws from, are in that baseline).
 
 The corpus is bench_scale.py's (no database needed): the real passages of the bench
 corpus's ``scale/modern.jsonl.gz`` (``--bench``) tokenized by the platform analyzer
@@ -22,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -77,7 +82,7 @@ def run_workers(mode: str, path: Path, queries_path: Path, count: int) -> dict:
         "pss_total_mb": round(sum(m.pss for m in memory) / mb, 1),
         "rss_before_load_mb": round(float(np.mean([r["rss_before_load_mb"] for r in reports])), 1),
         # What the index (and searching it) added to each worker's private memory: pages no other process shares.
-        "index_private_mb": [round(m.uss / mb - r["uss_before_load_mb"], 1) for m, r in zip(memory, reports)],
+        "index_private_mb": [round(m.uss / mb - r["uss_before_load_mb"], 1) for m, r in zip(memory, reports, strict=True)],
         "load_s": round(float(np.median([r["load_s"] for r in reports])), 4),
         "search_p50_ms": round(float(np.median([r["p50_ms"] for r in reports])), 2),
         "search_p95_ms": round(float(np.median([r["p95_ms"] for r in reports])), 2),
@@ -90,6 +95,43 @@ def build_corpus(chunks: int, bench: Path, cache: Path) -> list[tuple[int, list[
     pairs, tokens = scale_corpus.load_corpus(bench, cache, processes=2)
     permutations: dict[int, np.ndarray] = {}
     return [(k + 1, scale_corpus.passage(k, pairs, tokens, permutations)[1]) for k in range(chunks)]
+
+
+def build_only(chunks: int, bench: Path, cache: Path) -> dict:
+    """The build's peak RSS above the baseline (ru_maxrss: the kernel's high-water mark), then the blob's and file's."""
+    import resource
+
+    import scale_corpus
+
+    from knowledge.retrieval.bm25 import BM25Index
+    from knowledge.retrieval.bm25_file import write_index_file
+
+    pairs, tokens = scale_corpus.load_corpus(bench, cache, processes=2)
+    permutations: dict[int, np.ndarray] = {}
+    stream = ((k + 1, scale_corpus.passage(k, pairs, tokens, permutations)[1]) for k in range(chunks))
+    mb = 2**20
+
+    def peak_mb() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+    baseline = psutil.Process().memory_info().rss / mb
+    started = time.perf_counter()
+    index = BM25Index.build(stream)
+    build_s, build_peak = time.perf_counter() - started, peak_mb()
+    postings = int(index.state_arrays()["cols"].shape[0])
+    started = time.perf_counter()
+    blob_bytes = len(index.to_bytes())
+    blob_s, blob_peak = time.perf_counter() - started, peak_mb()
+    with tempfile.TemporaryDirectory(prefix="bench-bm25-", dir=cache) as scratch:
+        started = time.perf_counter()
+        file_bytes = write_index_file(index, Path(scratch) / "index.bm25")
+        file_s, file_peak = time.perf_counter() - started, peak_mb()
+    return {"chunks": chunks, "terms": index.n_terms, "postings": postings, "baseline_rss_mb": round(baseline),
+            "build_s": round(build_s, 1), "build_peak_above_baseline_mb": round(build_peak - baseline),
+            "blob_mb": round(blob_bytes / 1e6, 1), "blob_encode_s": round(blob_s, 1),
+            "blob_peak_above_baseline_mb": round(blob_peak - baseline),
+            "file_mb": round(file_bytes / 1e6, 1), "file_write_s": round(file_s, 1),
+            "file_peak_above_baseline_mb": round(file_peak - baseline)}
 
 
 def main() -> int:
@@ -106,7 +148,11 @@ def main() -> int:
     parser.add_argument("--bench", type=Path, default=scale_corpus.default_bench_dir())
     parser.add_argument("--cache", type=Path, default=ROOT / "var" / "bench-scale")
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench-scale" / "bm25-memory.json")
+    parser.add_argument("--build-only", action="store_true", help="only the full build's peak memory, streamed")
     args = parser.parse_args()
+    if args.build_only:
+        print(json.dumps(build_only(args.chunks, args.bench, args.cache)), flush=True)
+        return 0
     from knowledge.retrieval.analysis import get_analyzer
     from knowledge.retrieval.bm25 import BM25Index
     from knowledge.retrieval.bm25_file import map_index_file, write_index_file
@@ -118,7 +164,7 @@ def main() -> int:
     del docs
     analyzer = get_analyzer()
     with open(args.bench / "cmrc2018" / "dev" / "queries.jsonl", encoding="utf-8") as fh:
-        queries = [analyzer.query_tokens(json.loads(line)["text"]) for _, line in zip(range(args.queries), fh)]
+        queries = [analyzer.query_tokens(json.loads(line)["text"]) for _, line in zip(range(args.queries), fh, strict=False)]
     with tempfile.TemporaryDirectory(prefix="bench-bm25-", dir=args.cache) as scratch:
         folder = Path(scratch)
         (folder / "queries.json").write_text(json.dumps(queries, ensure_ascii=False), encoding="utf-8")
@@ -150,7 +196,8 @@ def main() -> int:
                 r["added_per_extra_worker_mb"] = round((r["pss_total_mb"] - one["pss_total_mb"]) / (n - 1), 1)
         print(f"{mode:>6}: " + "; ".join(
             f"{n} workers Σ PSS {r['pss_total_mb']:.0f} MB (+{r.get('added_per_extra_worker_mb', 0):.0f} MB/extra), "
-            f"RSS each {max(r['rss_mb']):.0f} MB, private for the index {max(r['index_private_mb']):.0f} MB, load {r['load_s'] * 1000:.1f} ms, p50 {r['search_p50_ms']:.2f} ms"
+            f"RSS each {max(r['rss_mb']):.0f} MB, private for the index {max(r['index_private_mb']):.0f} MB, "
+            f"load {r['load_s'] * 1000:.1f} ms, p50 {r['search_p50_ms']:.2f} ms"
             for n, r in sorted(runs.items())))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2), encoding="utf-8")

@@ -54,8 +54,8 @@ def setup_kb() -> tuple[int, str]:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from accounts.tokens import token_issue
 
+    from accounts.tokens import token_issue
     from chat.models import Conversation
     from knowledge.management.commands._util import wait_for_documents
     from knowledge.models import KnowledgeBase
@@ -125,7 +125,35 @@ async def one_chat(url: str, origin: str, kb_id: int, question: str, timeout: fl
     return out
 
 
-def summary(name: str, results: list[dict], wall_s: float | None = None) -> None:
+def _cpu_of(pid: int, *, children: bool) -> float:
+    """CPU seconds of ``pid`` from /proc (user + system; with ``children``, also its reaped children's)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def server_cpu(daphne_pid: int) -> float:
+    """The server side's CPU seconds so far: daphne, and the embedded PostgreSQL (its postmaster, its live
+    backends, and those that ended: the postmaster's reaped children)."""
+    total = _cpu_of(daphne_pid, children=True)
+    pidfile = ROOT / "var" / "pgdata" / "postmaster.pid"
+    if not os.environ.get("DATABASE_URL") and pidfile.exists():
+        postmaster = int(pidfile.read_text().split()[0])
+        total += _cpu_of(postmaster, children=True) + sum(_cpu_of(c, children=False) for c in _children(postmaster))
+    return total
+
+
+def summary(name: str, results: list[dict], wall_s: float | None = None, cpu_s: float | None = None) -> None:
     ok = [r for r in results if r["ok"]]
     ttft = [r["ttft_ms"] for r in ok if "ttft_ms" in r]
     total = [r["total_ms"] for r in ok]
@@ -138,14 +166,18 @@ def summary(name: str, results: list[dict], wall_s: float | None = None) -> None
             errors[r.get("error", "?")] = errors.get(r.get("error", "?"), 0) + 1
     if errors:
         print("   errors:", errors)
-    print(f"   time to first token  p50 {pct(ttft, 50):7.1f} ms   p95 {pct(ttft, 95):7.1f} ms   max {max(ttft, default=float('nan')):7.1f} ms")
-    print(f"   total                p50 {pct(total, 50):7.1f} ms   p95 {pct(total, 95):7.1f} ms   max {max(total, default=float('nan')):7.1f} ms")
+    print(f"   time to first token  p50 {pct(ttft, 50):7.1f} ms   p95 {pct(ttft, 95):7.1f} ms   "
+          f"max {max(ttft, default=float('nan')):7.1f} ms")
+    print(f"   total                p50 {pct(total, 50):7.1f} ms   p95 {pct(total, 95):7.1f} ms   "
+          f"max {max(total, default=float('nan')):7.1f} ms")
     print(f"   server retrieval_ms  p50 {pct(retrieval, 50):7.1f} ms   p95 {pct(retrieval, 95):7.1f} ms")
     if wall_s is not None:
         print(f"   wall {wall_s:.2f} s, {len(ok) / wall_s:.1f} chats/s")
+    if cpu_s is not None and ok:
+        print(f"   cpu per turn: {cpu_s / len(ok) * 1000:.1f} ms (daphne + PostgreSQL, {cpu_s:.2f} s for {len(ok)} chats)")
 
 
-async def run(args, kb_id: int, token: str, port: int) -> None:
+async def run(args, kb_id: int, token: str, port: int, daphne_pid: int) -> None:
     url = f"ws://127.0.0.1:{port}/ws/chat/?token={token}"
     origin = f"http://127.0.0.1:{port}"
     questions = [p + q for p in PREFIXES for q in QUESTIONS]
@@ -153,15 +185,17 @@ async def run(args, kb_id: int, token: str, port: int) -> None:
     await one_chat(url, origin, kb_id, "知库是什么", args.timeout)
 
     results = []
+    cpu = server_cpu(daphne_pid)
     for q in questions[: args.sequential]:
         results.append(await one_chat(url, origin, kb_id, q, args.timeout))
-    summary(f"sequential, one chat at a time ({args.sequential})", results)
+    summary(f"sequential, one chat at a time ({args.sequential})", results, cpu_s=server_cpu(daphne_pid) - cpu)
 
     for level in args.levels or [args.concurrency]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), server_cpu(daphne_pid)
         chosen = [questions[i % len(questions)] for i in range(level)]
         results = await asyncio.gather(*(one_chat(url, origin, kb_id, q, args.timeout) for q in chosen))
-        summary(f"load: {level} concurrent websocket chats, one daphne", results, time.perf_counter() - started)
+        summary(f"load: {level} concurrent websocket chats, one daphne", results, time.perf_counter() - started,
+                cpu_s=server_cpu(daphne_pid) - cpu)
 
 
 def main() -> None:
@@ -184,7 +218,7 @@ def main() -> None:
     try:
         print(f"daphne on 127.0.0.1:{port} (log {log_path}); KB {kb_id} from docs/ + README.md; extractive mode; "
               f"{os.cpu_count()} CPUs")
-        asyncio.run(run(args, kb_id, token, port))
+        asyncio.run(run(args, kb_id, token, port, proc.pid))
     finally:
         proc.terminate()
         proc.wait(timeout=15)

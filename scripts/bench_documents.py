@@ -44,9 +44,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from knowledge.chunking import chunk_document  # noqa: E402
-from knowledge.parsers import parse_file  # noqa: E402
-from tests.docgen import POLICY, manual_pdf, policy_pdf, render_pages, scanned_pdf, text_image  # noqa: E402
+from knowledge.chunking import chunk_document  # noqa: E402 - after the sys.path line (repo root)
+from knowledge.parsers import parse_file  # noqa: E402 - after the sys.path line (repo root)
+from tests.docgen import (  # noqa: E402 - after the sys.path line (repo root)
+    POLICY,
+    manual_pdf,
+    policy_pdf,
+    render_pages,
+    scanned_pdf,
+    text_image,
+)
 
 PARTS = [["项目", "说明", "数量", "单价（元）"]] + [
     [f"配件{i:02d}", "标准型号，适用于全部机型" + ("，含安装服务与三年保修" if i % 3 == 0 else ""), str(i), str(10 * i)]
@@ -56,7 +63,8 @@ PARTS = [["项目", "说明", "数量", "单价（元）"]] + [
 SCREENSHOTS = [
     ["系统公告", "一、维护时间", "本周六凌晨两点至四点进行数据库升级，期间暂停服务。", "二、注意事项", "请提前保存正在编辑的文档。"],
     ["报销进度查询", "单号：BX2024031502", "状态：财务审核中", "预计到账：三个工作日内", "如有疑问请联系财务部李娜。"],
-    ["会议纪要", "时间：三月十五日下午两点", "参会人员：张伟、王强、刘洋", "一、确定第二季度上线问答功能。", "二、检索准确率目标为百分之九十。"],
+    ["会议纪要", "时间：三月十五日下午两点", "参会人员：张伟、王强、刘洋", "一、确定第二季度上线问答功能。",
+     "二、检索准确率目标为百分之九十。"],
 ]
 
 
@@ -358,7 +366,8 @@ def print_report(report: dict) -> None:
         print(f"\n{name}: {entry['pages']} pages")
         print(f"  text PDF    headings {t['heading_recall']:.2%}  table cells {t['table_cell_accuracy']:.2%}"
               f"  chars {t['char_accuracy']:.2%}  parse {t['parse_s_per_page']} s/page  ingest {t['ingest_s_per_page']} s/page")
-        print(f"  scanned PDF OCR chars {s['char_accuracy']:.2%}  headings {s['heading_recall']:.2%}  table cells {s['table_cell_accuracy']:.2%}"
+        print(f"  scanned PDF OCR chars {s['char_accuracy']:.2%}  headings {s['heading_recall']:.2%}  "
+              f"table cells {s['table_cell_accuracy']:.2%}"
               f"  confidence {s['ocr_confidence']}  parse {s['parse_s_per_page']} s/page  ingest {s['ingest_s_per_page']} s/page")
         for missing in (t["missing_headings"], s["missing_headings"]):
             if missing:

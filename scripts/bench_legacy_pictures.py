@@ -40,7 +40,7 @@ PICTURES = [
 
 
 def _sources() -> dict[str, tuple[str, bytes]]:
-    from tests.knowledge.test_legacy import deck, faq_workbook, policy_docx
+    from tests.knowledge.parsers.test_legacy import deck, faq_workbook, policy_docx
 
     return {"docx": ("docx", policy_docx()), "xlsx": ("xlsx", faq_workbook()), "pptx": ("pptx", deck())}
 
@@ -49,7 +49,7 @@ def legacy_figures(repeat: int = 3) -> dict:
     """Seconds per file for each legacy format: conversion alone and conversion + parse (medians)."""
     from knowledge.parsers import parse_file
     from knowledge.parsers.legacy import FORMATS, soffice_path
-    from tests.knowledge.test_legacy import soffice_convert
+    from tests.knowledge.parsers.test_legacy import soffice_convert
 
     if soffice_path() is None:
         return {"skipped": "LibreOffice is not installed (scripts/ensure_libreoffice.sh)"}

@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowledge.parsers import ParseError, parse_file  # noqa: E402
-from knowledge.parsers.worker import Limits, parse_bounded, warm_up  # noqa: E402
-from tests.docgen import faq_xlsx, flate_bomb_pdf, many_pages_pdf  # noqa: E402
-from tests.helpers import peak_growth  # noqa: E402
+from knowledge.parsers import ParseError, parse_file  # noqa: E402 - after the sys.path line (repo root)
+from knowledge.parsers.worker import Limits, parse_bounded, warm_up  # noqa: E402 - after the sys.path line (repo root)
+from tests.docgen import faq_xlsx, flate_bomb_pdf, many_pages_pdf  # noqa: E402 - after the sys.path line (repo root)
+from tests.helpers import peak_growth  # noqa: E402 - after the sys.path line (repo root)
 
 SMALL = "# 售后手册\n\n## 退货\n\n商品签收后七天内可以申请无理由退货，运费由买家承担。\n".encode()
 
@@ -73,10 +73,12 @@ def main() -> None:
         ("PDF flate bomb (1 MiB → 1 GiB), default budgets", lambda: parse_bounded("bomb.pdf", bomb, Limits()).document.title),
         ("same, inflate cap off, memory budget 400 MiB",
          lambda: parse_bounded("bomb.pdf", bomb, Limits(max_inflated_mb=4096, memory_mb=400)).document.title),
-        ("XLSX declaring A1:XFD1048576, three rows", lambda: f"ready, {len(parse_bounded('faq.xlsx', sheet, Limits()).document.blocks)} FAQ blocks"),
+        ("XLSX declaring A1:XFD1048576, three rows",
+         lambda: f"ready, {len(parse_bounded('faq.xlsx', sheet, Limits()).document.blocks)} FAQ blocks"),
         ("400-page PDF, wall budget 2 s", lambda: parse_bounded("long.pdf", long_pdf, Limits(wall_seconds=2)).document.title),
         ("400-page PDF, processor budget 1 s", lambda: parse_bounded("long.pdf", long_pdf, Limits(cpu_seconds=1)).document.title),
-        ("400-page PDF preview, 3 s", lambda: str(parse_bounded("long.pdf", long_pdf, Limits(wall_seconds=3, max_pages=1000, preview=True)).cut_short)),
+        ("400-page PDF preview, 3 s",
+         lambda: str(parse_bounded("long.pdf", long_pdf, Limits(wall_seconds=3, max_pages=1000, preview=True)).cut_short)),
     ]
     for name, run in cases:
         outcome, seconds, grown = _measured(run)

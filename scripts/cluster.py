@@ -37,7 +37,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
-
 from serve import listening  # scripts/serve.py: `make run`'s own check that a port listens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,7 +84,7 @@ class Member:
         return cluster_dir() / "logs" / f"{self.name}.log"
 
     @classmethod
-    def parse(cls, name: str) -> "Member":
+    def parse(cls, name: str) -> Member:
         """``web-2`` → Member("web", 2); a clear error for anything else."""
         if name == "nginx":
             return cls("nginx")
@@ -117,7 +116,7 @@ class Layout:
         (cluster_dir() / "cluster.json").write_text(json.dumps(self.__dict__) + "\n")
 
     @classmethod
-    def load(cls) -> "Layout | None":
+    def load(cls) -> Layout | None:
         path = cluster_dir() / "cluster.json"
         return cls(**json.loads(path.read_text())) if path.exists() else None
 
@@ -189,7 +188,7 @@ def signal_group(pid: int, sig: int) -> None:
 def stop_members(members: list[Member], *, quiet: bool = False) -> None:
     """SIGTERM each live member's process group, SIGKILL what is left after STOP_TIMEOUT; remove the pid files."""
     running = {m: pid for m in members if (pid := read_pid(m)) is not None and alive(m, pid)}
-    for member, pid in running.items():
+    for pid in running.values():
         signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT
     while any(alive(m, pid) for m, pid in running.items()) and time.monotonic() < deadline:
@@ -199,6 +198,10 @@ def stop_members(members: list[Member], *, quiet: bool = False) -> None:
         signal_group(pid, signal.SIGKILL)
         if not quiet:
             print(f"stopped {member.name} (pid {pid})")
+    # A SIGKILL is delivered, not waited for: return once every member is gone (a loaded machine takes a moment).
+    deadline = time.monotonic() + 10
+    while any(alive(m, pid) for m, pid in running.items()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     for member in members:
         member.pid_file.unlink(missing_ok=True)
 

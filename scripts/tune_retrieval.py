@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from tuning.data import DEFAULT_SPLITS, Split, bench_dir  # noqa: E402
-from tuning.evidence import cmd_evidence, cmd_offtopic  # noqa: E402
-from tuning.judge import cmd_judge, cmd_model_ranking, cmd_verdict  # noqa: E402
-from tuning.quality import CONFIGS, cmd_embed, cmd_multi, cmd_quality  # noqa: E402
+from tuning.data import DEFAULT_SPLITS, Split, bench_dir  # noqa: E402 - after the sys.path line (scripts/)
+from tuning.evidence import cmd_evidence, cmd_offtopic  # noqa: E402 - after the sys.path line (scripts/)
+from tuning.judge import cmd_judge, cmd_model_ranking, cmd_verdict  # noqa: E402 - after the sys.path line (scripts/)
+from tuning.quality import CONFIGS, cmd_embed, cmd_multi, cmd_quality  # noqa: E402 - after the sys.path line (scripts/)
 
 
 def main() -> None:

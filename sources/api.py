@@ -10,13 +10,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 from knowledge import selectors as kb_selectors
 from knowledge.access import has_role, role_at_least
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
 from knowledge.models import Role
 from sources import selectors
 from sources.catalog import kinds

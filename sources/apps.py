@@ -10,4 +10,4 @@ class SourcesConfig(AppConfig):
 
     def ready(self) -> None:
         # The app's error codes (and each kind's ``sources/kinds/<kind>_errors.py``) join the one registry.
-        from sources import errors  # noqa: F401
+        from sources import errors  # noqa: F401 - importing it registers the codes

@@ -14,8 +14,9 @@ KIND_LABELS = {"web": _("Web site"), "git": _("Git repository"), "s3": _("S3-com
                "feishu": _("Feishu (Lark) docs or wiki"), "yuque": _("Yuque knowledge base")}
 INPUT_TYPES = {"text": "text", "url": "url", "number": "number", "checkbox": "checkbox", "lines": "textarea",
                "secret": "password"}
-RUN_STATUS_CLASSES = {RunStatus.QUEUED: "pending", RunStatus.RUNNING: "processing", RunStatus.SUCCEEDED: "ready",
-                      RunStatus.FAILED: "failed", RunStatus.CANCELLED: "pending"}
+RUN_STATUS_CLASSES: dict[str, str] = {RunStatus.QUEUED: "pending", RunStatus.RUNNING: "processing",
+                                      RunStatus.SUCCEEDED: "ready", RunStatus.FAILED: "failed",
+                                      RunStatus.CANCELLED: "pending"}
 
 
 @dataclass

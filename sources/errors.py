@@ -1,4 +1,4 @@
-"""The sources' error codes, registered in the one registry (knowledge/errors.py) when the app loads.
+"""The sources' error codes, registered in the one registry (core/errors.py) when the app loads.
 
 Each kind registers its own codes in ``sources/kinds/<kind>_errors.py`` (so the connectors can be written
 side by side without editing one file); every such module present is imported here. A connector raises
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import Conflict, NotFound, ValidationFailed, register
+from core.errors import Conflict, NotFound, ValidationFailed, register
 
-# --- the protocol's own codes (sources/kinds/base.py, sources/kinds/netguard.py) --------------------------------
+# --- the protocol's own codes (sources/kinds/base.py, core/net/netguard.py) --------------------------------
 # ``%(detail)s`` is the connector's own sentence (the field, the address); sources/services/errors.py fills it.
 register("source_kind_unknown", ValidationFailed, _("Unknown kind of source: %(detail)s"))
 register("source_settings_invalid", ValidationFailed, _("The source's settings are not valid: %(detail)s"))

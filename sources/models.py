@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from knowledge.models import Document, KnowledgeBase
+from knowledge.models import Document, KnowledgeBase, Role
 
 USER_MODEL = settings.AUTH_USER_MODEL  # Source has a field named ``settings``
 
@@ -41,6 +41,9 @@ class Source(models.Model):
                                    on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
+
+    # Not a column: the caller's role on the KB, set by sources.selectors.source_get_for_user.
+    caller_role: Role
 
     class Meta:
         verbose_name = pgettext_lazy("data source", "source")
@@ -94,6 +97,9 @@ class SourceRun(models.Model):
     error_code = models.CharField(verbose_name=_("error code"), max_length=50, blank=True, default="")
     note = models.TextField(verbose_name=_("note"), blank=True, default="")
     cancel_requested = models.BooleanField(verbose_name=_("cancel requested"), default=False)
+
+    # Not a column: the status's style in the console's pages (sources.console.RUN_STATUS_CLASSES), set by their views.
+    css: str
 
     class Meta:
         verbose_name = _("source run")

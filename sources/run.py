@@ -1,11 +1,9 @@
 """One run of a source, top to bottom: claim → connector → scan (each item its own stage) → removals → outcome.
 
-Runs are ordinary ingestions: every fetched item goes through ``knowledge.ingestion.upload.document_upload``,
-so a changed item becomes a new version that replaces the serving one atomically when it is ready, and
-unchanged bytes are recognised by their SHA-256 even when the connector could not tell. Deletions happen
-only after a complete scan that was not cancelled (``ScanResult.complete``, sources/kinds/base.py).
-Started through ``knowledge.later`` (Celery, the thread worker or inline: ``enqueue_run``), by the
-scheduler (sources/schedule.py) or in-process by ``manage.py source_run``.
+Every fetched item is an ordinary ingestion (``knowledge.ingestion.upload.document_upload``): a changed item becomes
+a new version that replaces the serving one when it is ready, and unchanged bytes are recognised by their SHA-256.
+Deletions happen only after a complete scan that was not cancelled (``ScanResult.complete``). Started through
+``core.jobs`` (``enqueue_run``), by the scheduler (sources/schedule.py) or by ``manage.py source_run``.
 """
 from __future__ import annotations
 
@@ -13,8 +11,8 @@ import logging
 
 from django.conf import settings
 
-from knowledge import later
-from knowledge.errors import ApplicationError
+from core import jobs
+from core.errors import ApplicationError
 from sources.kinds.base import Limits, ScanResult, SourceError
 from sources.models import RunStatus, Source, SourceRun
 from sources.run_claims import RunProbe, claim_run, finish_run
@@ -29,7 +27,7 @@ RUN_TASK = "sources.run_source"
 
 def enqueue_run(run_id: int) -> None:
     """Run ``execute_run(run_id)`` once the current transaction commits (Celery, the thread worker or inline)."""
-    later.after_commit(RUN_TASK, execute_run, run_id, what=f"source run {run_id}", run_here_if_broker_down=True,
+    jobs.after_commit(RUN_TASK, _run_job, run_id, what=f"source run {run_id}", run_here_if_broker_down=True,
                        once=("source-run", run_id))
 
 
@@ -37,6 +35,11 @@ def limits_for(source: Source) -> Limits:
     """The platform's budgets (ZHIKU_SOURCES_*, ZHIKU_MAX_UPLOAD_BYTES) for one scan of ``source``."""
     return Limits(max_items=settings.ZHIKU_SOURCES_MAX_ITEMS, max_bytes_per_item=settings.ZHIKU_MAX_UPLOAD_BYTES,
                   timeout_s=settings.ZHIKU_SOURCES_TIMEOUT_SECONDS)
+
+
+def _run_job(run_id: int) -> None:
+    """``execute_run`` as a job: jobs return nothing (the run's row holds how it went)."""
+    execute_run(run_id)
 
 
 def execute_run(run_id: int) -> SourceRun | None:

@@ -1,11 +1,9 @@
 """A run's hold on its row: claiming a queued run, the heartbeat and cancel check while it scans, the final write.
 
-Two runs of one source never overlap: the partial unique constraint ``source_one_active_run``
-(sources/models.py) lets the database hold at most one queued or running run per source, and a run
-starts only by moving its own row from queued to running in one UPDATE, so a run queued twice (a
-task delivered again, a sweeper's re-dispatch) starts once. A running run writes ``heartbeat_at``
-every ``ZHIKU_SOURCES_HEARTBEAT_SECONDS``; one silent for ``ZHIKU_SOURCES_STALL_SECONDS`` is failed by
-the scheduler (sources/schedule.py), so a dead worker never blocks its source.
+Two runs of one source never overlap: the partial unique constraint ``source_one_active_run`` (sources/models.py)
+holds at most one queued or running run per source, and a run starts only by moving its own row from queued to
+running in one UPDATE, so a run queued twice starts once. A running run writes ``heartbeat_at`` every
+``ZHIKU_SOURCES_HEARTBEAT_SECONDS``; the scheduler fails one silent for ``ZHIKU_SOURCES_STALL_SECONDS``.
 """
 from __future__ import annotations
 

@@ -9,11 +9,12 @@ so two sources, or a source and a person uploading, never overwrite each other's
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.models import Document, DocumentStatus
 from knowledge.services.documents import document_delete
@@ -54,7 +55,7 @@ def item_unchanged(run: SourceRun, rows: dict[str, SourceItem], item: Unchanged)
         record_error(run, key=item.key, url="", code="source_item_failed",
                      message=source_error_text("source_item_failed", "the connector said unchanged for an item it was never given"))
         return
-    fields = {"last_seen_run": run}
+    fields: dict[str, Any] = {"last_seen_run": run}
     if item.state is not None:
         fields["state"] = dict(item.state)
     SourceItem.objects.filter(pk=row.pk).update(**fields)

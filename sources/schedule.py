@@ -1,14 +1,9 @@
 """Scheduled runs, once across every worker, and the recovery of runs whose worker died.
 
-``tick`` runs every ``ZHIKU_SOURCES_TICK_SECONDS`` in each Celery worker (sources/tasks.py) and, in
-thread mode, in the web process (config/asgi.py). Each tick locks the due sources with ``SELECT … FOR
-UPDATE SKIP LOCKED``: two workers ticking at once split the due sources between them instead of both
-taking each one, and the one that takes a source moves its ``next_run_at`` on in the same transaction,
-so the other finds it no longer due. The partial unique constraint on runs (sources/models.py) is the
-backstop: a source still running when its next slot comes gets no second run. The schedule lives in
-the database, so it survives restarts: a slot missed while nothing ran starts once at the next tick.
-Why not Celery beat: it needs one beat process, exactly one, which thread mode and a plain
-``manage.py runserver`` do not have; the database lock works with any number of workers.
+``tick`` runs every ``ZHIKU_SOURCES_TICK_SECONDS`` in each Celery worker (sources/tasks.py) and, in thread mode, in
+the web process (config/asgi.py). It locks the due sources with ``SELECT … FOR UPDATE SKIP LOCKED`` and moves each
+one's ``next_run_at`` on in the same transaction, so workers ticking at once split them; the partial unique
+constraint on runs (sources/models.py) is the backstop. Why not Celery beat: docs/production.md.
 """
 from __future__ import annotations
 
@@ -22,7 +17,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from knowledge.errors import ApplicationError, fail
+from core.errors import ApplicationError, fail
 from sources.models import RunStatus, Schedule, Source, SourceRun, Trigger
 from sources.run import enqueue_run
 from sources.services.runs import run_create

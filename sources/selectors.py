@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from core.errors import fail
 from knowledge.access import kb_role, kbs_for_user, role_at_least
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Role
 from sources.models import Source, SourceRun
 

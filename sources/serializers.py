@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from knowledge.api.serializers import StrictInput, Text
+from core.api.fields import StrictInput, Text
 from sources.models import Schedule, Source, SourceRun
 from sources.services.sources import NAME_LIMIT
 
@@ -21,8 +21,8 @@ class RunErrorOutput(serializers.Serializer):
 
 
 class RunOutput(serializers.ModelSerializer):
-    errors = RunErrorOutput(many=True, help_text="Per-item errors (the first ZHIKU_SOURCES_MAX_RUN_ERRORS; "
-                                                "`failed` counts them all).")
+    errors = RunErrorOutput(  # type: ignore[assignment]  # a field, not Serializer.errors: DRF's metaclass takes it off the class
+        many=True, help_text="Per-item errors (the first ZHIKU_SOURCES_MAX_RUN_ERRORS; `failed` counts them all).")
 
     class Meta:
         model = SourceRun
@@ -76,13 +76,13 @@ class SourceCreateInput(SourceInput):
 
 class SourceKindFieldOutput(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field, not Field.label: DRF's metaclass takes it off the class
     type = serializers.CharField()
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # a field, not Field.required: DRF's metaclass takes it off the class
     help = serializers.CharField()
 
 
 class SourceKindOutput(serializers.Serializer):
     kind = serializers.CharField()
     secret_fields = serializers.ListField(child=serializers.CharField())
-    fields = SourceKindFieldOutput(many=True)
+    fields = SourceKindFieldOutput(many=True)  # type: ignore[assignment]  # a field, not Serializer.fields: DRF's metaclass takes it off the class

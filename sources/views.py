@@ -11,9 +11,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from core.errors import NotFound
+from core.errors import PermissionDenied as AppPermissionDenied
 from knowledge.access import role_at_least
-from knowledge.errors import NotFound
-from knowledge.errors import PermissionDenied as AppPermissionDenied
 from knowledge.models import Role
 from sources import selectors
 from sources.catalog import kinds

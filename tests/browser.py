@@ -16,7 +16,7 @@ import pytest
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
 try:
-    import selenium  # noqa: F401
+    import selenium  # noqa: F401 - the probe the browser tests read (tests.browser.selenium is None without it)
 except ImportError:  # pragma: no cover
     selenium = None
 
@@ -54,7 +54,7 @@ def server_env(**overrides: str) -> dict[str, str]:
         "DATABASE_URL": test_database_url(), "DJANGO_SECRET_KEY": settings.SECRET_KEY, "ZHIKU_INGEST_MODE": "sync",
         "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "WARNING",
         # The pages are tested on the judge's verdicts (each badge, sentence and share); the reader's own decisions
-        # are tested in tests/reader/ through search, the API and chat.
+        # are tested in tests/knowledge/reader/ through search, the API and chat.
         "ZHIKU_READER": "false", **overrides,
     })
     return env
@@ -97,13 +97,13 @@ def daphne(log: Path, *, port: int | None = None, **env_overrides: str):
             proc.kill()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory, django_db_setup):
     """daphne serving config.asgi on a free port against the test database (extractive answers, no LLM).
 
-    One per test module: starting it costs seconds. Each test's rows are still its own (the browser tests are
-    transactional, so the tables are emptied after each, and ids are never reused); what the server keeps in
-    memory is keyed by those ids and the KBs' versions.
+    One per test process (each xdist worker): starting it costs seconds. Each test's rows are still its own (the
+    browser tests are transactional, so the tables are emptied after each, and ids are never reused); what the
+    server keeps in memory is keyed by those ids and the KBs' versions.
     """
     with daphne(tmp_path_factory.mktemp("daphne") / "daphne.log") as url:
         yield url
@@ -136,6 +136,16 @@ def browser():
     driver = chromium()
     yield driver
     driver.quit()
+
+
+def Wait(driver, timeout: float, **options):  # noqa: N802 - named like the WebDriverWait it returns
+    """A WebDriverWait that tries again when the page re-rendered the element it was reading: a stale
+    reference mid-render is a moment of the page, not a failure (CI met one after a language switch)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options.setdefault("ignored_exceptions", (NoSuchElementException, StaleElementReferenceException))
+    return WebDriverWait(driver, timeout, **options)
 
 
 def open_as(browser, server: str, user, path: str) -> None:

@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.db.backends.postgresql.operations import DatabaseOperations
 
 # The message catalogues (.mo) are built, not committed: compile any .po newer than its .mo, as `make migrate` does.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import compile_messages  # noqa: E402
+import compile_messages  # noqa: E402 - importable only once scripts/ is on sys.path (the line above)
 
 if compile_messages.compile_all(quiet=True):
     # Django may have read the old catalogues while it was set up (before this file): forget them.
@@ -24,7 +25,7 @@ sys.path.pop(0)
 
 os.environ.setdefault("ZHIKU_INGEST_MODE", "sync")
 # No sweeper thread in the test process (an in-process Celery test worker would start one);
-# tests/knowledge/test_recovery.py calls the sweep directly and gives its worker processes their own.
+# tests/knowledge/ingestion/test_recovery.py calls the sweep directly and gives its worker processes their own.
 os.environ.setdefault("ZHIKU_SWEEP_SECONDS", "0")
 
 # The BM25 index files (the L0 tier) of the processes a test starts (searchers, servers, Celery workers):
@@ -41,8 +42,6 @@ if "ZHIKU_BM25_DIR" not in os.environ:
 # The audit table refuses TRUNCATE (audit/migrations/0002_append_only.py), and a transactional test's teardown
 # empties every table with one TRUNCATE: for that statement only, and only in the test database, the trigger
 # is switched off inside the flush's own transaction.
-from django.db.backends.postgresql.operations import DatabaseOperations  # noqa: E402
-
 _sql_flush = DatabaseOperations.sql_flush
 
 
@@ -56,13 +55,15 @@ def _sql_flush_with_audit(self, style, tables, *, reset_sequences=False, allow_c
 
 DatabaseOperations.sql_flush = _sql_flush_with_audit
 
-pytest_plugins = ["tests.browser"]  # the daphne server and headless Chromium fixtures of the browser tests
+# The daphne server and headless Chromium fixtures of the browser tests; the fake LLM and memoised passage vectors
+# of the chat and assistant tests (their conftests make the last two autouse).
+pytest_plugins = ["tests.browser", "tests.llm_fixtures"]
 
 
 @pytest.fixture(autouse=True)
 def _search_pool_closed():
     """A test that used the search pool or the chat's executor threads leaves none of their kept connections
-    open (knowledge/dbconn.py; one would block the test database's drop)."""
+    open (core/dbconn.py; one would block the test database's drop)."""
     yield
     from knowledge.services.search import close_search_pool
 
@@ -75,7 +76,7 @@ def _media_and_mode(settings, tmp_path):
     settings.ZHIKU_INGEST_MODE = "sync"
     settings.ZHIKU_BM25_DIR = str(tmp_path / "bm25")  # this test's machine: no index file from another test
     settings.ZHIKU_SWEEP_SECONDS = 0
-    # Recalibration after every ingestion would slow the suite; tests/knowledge/test_calibration.py turns it on.
+    # Recalibration after every ingestion would slow the suite; tests/knowledge/services/test_calibration.py turns it on.
     settings.ZHIKU_AUTO_CALIBRATE = False
     # Search paths run in the calling thread, which sees the test's transaction.
     settings.ZHIKU_SEARCH_WORKERS = 1
@@ -91,7 +92,8 @@ def _media_and_mode(settings, tmp_path):
 @pytest.fixture
 def make_user(db, django_user_model):
     def make(username: str, *, superuser: bool = False, groups=()):
-        user = django_user_model.objects.create_user(username=username, password="pw-" + username, is_superuser=superuser, is_staff=superuser)
+        user = django_user_model.objects.create_user(username=username, password="pw-" + username,
+                                                     is_superuser=superuser, is_staff=superuser)
         for g in groups:
             user.groups.add(g)
         return user
@@ -172,13 +174,13 @@ def client_for(db):
 # free ports. The files below share fixed Redis databases (11-14) and flush them, so they run one after the
 # other on one worker.
 SHARED_REDIS_FILES = {
-    "tests/test_cluster.py",
-    "tests/test_startup.py",
+    "tests/config/test_cluster.py",
+    "tests/config/test_startup.py",
     "tests/knowledge/test_access.py",
-    "tests/knowledge/test_background.py",
-    "tests/knowledge/test_recovery.py",
-    "tests/knowledge/test_redis_namespace.py",
-    "tests/knowledge/test_search.py",
+    "tests/knowledge/ingestion/test_background.py",
+    "tests/knowledge/ingestion/test_recovery.py",
+    "tests/core/test_redis_namespace.py",
+    "tests/knowledge/services/test_search.py",
 }
 
 
@@ -202,5 +204,5 @@ def pytest_xdist_make_scheduler(config, log):
 @pytest.fixture
 def judge_only(settings):
     """The reader off (``ZHIKU_READER=false``): for tests of what the judge's two lines decide, the behaviour the reader
-    leaves as it was when off (tests/reader/ test the reader's own decisions)."""
+    leaves as it was when off (tests/knowledge/reader/ test the reader's own decisions)."""
     settings.ZHIKU_READER = False

@@ -252,7 +252,7 @@ def table_image(rows: list[list[str]], *, before: tuple[str, ...] = (), after: t
         top += line_height
     top += size // 2
     for row in rows:
-        for left, cell in zip(lefts, row):
+        for left, cell in zip(lefts, row, strict=True):
             draw.text((left, top), cell, font=font, fill="black")
         top += row_height
     top += size // 2

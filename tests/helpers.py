@@ -85,6 +85,16 @@ def set_lines(kb, gate: float, line: float) -> None:
     KnowledgeBase.objects.filter(pk=kb.pk).update(score_threshold=gate, answer_threshold=line)
 
 
+def document_with_chunk(kb, name: str, groups=()):
+    """A ready document ``name`` in ``kb`` holding one chunk (its text the name), restricted to ``groups``."""
+    from knowledge.models import Chunk, Document
+
+    document = Document.objects.create(kb=kb, source_name=name, doc_type="md", sha256=name, status="ready")
+    Chunk.objects.create(document=document, kb=kb, ordinal=0, content=name, enriched=name, content_hash=name)
+    document.restricted_to_groups.set(groups)
+    return document
+
+
 def _status_mib(key: str) -> float:
     with open("/proc/self/status") as status:
         for line in status:
@@ -103,3 +113,19 @@ def peak_growth():
     grown = {}
     yield grown
     grown["mib"] = _status_mib("VmHWM") - before
+
+
+def searched(*, user, query: str, kb_ids=(), kbs=(), scope=None, **options):
+    """``knowledge.services.search.search`` as a test asks it: the question and the request's options by keyword."""
+    from knowledge.retrieval.request import SearchRequest
+    from knowledge.services.search import Search, search
+
+    return search(Search(SearchRequest(query=query, **options), user=user, kb_ids=kb_ids, kbs=kbs, scope=scope))
+
+
+def first_party_packages() -> tuple[str, ...]:
+    """Every app of the tree: the import contracts' root packages (pyproject.toml), so no check leaves one out."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return tuple(config["tool"]["importlinter"]["root_packages"])

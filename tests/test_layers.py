@@ -9,8 +9,10 @@ from pathlib import Path
 
 import grimp
 
+from tests.helpers import first_party_packages
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "audit")
+PACKAGES = first_party_packages()
 
 
 def test_layer_contracts_hold():
@@ -74,3 +76,31 @@ def test_no_import_cycle_among_first_party_modules():
         if ".migrations" in module:
             graph.remove_module(module)
     assert _cycles(graph) == []
+
+
+def _floors_in_pyproject() -> list[list[str]]:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
+                    and c["layers"][-1] == "core")
+    return [[name.strip() for name in layer.split("|")] for layer in contract["layers"]]
+
+
+def _floors_in_docs() -> list[list[str]]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("<!-- floors -->", 1)[1].split("<!-- /floors -->", 1)[0]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("|")][2:]  # past header and rule
+    return [[name.strip() for name in row[2].split(",")] for row in rows]
+
+
+def test_every_app_stands_on_a_floor_of_the_layers_contract():
+    on_floors = sorted(name for floor in _floors_in_pyproject() for name in floor)
+    assert on_floors == sorted(PACKAGES)
+
+
+def test_docs_architecture_holds_the_floors_table_and_a_section_for_every_app():
+    assert _floors_in_docs() == _floors_in_pyproject()
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = [app for app in PACKAGES if f"### `{app}/`" not in text]
+    assert missing == []

@@ -81,11 +81,11 @@ GUIDE = "# 退货政策\n\n七天无理由退货，商品需保持完好。\n\n#
 def platform(transactional_db, alice, bob, make_kb, ingest):
     """A KB owner's token and the ids of what they own, for the path parameters."""
     from accounts.tokens import token_issue
-    from tests.helpers import api_token
-
-    from chat.models import Conversation, Message, Role as ChatRole
+    from chat.models import Conversation, Message
+    from chat.models import Role as ChatRole
     from knowledge.models import EvalQuestion, Role
     from knowledge.services.kbs import membership_set
+    from tests.helpers import api_token
 
     kb = make_kb(alice, "fuzz")
     document = ingest(kb, {"guide.md": GUIDE}, user=alice)[0]
@@ -183,7 +183,7 @@ def test_the_non_space_pattern_is_what_trimming_keeps():
     """``pattern`` on trimmed text: matches exactly the strings DRF does not trim to blank, in any regex dialect."""
     import re
 
-    from knowledge.api.schema import NON_SPACE
+    from core.api.schema import NON_SPACE
 
     assert all(re.search(NON_SPACE, chr(c)) is None for c in range(0x3001) if chr(c).isspace())
     assert all(re.search(NON_SPACE, chr(c)) for c in range(0x10000) if not chr(c).isspace() and not 0xD800 <= c < 0xE000)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.helpers import first_party_packages
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "audit")
+PACKAGES = first_party_packages()
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 

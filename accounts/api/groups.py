@@ -14,11 +14,11 @@ from accounts.api import serializers as s
 from accounts.api.permissions import staff_only
 from accounts.models import GroupManager
 from accounts.people import groups as services
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 
 User = get_user_model()
 

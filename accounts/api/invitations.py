@@ -11,11 +11,11 @@ from rest_framework.views import APIView
 
 from accounts.api import serializers as s
 from accounts.people import invitations as services
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 from knowledge.models import KnowledgeBase
 
 
@@ -34,7 +34,8 @@ def grants_from(roles: list[dict]) -> list[services.Grant]:
 class InvitationListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.InvitationOutput(many=True)}, summary="Invitations the caller made or that grant roles on a KB the caller owns (staff: all)")
+    @extend_schema(responses={200: s.InvitationOutput(many=True)},
+                   summary="Invitations the caller made or that grant roles on a KB the caller owns (staff: all)")
     def get(self, request):
         return self.paginated(services.invitations_visible(user=request.user), s.InvitationOutput)
 

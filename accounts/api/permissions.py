@@ -1,7 +1,7 @@
 """Who may call the people API's staff-only operations (the rest is decided by the services and selectors)."""
 from __future__ import annotations
 
-from knowledge.errors import fail
+from core.errors import fail
 
 
 def staff_only(request) -> None:

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from accounts.api import serializers as s
 from accounts.people.selectors import KINDS, QUERY_MAX, people_search
-from knowledge.api.schema import NON_SPACE, errors
+from core.api.schema import NON_SPACE, errors
 
 
 class PeopleSearchThrottle(UserRateThrottle):

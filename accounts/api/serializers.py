@@ -10,7 +10,7 @@ from rest_framework import serializers
 from accounts.models import Invitation
 from accounts.people.invitations import MAX_GRANTS, invitation_state
 from accounts.people.selectors import mask_email
-from knowledge.api.serializers import StrictInput, Text
+from core.api.fields import StrictInput, Text
 from knowledge.models import Role
 
 User = get_user_model()

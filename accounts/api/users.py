@@ -12,11 +12,11 @@ from accounts.api import serializers as s
 from accounts.api.permissions import staff_only
 from accounts.people.selectors import users_list
 from accounts.people.users import user_create, user_reset_link, user_set_password, user_update
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 
 User = get_user_model()
 

@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 
 PER_PAGE = 25
 

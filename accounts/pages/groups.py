@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
@@ -28,7 +29,7 @@ def groups_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if not request.user.is_staff:
             raise PermissionDenied("Only staff can create groups.")
-        made = {}
+        made: dict[str, Group] = {}
         if form.is_valid() and attempt(request, lambda: made.setdefault("g", services.group_create(
                 name=form.cleaned_data["name"])), gettext("Created the group.")):
             return redirect("group", group_id=made["g"].pk)
@@ -82,9 +83,11 @@ def group_page(request: HttpRequest, group_id: int) -> HttpResponse:
     if request.method == "POST":
         kept = _act(request, group, request.POST.get("action", ""))
         return redirect("group", group_id=group.pk) if kept else redirect("groups")
+    caller = request.user
+    assert caller.is_authenticated  # login_required
     return render(request, "accounts/group.html", {
         "group": group, "members": group.user_set.order_by("username", "id"),
         "managers": User.objects.filter(managed_groups__group=group).order_by("username", "id"),
         "sso": SsoGroup.objects.filter(group=group).exists(), "is_manager": GroupManager.objects.filter(
-            group=group, user=request.user).exists(),
+            group=group, user=caller).exists(),
     })

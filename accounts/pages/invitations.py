@@ -16,8 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.pages.common import attempt
 from accounts.pages.forms import AcceptForm, InvitationForm
 from accounts.people import invitations as services
+from core.errors import ApplicationError
 from knowledge.access import kbs_for_user
-from knowledge.errors import ApplicationError
 from knowledge.models import KnowledgeBase, Role
 
 KBS_SHOWN = 100

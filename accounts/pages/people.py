@@ -2,6 +2,8 @@
 flags, password and access; /account/ a person's own page. Changes call accounts/people/users.py."""
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -15,7 +17,7 @@ from accounts.pages.common import PER_PAGE, attempt, staff_required
 from accounts.pages.forms import PasswordForm, UserCreateForm
 from accounts.people.selectors import person_access, person_groups, users_list
 from accounts.people.users import user_create, user_reset_link, user_set_password, user_update
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 
 User = get_user_model()
 
@@ -44,10 +46,15 @@ def _person_context(person) -> dict:
             "sso": person.sso_identities.exists()}
 
 
+class _Flags(TypedDict, total=False):
+    is_active: bool
+    is_staff: bool
+
+
 def _act(request, person, action: str) -> str | None:
     """Run one of the person page's actions; a reset link when one was issued."""
     actor, done = request.user, gettext("Saved.")
-    simple = {"deactivate": {"is_active": False}, "reactivate": {"is_active": True},
+    simple: dict[str, _Flags] = {"deactivate": {"is_active": False}, "reactivate": {"is_active": True},
               "make_staff": {"is_staff": True}, "remove_staff": {"is_staff": False}}
     if action in simple:
         attempt(request, lambda: user_update(actor=actor, user=person, **simple[action]), done)
@@ -57,7 +64,7 @@ def _act(request, person, action: str) -> str | None:
             attempt(request, lambda: user_set_password(actor=actor, user=person, password=form.cleaned_data["password"]),
                     gettext("The password is set; the person's API tokens are revoked."))
     elif action in ("reset_link", "send_reset_link"):
-        link = {}
+        link: dict[str, str] = {}
         send = action == "send_reset_link"
         ok = attempt(request, lambda: link.setdefault("url", user_reset_link(
             actor=actor, user=person, base_url=request.build_absolute_uri("/"), send=send)),

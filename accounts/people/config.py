@@ -10,7 +10,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int
+from core.env import env_bool, env_int
 
 # --- invitations ---------------------------------------------------------------------------------------
 # How long an invitation link lives when its maker gives no expiry, and the longest it may live (days).

@@ -1,9 +1,9 @@
-"""The people pages' and API's error codes, registered in the one registry (knowledge/errors.py) when the app loads."""
+"""The people pages' and API's error codes, registered in the one registry (core/errors.py) when the app loads."""
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import ApplicationError, Conflict, NotFound, PermissionDenied, ValidationFailed, register
+from core.errors import ApplicationError, Conflict, NotFound, PermissionDenied, ValidationFailed, register
 
 
 class Gone(ApplicationError):

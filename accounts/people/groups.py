@@ -7,15 +7,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from accounts.models import GroupManager, SsoGroup
-from audit import Action, record
-from knowledge.errors import fail
-
-
-def may_manage_group(*, user, group: Group) -> bool:
-    """Whether ``user`` may change ``group``'s members: staff, or one of its managers."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_staff or GroupManager.objects.filter(group=group, user=user).exists()
+from core.audit import Action, record
+from core.errors import fail
 
 
 def groups_visible(*, user) -> QuerySet[Group]:

@@ -1,15 +1,11 @@
 """Invitations: one-time links that create an account and give it roles on knowledge bases.
 
-A link carries a random token (``secrets.token_urlsafe``, 256 bits); only its SHA-256 is stored, so the
-database never holds a usable link, and the token is shown once, to its maker. A link is used once: accepting
-locks the invitation's row, gives the roles (``knowledge.services.kbs.membership_set``) and marks it accepted in
-one transaction. An expired, revoked or accepted link answers 410 with its own code.
-
-An invitation carries its maker's authority, not a copy of it: at acceptance the maker must still be active
-and still allowed to grant every role in it (staff, or owner of each KB), else 410 ``invitation_maker_lost``.
-When a maker stops being an owner of a KB (removed, or given a lesser role), their pending invitations to it
-are withdrawn (:func:`invitations_withdraw_lost`, from ``accounts.signals``); every owner of a KB sees and can
-withdraw the KB's pending invitations (:func:`invitations_visible`).
+Only the SHA-256 of a link's random token is stored; the token is shown once, to its maker. Accepting locks
+the row, gives the roles (``knowledge.services.kbs.membership_set``) and marks it accepted in one transaction;
+an expired, revoked or used link answers 410 with its own code, as does one whose maker is no longer active or
+allowed to grant its roles (``invitation_maker_lost``). A maker who stops owning a KB has their pending
+invitations to it withdrawn (:func:`invitations_withdraw_lost`, from ``accounts.signals``); every owner of a
+KB sees and can withdraw its pending invitations (:func:`invitations_visible`).
 """
 from __future__ import annotations
 
@@ -26,9 +22,9 @@ from django.utils import timezone
 from accounts.models import Invitation, InvitationGrant
 from accounts.people.mail import mail_send
 from accounts.people.users import email_check, user_create
+from core.audit import Action, record
+from core.errors import fail
 from knowledge.access import has_role, kbs_for_user
-from audit import Action, record
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Role
 from knowledge.services.kbs import membership_set
 
@@ -71,7 +67,8 @@ def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int 
             digest=token_digest(token), email=email_check(email), note=note.strip()[:200], created_by=actor,
             expires_at=timezone.now() + timedelta(days=days))
         InvitationGrant.objects.bulk_create(InvitationGrant(invitation=invitation, kb=g.kb, role=g.role) for g in grants)
-        for grant in grants or [None]:  # one entry per KB, so each owner's log shows the invitations to it
+        each: list[Grant | None] = [*grants] or [None]
+        for grant in each:  # one entry per KB, so each owner's log shows the invitations to it
             record(Action.INVITATION_CREATE, actor=actor, obj=invitation, kb=grant.kb if grant else None, changes={
                 "email": [None, invitation.email], "role": [None, grant.role if grant else None],
                 "expires_at": [None, invitation.expires_at.isoformat()]})

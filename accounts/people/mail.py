@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 
-from knowledge.errors import fail
+from core.errors import fail
 
 
 def mail_send(*, to: str, template: str, context: dict) -> None:

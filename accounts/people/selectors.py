@@ -9,10 +9,10 @@ from django.contrib.auth.models import Group
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from accounts.models import GroupManager
+from core.errors import fail
+from core.safejson import check_characters
 from knowledge.access import kbs_for_user
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Membership, Role
-from knowledge.safejson import check_characters
 
 User = get_user_model()
 QUERY_MAX = 100

@@ -16,8 +16,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.people.mail import mail_send
-from audit import Action, record
-from knowledge.errors import fail
+from core.audit import Action, record
+from core.errors import fail
 
 User = get_user_model()
 

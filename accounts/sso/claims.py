@@ -9,6 +9,7 @@ the directory lists and taken out of the marked ones it no longer lists; other g
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from django.contrib.auth.models import Group
 from django.db import transaction
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import SsoGroup, SsoIdentity
 
-GROUP_NAME_MAX = Group._meta.get_field("name").max_length
+GROUP_NAME_MAX = cast(int, Group._meta.get_field("name").max_length)  # a CharField always has one (150)
 
 
 def groups_mapped(names: Iterable[str], *, group_map: dict[str, str], mirror: bool) -> set[str]:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int
+from core.env import env_bool, env_int
 
 PRODUCTION = (os.environ.get("ZHIKU_ENV", "").strip().lower() or "local") == "production"
 
@@ -124,7 +124,7 @@ ZHIKU_OIDC_LINK_EXISTING = env_bool("ZHIKU_OIDC_LINK_EXISTING", False)
 ZHIKU_OIDC_BUTTON_LABEL = os.environ.get("ZHIKU_OIDC_BUTTON_LABEL", "").strip()
 
 
-def oidc_settings() -> dict:
+def oidc_settings() -> dict[str, object]:
     """The OIDC_* settings mozilla-django-oidc reads, from the ZHIKU_OIDC_* variables."""
     endpoints = {
         "OIDC_OP_AUTHORIZATION_ENDPOINT": "ZHIKU_OIDC_AUTHORIZATION_ENDPOINT",
@@ -146,7 +146,8 @@ def oidc_settings() -> dict:
         plain = [v for v in (*values.values(), ZHIKU_OIDC_ISSUER) if urlsplit(v).scheme != "https"]
         if plain:
             raise ImproperlyConfigured(f"The OIDC provider's URLs must be https:// in production: {', '.join(plain)}.")
-    values.update({
+    return {
+        **values,
         "OIDC_RP_CLIENT_ID": ZHIKU_OIDC_CLIENT_ID,
         "OIDC_RP_CLIENT_SECRET": os.environ.get("ZHIKU_OIDC_CLIENT_SECRET", ""),
         "OIDC_RP_SIGN_ALGO": os.environ.get("ZHIKU_OIDC_SIGN_ALGO", "RS256").strip(),
@@ -156,8 +157,7 @@ def oidc_settings() -> dict:
         "OIDC_TIMEOUT": env_int("ZHIKU_OIDC_TIMEOUT", 10),
         "OIDC_AUTHENTICATION_CALLBACK_URL": "sso_callback",
         "LOGIN_REDIRECT_URL_FAILURE": "/accounts/login/?sso=failed",
-    })
-    return values
+    }
 
 
 if ZHIKU_OIDC_ENABLED:

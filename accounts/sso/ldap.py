@@ -1,12 +1,10 @@
 """Sign-in against an LDAP directory or Active Directory: django-auth-ldap's backend, with zhiku's links and groups.
 
-django-auth-ldap binds (with ``ZHIKU_LDAP_BIND_DN`` or anonymously), searches the user under
-``ZHIKU_LDAP_USER_SEARCH_BASE`` with ``ZHIKU_LDAP_USER_FILTER``, binds as the user with the password
-given, copies e-mail and name, and sets the staff flag from ``ZHIKU_LDAP_STAFF_GROUP``
-(accounts/sso/config.py builds its settings). Here, in addition: an account that exists but was never
-signed in through the directory is refused (unless ``ZHIKU_LDAP_LINK_EXISTING``), so a directory user
-named like a local administrator does not become that administrator; and the user's directory groups
-are mapped to zhiku groups at every sign-in (accounts/sso/claims.py).
+django-auth-ldap searches the user (``ZHIKU_LDAP_USER_SEARCH_BASE``, ``ZHIKU_LDAP_USER_FILTER``), binds as them,
+copies e-mail and name and sets the staff flag (accounts/sso/config.py builds its settings). Here, in addition:
+an existing account never signed in through the directory is refused (unless ``ZHIKU_LDAP_LINK_EXISTING``), so
+a directory user named like a local administrator does not become them; and the user's directory groups are
+mapped to zhiku groups at every sign-in (accounts/sso/claims.py).
 """
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """Sign-in through an OpenID provider: mozilla-django-oidc's authorization code flow with PKCE (S256).
 
-mozilla-django-oidc keeps state, nonce and the PKCE verifier in the session, exchanges the code at the
-token endpoint and checks the ID token's signature against the provider's JWKS. Here, in addition
-(docs/sso.md): the ID token's issuer and audience are checked (the library leaves them unchecked), and the
-userinfo answer must be about the ID token's subject;
-the account is found by the provider's ``sub`` through its link (``SsoIdentity``), never by e-mail, so a
-provider user cannot take over a local account that shares an address; a new user is created with the
-username, e-mail and name claims; groups and the staff flag come from the groups claim at each sign-in;
-and the provider's failures (an unreachable endpoint, a refused code, a bad token) end on the sign-in page
-with a message rather than an error page. The redirect URL is ``ZHIKU_OIDC_REDIRECT_URL`` where set.
+Beyond the library's state, nonce, PKCE and signature checks (docs/sso.md): the ID token's issuer and audience
+are checked, and userinfo must be about its subject; the account is found by ``sub`` through its link
+(``SsoIdentity``), never by e-mail, so a provider user cannot take over a local account sharing an address; a
+new user gets the username, e-mail and name claims; groups and staff come from the groups claim at each sign-in;
+the provider's failures end on the sign-in page with a message. The redirect URL is ``ZHIKU_OIDC_REDIRECT_URL``.
 """
 from __future__ import annotations
 
@@ -32,7 +28,7 @@ log = logging.getLogger(__name__)
 SOURCE = SsoIdentity.Source.OIDC
 
 
-def _claim_text(claims: dict, name: str, limit: int) -> str:
+def _claim_text(claims: dict, name: str, limit: int | None) -> str:
     value = claims.get(name)
     return value.strip()[:limit] if isinstance(value, str) else ""
 

@@ -1,7 +1,7 @@
 """Local passwords, refused in SSO-only mode (``ZHIKU_SSO_ONLY``) for everyone but the break-glass accounts.
 
 Every password sign-in goes through ``authenticate``: the console's form, the admin's, and the API's
-token endpoint (knowledge/api/auth.py), so one check here covers them all.
+token endpoint (accounts/api/auth.py), so one check here covers them all.
 """
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from chat.extractive.asks import is_list_question, question_asks
 from chat.extractive.choosing import announced_by, around_best, best_unit, fill, other_source
@@ -9,7 +10,6 @@ from chat.extractive.rendering import render_answer
 from chat.extractive.scoring import Scores, score_units
 from chat.extractive.units import Unit, units
 from chat.prompts import Source
-
 
 MAX_EXTRACT_CHARS = 160
 """The answer's length at most, in whole sentences (the best sentence and a list are kept whole whatever their
@@ -42,10 +42,11 @@ def read_unit(scores: Scores, sources: Sequence[Source],
     if not read:
         return None
     score, _, source = max(read, key=lambda r: (r[0], -r[1]))
-    is_row = "\n" in str(source.candidate.reader_unit["text"]) and str(source.candidate.reader_unit["text"]).lstrip().startswith("|")
+    unit_text = str(cast(dict[str, Any], source.candidate.reader_unit)["text"])  # ``read`` kept sources with a unit
+    is_row = "\n" in unit_text and unit_text.lstrip().startswith("|")
     if score < (READ_ROW_LINE if is_row else READ_QUOTE_LINE):
         return None
-    wanted = _bigrams(str(source.candidate.reader_unit["text"]).split("\n")[-1])
+    wanted = _bigrams(unit_text.split("\n")[-1])
     n = source.n
     pos = max(range(len(by_source[n])), key=lambda i: (len(wanted & _bigrams(by_source[n][i].text))
                                                        / (len(wanted | _bigrams(by_source[n][i].text)) or 1), -i))

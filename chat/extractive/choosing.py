@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from chat.extractive.asks import holds
 from chat.extractive.scoring import Scores
 from chat.extractive.units import Unit
 from chat.prompts import Source
 from knowledge.retrieval.text import ANNOUNCING
-
 
 LIST_ITEMS = 12
 
@@ -66,8 +66,8 @@ def other_source(scores: Scores, n: int, by_source: dict[int, list[Unit]]) -> tu
                  and (not by_source[o][opos].row or (o, opos) in scores.asked)), None)
 
 
-def announced_by(units_: list[Unit], pos: int, *, max_chars: int, asked: set[tuple[int, int]] = frozenset(),
-               matching: set[tuple[int, int]] = frozenset()) -> list[Unit]:
+def announced_by(units_: list[Unit], pos: int, *, max_chars: int, asked: AbstractSet[tuple[int, int]] = frozenset(),
+               matching: AbstractSet[tuple[int, int]] = frozenset()) -> list[Unit]:
     """The table rows, list items or code a sentence ending 「如下：」 announces (they are the answer), else [].
 
     Of a table, the rows asked about when there are any (the question names a row), else every row."""
@@ -87,10 +87,10 @@ def announced_by(units_: list[Unit], pos: int, *, max_chars: int, asked: set[tup
     return out
 
 
-def _announced_code(units_: list[Unit], pos: int, matching: set[tuple[int, int]]) -> list[Unit]:
+def _announced_code(units_: list[Unit], pos: int, matching: AbstractSet[tuple[int, int]]) -> list[Unit]:
     """The part of a long code block announced at ``pos`` that holds the question's words (its first part when
     none does): the configuration that 「这里贴出……配置文件内容：」 announces is longer than a part."""
-    parts = []
+    parts: list[Unit] = []
     for u in units_[pos + 1:]:
         if not u.code or (parts and u.line != parts[0].line):
             break
@@ -99,7 +99,7 @@ def _announced_code(units_: list[Unit], pos: int, matching: set[tuple[int, int]]
 
 
 def around_best(units_: list[Unit], pos: int, *, asks: str | None, listing: bool, max_chars: int,
-            asked: set[tuple[int, int]] = frozenset(), matching: set[tuple[int, int]] = frozenset()) -> list[Unit]:
+            asked: AbstractSet[tuple[int, int]] = frozenset(), matching: AbstractSet[tuple[int, int]] = frozenset()) -> list[Unit]:
     """The best sentence and what should come with it: the list it opens, or the sentence after it.
 
     A row is quoted alone (with its header, when rendered): the rows next to it are other things."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from chat.extractive.asks import holds, question_asks
@@ -11,7 +12,6 @@ from chat.prompts import Source
 from knowledge.retrieval.analysis import get_analyzer
 from knowledge.retrieval.evidence import token_weight
 from knowledge.retrieval.text import MODEL_RE
-
 
 RANK_DISCOUNT = 0.15
 """A sentence of the n-th source (0-based) scores × 1 / (1 + 0.15·n): sources are in relevance order."""
@@ -34,7 +34,7 @@ def _models(text: str) -> set[str]:
     return {"".join(m.group(1, 3)).lower() for m in MODEL_RE.finditer(text)}
 
 
-def _names_asked(weights: dict[str, float], row: Unit, models: set[str] = frozenset()) -> bool:
+def _names_asked(weights: dict[str, float], row: Unit, models: AbstractSet[str] = frozenset()) -> bool:
     """Whether a row is asked about: its cells hold a word of the question that its header does not (「车架」 in
     「| 车架 | 3年 |」 for 「车架保修几年」; 「保修」 in 「进水损坏不保修」 is what the header 「保修期」 says of every row).
     A question naming a model number asks about the rows of that model only (「XK」 is in every row of the sheet)."""
@@ -109,7 +109,7 @@ def score_units(query: str, sources: Sequence[Source], by_source: dict[int, list
         c = source.candidate
         topic = " ".join(x for x in [c.title, *c.section_path] if x)
         own = _discriminating(weights, texts, topic)
-        for u, text in zip(by_source[source.n], texts):
+        for u, text in zip(by_source[source.n], texts, strict=True):
             kind = 1.0 + (TYPE_BONUS if asks and holds(asks, text) else 0.0)
             if _coverage(weights, total, u.text) > 0:
                 scores.matching.add((source.n, u.pos))

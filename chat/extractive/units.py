@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from chat.prompts import Source
 
-
 CODE_MAX_CHARS = 160
 """A code block up to this long is one unit, quoted whole; a longer one is cut into parts of whole lines this long
 at most, each a unit (the part holding the question's words is quoted)."""
@@ -14,7 +13,8 @@ at most, each a unit (the part holding the question's words is quoted)."""
 
 _SENTENCE_RE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*[”」』）)]?")
 _HEADING_MD_RE = re.compile(r"^\s*#{1,6}\s")
-_ITEM_RE = re.compile(r"^\s*(?:[-*+•·]\s+|\d{1,2}[.)、．]\s*|[（(]\d{1,2}[)）]\s*|[一二三四五六七八九十]{1,2}[、.．]\s*|第[一二三四五六七八九十\d]{1,3}步[:：，,]?\s*)")
+_ITEM_RE = re.compile(r"^\s*(?:[-*+•·]\s+|\d{1,2}[.)、．]\s*|[（(]\d{1,2}[)）]\s*|[一二三四五六七八九十]{1,2}[、.．]\s*|"
+                      r"第[一二三四五六七八九十\d]{1,3}步[:：，,]?\s*)")
 _QUOTE_RE = re.compile(r"^\s*>\s*")
 _FAQ_RE = re.compile(r"^\s*(?:问|Q)\s*[:：].*?\n\s*(?:答|A)\s*[:：]\s*", re.DOTALL)
 END = "。！？!?；;：:”」』）)…"

@@ -1,14 +1,14 @@
 """What every knowledge admin page shares: access by KB role, service refusals as messages, inline templates."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponseRedirect
 from django.template import engines
 
+from core.errors import ApplicationError
 from knowledge.access import has_role, kbs_for_user
-from knowledge.errors import ApplicationError
 from knowledge.models import KnowledgeBase, Role
 
 
@@ -60,7 +60,7 @@ class RoleAccessMixin:
             return HttpResponseRedirect(request.get_full_path())
 
 
-@lru_cache(maxsize=None)
+@cache
 def inline_template(source: str):
     """A Django template from source text, compiled once (the admin pages keep theirs beside their code)."""
     return engines["django"].from_string(source)

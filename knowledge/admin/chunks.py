@@ -4,7 +4,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.utils.text import Truncator
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from knowledge.access import documents_readable_q, kbs_for_user
 from knowledge.admin.access import RoleAccessMixin
@@ -51,7 +52,7 @@ class ChunkAdmin(RoleAccessMixin, admin.ModelAdmin):
     def _switch(self, request, queryset, enabled: bool) -> None:
         allowed = [c for c in queryset.select_related("kb") if self.has_change_permission(request, c)]
         changed = chunks_set_enabled(chunks=allowed, enabled=enabled)
-        self.message_user(request, "%s: %s" % (gettext("Enabled") if enabled else gettext("Disabled"), changed), messages.SUCCESS)
+        self.message_user(request, f"{gettext('Enabled') if enabled else gettext('Disabled')}: {changed}", messages.SUCCESS)
         if len(allowed) < queryset.count():
             self.message_user(request, gettext("Some chunks need the editor role"), messages.WARNING)
 

@@ -10,17 +10,17 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.text import Truncator
-from django.utils.translation import gettext, gettext_lazy as _, gettext_noop
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
+from core.errors import ApplicationError
 from knowledge.access import documents_readable_q, kbs_for_user
 from knowledge.admin.access import RoleAccessMixin, inline_template
-from knowledge.errors import ApplicationError
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.upload import documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.selectors import kb_get_for_user
 from knowledge.services.documents import document_delete, document_reindex, document_restrict, document_retry
-
 
 # Strings of the upload templates below (translated there with {% translate %}).
 gettext_noop("Upload documents")
@@ -49,7 +49,8 @@ class MultipleFileField(forms.FileField):
 
 class DocumentUploadForm(forms.Form):
     kb = forms.ModelChoiceField(queryset=KnowledgeBase.objects.none(), label=_("Knowledge base"))
-    files = MultipleFileField(label=_("Files"), help_text="MD, TXT, HTML, DOCX, PDF, CSV, XLSX, EML, JSONL")
+    files = MultipleFileField(  # type: ignore[assignment]  # a form field (in base_fields), not BaseForm.files
+        label=_("Files"), help_text="MD, TXT, HTML, DOCX, PDF, CSV, XLSX, EML, JSONL")
     restricted_to_groups = forms.ModelMultipleChoiceField(
         queryset=Group.objects.order_by("name"), required=False, label=_("Restricted to groups"),
         help_text=_("Leave empty for everyone with access to the KB."),
@@ -60,9 +61,12 @@ class DocumentUploadForm(forms.Form):
         self.fields["kb"].queryset = kbs_for_user(user=user, min_role=Role.EDITOR).order_by("name")
 
 
-CHANGE_LIST_SOURCE = """{% extends "admin/change_list.html" %}{% load i18n %}
-{% block object-tools-items %}{% if upload_url %}<li><a href="{{ upload_url }}" class="addlink">{% translate "Upload documents" %}</a></li>{% endif %}{% endblock %}
-"""
+CHANGE_LIST_SOURCE = (
+    '{% extends "admin/change_list.html" %}{% load i18n %}\n'
+    '{% block object-tools-items %}{% if upload_url %}'
+    '<li><a href="{{ upload_url }}" class="addlink">{% translate "Upload documents" %}</a></li>'
+    '{% endif %}{% endblock %}\n'
+)
 
 UPLOAD_SOURCE = """{% extends "admin/base_site.html" %}
 {% load i18n admin_urls %}
@@ -155,10 +159,11 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
                     status_code = exc.status_code
                 else:
                     for o in outcomes:
+                        names = {"name": o.document.source_name, "version": o.document.version}
                         if o.unchanged:
-                            self.message_user(request, gettext("Unchanged: %(name)s (v%(version)s)") % {"name": o.document.source_name, "version": o.document.version}, messages.INFO)
+                            self.message_user(request, gettext("Unchanged: %(name)s (v%(version)s)") % names, messages.INFO)
                         else:
-                            self.message_user(request, gettext("Uploaded, processing: %(name)s (v%(version)s)") % {"name": o.document.source_name, "version": o.document.version}, messages.SUCCESS)
+                            self.message_user(request, gettext("Uploaded, processing: %(name)s (v%(version)s)") % names, messages.SUCCESS)
                     changelist = reverse("admin:knowledge_document_changelist")
                     return HttpResponseRedirect(f"{changelist}?kb__id__exact={kb.pk}")
         context = {
@@ -190,7 +195,7 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
         done, refused = 0, []
         for document in queryset.select_related("kb"):
             if not self.has_change_permission(request, document):
-                refused.append("%s: %s" % (document, gettext("editor role required")))
+                refused.append(f"{document}: {gettext('editor role required')}")
                 continue
             try:
                 service(document=document)

@@ -7,9 +7,9 @@ from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
+from core.errors import ApplicationError
 from knowledge.access import has_role, kbs_for_user
 from knowledge.admin.access import RoleAccessMixin
-from knowledge.errors import ApplicationError
 from knowledge.models import Document, EvalQuestion, KnowledgeBase, Membership, Role
 from knowledge.services.kbs import (
     SETTING_FIELDS,
@@ -22,13 +22,11 @@ from knowledge.services.kbs import (
 )
 
 
-class MembershipInline(admin.TabularInline):
-    model = Membership
+class _KBRowsInline(admin.TabularInline):
+    """Rows of a KB that a KB role (``manage_role``) adds, changes and deletes."""
+
     extra = 0
-    fields = ("user", "group", "role", "created_at")
     readonly_fields = ("created_at",)
-    verbose_name = _("member")
-    verbose_name_plural = _("Members (a user or a group)")
     manage_role = Role.OWNER  # the KB role needed to add, change or delete rows
 
     def _is_owner(self, request, obj) -> bool:
@@ -49,7 +47,14 @@ class MembershipInline(admin.TabularInline):
         return self._is_owner(request, obj)
 
 
-class EvalQuestionInline(MembershipInline):
+class MembershipInline(_KBRowsInline):
+    model = Membership
+    fields = ("user", "group", "role", "created_at")
+    verbose_name = _("member")
+    verbose_name_plural = _("Members (a user or a group)")
+
+
+class EvalQuestionInline(_KBRowsInline):
     """Labelled questions for the KB's evaluation (POST /api/kbs/{id}/evaluate/); editors manage them."""
 
     model = EvalQuestion

@@ -6,10 +6,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.fields import StrictInput, finite
+from core.api.schema import errors
+from core.errors import fail
 from knowledge import selectors
-from knowledge.api.schema import errors
-from knowledge.api.serializers import StrictInput, _finite
-from knowledge.errors import fail
 from knowledge.models import CalibrationStatus, JudgeCalibration, Role
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.calibration_results import calibration_payload, threshold_for_kept, threshold_for_rejection
@@ -27,7 +27,8 @@ class CurvePoint(serializers.Serializer):
 
 class CalibrationOutput(serializers.Serializer):
     status = serializers.ChoiceField(choices=["none", *CalibrationStatus.values])
-    source = serializers.CharField(help_text='"labelled", "self" or "" (never calibrated)')
+    source = serializers.CharField(  # type: ignore[assignment]  # the output's field "source", not Field.source
+        help_text='"labelled", "self" or "" (never calibrated)')
     slope = serializers.FloatField()
     offset = serializers.FloatField()
     threshold = serializers.FloatField(help_text="The KB's not-found gate (score_threshold)")
@@ -44,16 +45,16 @@ class CalibrationOutput(serializers.Serializer):
 
 
 class OperatingPointInput(StrictInput):
-    threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                        help_text="the not-found gate")
-    target_rejection = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    target_rejection = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                               help_text="the gate: the lowest threshold that rejects this share of unanswerable questions")
-    target_kept = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    target_kept = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                          help_text="the gate: the highest threshold that keeps this share of answerable questions")
-    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                               help_text="the confidence line")
     answer_target_rejection = serializers.FloatField(
-        required=False, min_value=0, max_value=1, validators=[_finite],
+        required=False, min_value=0, max_value=1, validators=[finite],
         help_text="the line: the lowest threshold under which this share of unanswerable questions stays (not answered)")
 
 
@@ -84,7 +85,7 @@ class CalibrationView(APIView):
         line_keys = [k for k in ("answer_threshold", "answer_target_rejection") if k in values]
         if len(gate_keys) > 1 or len(line_keys) > 1 or not (gate_keys or line_keys):
             raise fail("threshold_or_target")
-        curve = None
+        curve: list[dict] = []  # read only for a target, and then set below
         if any(k.startswith("target") or k == "answer_target_rejection" for k in (*gate_keys, *line_keys)):
             row = JudgeCalibration.objects.filter(kb=kb, status=CalibrationStatus.READY).first()
             if row is None or not row.curve:

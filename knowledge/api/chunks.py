@@ -6,13 +6,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 from knowledge import selectors
 from knowledge.api import serializers as s
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
 from knowledge.models import Role
 from knowledge.services.chunks import chunk_create, chunk_update
 
@@ -49,7 +49,8 @@ class ChunkListView(PaginatedView):
             qs = qs.filter(content__icontains=params["q"])
         with_tokens = params.get("include") == "tokens"
         # Never load the vectors (or the embedded text) for a list.
-        qs = qs.defer("embedding", "question_embedding", "enriched") if with_tokens else qs.defer("embedding", "question_embedding", "enriched", "tokens")
+        deferred = ("embedding", "question_embedding", "enriched")
+        qs = qs.defer(*deferred) if with_tokens else qs.defer(*deferred, "tokens")
         return self.paginated(qs, s.ChunkWithTokensOutput if with_tokens else s.ChunkOutput)
 
 

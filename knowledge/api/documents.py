@@ -7,20 +7,22 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.disconnect import client_gone
+from core.api.fields import unknown_fields
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
+from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
-from knowledge.api.inputs import chunking_from_form, form_files, form_group_names, parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
+from knowledge.api.inputs import chunking_from_form, form_files, form_group_names
 from knowledge.ingest_errors import cut_short_message
+from knowledge.ingestion.queue import attach_places
 from knowledge.ingestion.text import Chunking
 from knowledge.ingestion.upload import document_preview, documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import DocumentStatus, Role
 from knowledge.services.documents import document_delete, document_reindex, document_restrict, document_retry
-
 
 _UPLOAD_FIELDS = {"files", "restricted_to_groups", "chunk_size", "chunk_overlap"}
 _PREVIEW_FIELDS = {"file", "chunk_size", "chunk_overlap"}
@@ -42,7 +44,7 @@ class DocumentListView(PaginatedView):
             if wanted not in DocumentStatus.values:
                 raise fail("invalid_filter", values=", ".join(DocumentStatus.values))
             qs = qs.filter(status=wanted)
-        return self.paginated(qs, s.DocumentOutput)
+        return self.paginated(qs, s.DocumentOutput, prepare=attach_places)  # the waiting ones' places, one pass
 
     @extend_schema(
         request={"multipart/form-data": s.DocumentUploadInput},
@@ -53,7 +55,7 @@ class DocumentListView(PaginatedView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         unknown = sorted(set(request.data.keys()) - _UPLOAD_FIELDS)
         if unknown:
-            raise s.unknown_fields(unknown)
+            raise unknown_fields(unknown)
         groups = selectors.groups_by_names(form_group_names(request.data))
         chunking = chunking_from_form(request.data)
         items = uploaded_files_to_items(form_files(request, "files"))
@@ -85,7 +87,7 @@ class DocumentPreviewView(APIView):
         selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         unknown = sorted(set(request.data.keys()) - _PREVIEW_FIELDS)
         if unknown:
-            raise s.unknown_fields(unknown)
+            raise unknown_fields(unknown)
         chunking = chunking_from_form(request.data) or Chunking()
         files = form_files(request, "file")
         if len(files) != 1:

@@ -1,18 +1,12 @@
-"""Reading a request's input for the API views: a serializer's checked data, and the fields of a multipart form."""
+"""The fields of the upload form: chunking, group names and files, each checked before any file is read."""
 from __future__ import annotations
 
 from django.conf import settings
 
-from knowledge.api.serializers import MAX_GROUP_NAMES
-from knowledge.errors import fail
+from core.api.fields import MAX_GROUP_NAMES
+from core.api.inputs import form_text
+from core.errors import fail
 from knowledge.ingestion.text import Chunking, chunking_check
-
-
-def parse(serializer_class, data, **kwargs) -> dict:
-    """``serializer_class``'s validated data, or DRF's ValidationError (400 ``invalid`` with ``fields``)."""
-    serializer = serializer_class(data=data, **kwargs)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def form_int(data, name: str) -> int | None:
@@ -24,14 +18,6 @@ def form_int(data, name: str) -> int | None:
     if not text or not text.isascii() or not text.isdigit() or len(text) > 9:
         raise fail("invalid_chunking", field=name)
     return int(text)
-
-
-def form_text(data, name: str, *, max_length: int) -> str:
-    """An optional text field of a multipart form ("" when absent); a file part or a longer value is 400 ``invalid``."""
-    raw = data.get(name, "")
-    if not isinstance(raw, str) or len(raw) > max_length:
-        raise fail("invalid", "form_text", field=name, limit=max_length, on_field=name)
-    return raw
 
 
 def form_group_names(data) -> list[str]:

@@ -8,13 +8,13 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.inputs import parse
+from core.api.pagination import PaginatedView
+from core.api.parsers import SafeJSONParser
+from core.api.schema import errors
+from core.errors import fail
 from knowledge import access, selectors
 from knowledge.api import serializers as s
-from knowledge.api.inputs import parse
-from knowledge.api.pagination import PaginatedView
-from knowledge.api.parsers import SafeJSONParser
-from knowledge.api.schema import errors
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase, Membership, Role
 from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
 
@@ -51,7 +51,8 @@ class KBListView(PaginatedView):
         qs = selectors.kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
         return self.paginated(qs, s.KBOutput, prepare=lambda page: selectors.set_caller_role(page, user=request.user))
 
-    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)}, summary="Create a knowledge base (the caller owns it)")
+    @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)},
+                   summary="Create a knowledge base (the caller owns it)")
     def post(self, request):
         data = parse(s.KBCreateInput, request.data)
         kb = kb_create(owner=request.user, **data)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TypedDict
 
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -15,10 +16,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from knowledge.api.schema import errors
-from knowledge.api.serializers import ItemList, StrictInput, Text
+from core.api.fields import ItemList, StrictInput, Text
+from core.api.schema import errors
 from knowledge.models import ChunkType
 from knowledge.retrieval.pipeline import MODES
+from knowledge.retrieval.request import SearchRequest
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
 from knowledge.services.search import (
     MAX_FILTER_DOCUMENTS,
@@ -26,11 +28,18 @@ from knowledge.services.search import (
     MAX_METADATA_KEY_CHARS,
     MAX_METADATA_KEYS,
     MAX_METADATA_VALUE_CHARS,
-    search_cached_payload,
-    search_filters,
+    Search,
+    filters_from,
 )
+from knowledge.services.search_cache import cached_payload
 
-ID = {"min_value": 1, "max_value": 2**63 - 1}
+
+class _Bounds(TypedDict):
+    min_value: int
+    max_value: int
+
+
+ID: _Bounds = {"min_value": 1, "max_value": 2**63 - 1}  # a bigint primary key
 
 
 @extend_schema_field({
@@ -110,9 +119,10 @@ class SearchView(APIView):
         data = SearchInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        payload = search_cached_payload(
-            user=request.user, query=v["query"], kb_ids=v["kb_ids"], top_k=v.get("top_k"), mode=v["mode"],
-            filters=search_filters(v.get("filters")), rerank=v.get("rerank"), debug=v["debug"],
-            expand_neighbours=v["expand_neighbours"], merge_adjacent=v["merge_adjacent"],
+        asked = SearchRequest(
+            query=v["query"], top_k=v.get("top_k"), mode=v["mode"], filters=filters_from(v.get("filters")),
+            rerank=v.get("rerank"), debug=v["debug"], expand_neighbours=v["expand_neighbours"],
+            merge_adjacent=v["merge_adjacent"],
         )
+        payload = cached_payload(Search(asked, user=request.user, kb_ids=v["kb_ids"]))
         return Response(payload)

@@ -1,94 +1,14 @@
 """Input and output serializers of the REST API: shape and type checks only, no business logic."""
 from __future__ import annotations
 
-import math
-
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.utils.translation import gettext
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.fields import get_error_detail
 
-from knowledge.errors import ValidationFailed, fail
+from core.api.fields import MAX_GROUP_NAMES, ItemList, StrictInput, Text, UploadFile, finite
 from knowledge.ingest_errors import ingest_error_message
+from knowledge.ingestion.queue import queue_places
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
-
-
-# Group names in a document's restriction (upload form or PATCH): far more than any real restriction names.
-MAX_GROUP_NAMES = 100
-
-
-def _finite(value: float) -> None:
-    if not math.isfinite(value):
-        raise serializers.ValidationError("Must be a finite number.", code="invalid")
-
-
-def unknown_fields(names: list[str]) -> ValidationFailed:
-    """400 ``unknown_field``, with ``fields`` keyed by field name like every other error's ``fields``."""
-    return fail("unknown_field", fields=", ".join(names), extra={"fields": {name: [gettext("Unknown field.")] for name in names}})
-
-
-class StrictInput(serializers.Serializer):
-    """An input serializer that rejects fields it does not know (400 ``unknown_field``)."""
-
-    # The schema says so (additionalProperties: false, knowledge.api.schema.AutoSchema). Nested,
-    # the unknown names are given under the field's own: "filters.colour".
-    def to_internal_value(self, data):
-        if hasattr(data, "keys"):
-            unknown = sorted(set(data.keys()) - set(self.fields))
-            if unknown:
-                prefix = f"{self.field_name}." if self.parent is not None and self.field_name else ""
-                raise unknown_fields([prefix + str(name) for name in unknown])
-        return super().to_internal_value(data)
-
-
-class Text(serializers.CharField):
-    """A CharField that takes only strings: DRF's own turns a number into text (``{"text": 0}`` would be stored as "0").
-
-    Blank is refused unless ``allow_blank``; the schema states it (``minLength`` 1, and a non-space
-    ``pattern`` where surrounding whitespace is trimmed, since only whitespace is blank then).
-    ``blank_refused_later``: blank passes the field and a service refuses it with its own code
-    (``empty_chunk``); the schema states that limit too.
-    """
-
-    def __init__(self, *, blank_refused_later: bool = False, **kwargs):
-        self.blank_refused_later = blank_refused_later
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class ItemList(serializers.ListField):
-    """A ListField whose cost is bounded by its budget: the length is checked before any item (DRF's checks it
-    after validating them all), and the first bad item ends the validation, named by its index (DRF's
-    builds an error for every bad item: 1 MB of blank strings cost seconds)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
-            self.fail("max_length", max_length=self.max_length)
-        return super().to_internal_value(data)
-
-    def run_child_validation(self, data):
-        result = []
-        for index, item in enumerate(data):
-            try:
-                result.append(self.child.run_validation(item))
-            except serializers.ValidationError as exc:
-                raise serializers.ValidationError({index: exc.detail}) from None
-            except DjangoValidationError as exc:
-                raise serializers.ValidationError({index: get_error_detail(exc)}) from None
-        return result
-
-
-@extend_schema_field(OpenApiTypes.BINARY)
-class UploadFile(serializers.FileField):
-    """A file part of a multipart form: ``format: binary`` in the schema, so clients (and the fuzzer) send a file."""
-
 
 # --- knowledge bases --------------------------------------------------------
 
@@ -99,13 +19,13 @@ class KBSettingsInput(StrictInput):
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=100)
     candidates = serializers.IntegerField(required=False, min_value=1, max_value=500)
     rrf_k = serializers.IntegerField(required=False, min_value=0, max_value=10000)
-    vector_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
-    keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[_finite])
+    vector_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[finite])
+    keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[finite])
     fusion = serializers.ChoiceField(required=False, choices=FusionMethod.choices)
     rerank_enabled = serializers.BooleanField(required=False)
-    score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                              help_text="the not-found gate: a relevance below it is not_found")
-    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[_finite],
+    answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                               help_text="the confidence line (at least score_threshold): a relevance at or "
                                                         "above it is answered, between the two uncertain")
     not_found_text = Text(required=False, max_length=2000)
@@ -122,13 +42,15 @@ class KBSettingsInput(StrictInput):
     answer_mode = serializers.ChoiceField(required=False, choices=AnswerMode.choices,
                                           help_text="llm: the language model when one is configured; extractive: never sent to one")
     answer_model = Text(required=False, allow_blank=True, max_length=200,
-                                         help_text="one of the offered model choices (GET /api/models/: the environment's ZHIKU_LLM_MODEL and ZHIKU_LLM_MODELS, then the console's endpoints); blank: the site's default")
+                        help_text="one of the offered model choices (GET /api/models/: the environment's ZHIKU_LLM_MODEL and "
+                                  "ZHIKU_LLM_MODELS, then the console's endpoints); blank: the site's default")
     system_prompt = Text(required=False, allow_blank=True, max_length=4000, trim_whitespace=False,
-                                          help_text="put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt")
+                         help_text="put before the fixed rules (answer from the sources, cite [n]); blank: the built-in prompt")
     max_sources = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=20,
                                            help_text="sources given to the answer at most; null: as many as top_k")
-    faq_direct_threshold = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1, validators=[_finite],
-                                                  help_text="a FAQ ranked first with at least this relevance is the answer, verbatim; null: off")
+    faq_direct_threshold = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=1, validators=[finite],
+        help_text="a FAQ ranked first with at least this relevance is the answer, verbatim; null: off")
 
 
 class KBCreateInput(KBSettingsInput):
@@ -284,6 +206,14 @@ class ProgressOutput(serializers.Serializer):
                                    help_text="what done/total count: pages read by OCR (scans, images), then chunks embedded")
 
 
+class QueueOutput(serializers.Serializer):
+    position = serializers.IntegerField(help_text="Place among the waiting documents (1: next to start)")
+    ahead = serializers.IntegerField(help_text="Documents before it, those being ingested now included")
+    eta_seconds = serializers.IntegerField(allow_null=True, help_text="Estimated seconds until it is ready, from its "
+                                           "KB's recent pace (the site's for a new KB); null before any document was ingested")
+    chunks_per_second = serializers.FloatField(allow_null=True, help_text="The pace the estimate used")
+
+
 class DocumentErrorOutput(serializers.Serializer):
     code = serializers.CharField(help_text="Stable: `corrupt_file`, `undecodable_text`, `empty_file`, `archive_bomb`, "
                                            "`type_mismatch`, `ingest_error`, `ingest_crashed`")
@@ -293,15 +223,16 @@ class DocumentErrorOutput(serializers.Serializer):
 
 class DocumentOutput(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
+    queue = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     restricted_to_groups = serializers.SerializerMethodField()
-    replaces = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    replaces: serializers.PrimaryKeyRelatedField[Document] = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
 
     class Meta:
         model = Document
         fields = [
             "id", "title", "source_name", "external_id", "source_url", "doc_type", "size", "sha256", "status",
-            "progress", "error", "version", "replaces", "metadata", "restricted_to_groups",
+            "progress", "queue", "error", "version", "replaces", "metadata", "restricted_to_groups",
             "chunk_size", "chunk_overlap", "created_at", "updated_at",
         ]
         read_only_fields = fields
@@ -311,6 +242,14 @@ class DocumentOutput(serializers.ModelSerializer):
         ocr = document.status == "processing" and (document.metadata or {}).get("ingest_stage") == "ocr"
         return {"done": document.chunks_done, "total": document.chunks_total, "ratio": round(document.progress, 4),
                 "unit": "pages" if ocr else "chunks"}
+
+    @extend_schema_field(QueueOutput(allow_null=True))
+    def get_queue(self, document) -> dict | None:
+        """A waiting document's place (``knowledge.ingestion.queue``): set for a page by the list, else read here."""
+        if document.status != "pending":
+            return None
+        place = document.queue if hasattr(document, "queue") else queue_places([document]).get(document.pk)
+        return None if place is None else place.payload()
 
     @extend_schema_field(DocumentErrorOutput(allow_null=True))
     def get_error(self, document) -> dict | None:

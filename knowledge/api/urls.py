@@ -1,14 +1,11 @@
-"""REST API routes under /api/ (ids use <int:> converters, so a malformed id is a 404, never a 500)."""
+"""Knowledge bases' REST routes (in the "api" namespace: config/api_urls.py).
+
+Ids use <int:> converters, so a malformed id is a 404, never a 500."""
 from django.urls import path
 
-from knowledge.api import auth, calibration, chunks, documents, evaluation, kbs, search, tokens
-
-app_name = "api"
+from knowledge.api import calibration, chunks, documents, kbs, search
 
 urlpatterns = [
-    path("auth/token/", auth.TokenView.as_view(), name="token"),
-    path("auth/tokens/", tokens.TokenListView.as_view(), name="token-list"),
-    path("auth/tokens/<int:token_id>/", tokens.TokenDetailView.as_view(), name="token-detail"),
     path("kbs/", kbs.KBListView.as_view(), name="kb-list"),
     path("kbs/<int:kb_id>/", kbs.KBDetailView.as_view(), name="kb-detail"),
     path("kbs/<int:kb_id>/members/", kbs.MemberListView.as_view(), name="member-list"),
@@ -21,8 +18,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/chunks/", chunks.ChunkListView.as_view(), name="chunk-list"),
     path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", chunks.ChunkDetailView.as_view(), name="chunk-detail"),
     path("search/", search.SearchView.as_view(), name="search"),
-    path("kbs/<int:kb_id>/eval-questions/", evaluation.EvalQuestionListView.as_view(), name="evalquestion-list"),
-    path("kbs/<int:kb_id>/eval-questions/<int:question_id>/", evaluation.EvalQuestionDetailView.as_view(), name="evalquestion-detail"),
-    path("kbs/<int:kb_id>/evaluate/", evaluation.EvaluateView.as_view(), name="evaluate"),
     path("kbs/<int:kb_id>/calibration/", calibration.CalibrationView.as_view(), name="calibration"),
 ]

@@ -24,8 +24,10 @@ from knowledge.parsers.blocks import markdown_table
 from knowledge.parsers.headings import is_article
 from knowledge.parsers.types import Block, ParsedDocument
 
+DEFAULT_CONFIG = ChunkingConfig()
 
-def chunk_document(doc: ParsedDocument, config: ChunkingConfig = ChunkingConfig()) -> list[ChunkDraft]:
+
+def chunk_document(doc: ParsedDocument, config: ChunkingConfig = DEFAULT_CONFIG) -> list[ChunkDraft]:
     """Turn a parsed document into ordered chunk drafts; never merges across sections."""
     return _Chunker(doc, config).run()
 

@@ -9,7 +9,6 @@ from knowledge.chunking.drafts import ChunkingConfig
 from knowledge.chunking.sentences import hard_split, raw_sentences, split_sentences
 from knowledge.parsers.types import Block
 
-
 TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}")
 # A Markdown-like table row in text (「| 部件 | 保修期 |」): it opens with a bar and holds another.
 _TABLE_ROW = re.compile(r"^\s*\|[^\n]*\|")

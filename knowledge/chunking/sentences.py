@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-
 # A sentence ends after CJK/ASCII terminal punctuation (plus any closing quotes or brackets),
 # after an ASCII period followed by whitespace, or at a newline.
 _SENTENCE_END = re.compile(r"""[。！？；!?;…]+[”’」』）)\]"'》]*|\.["')\]]*(?=\s)|\n""")

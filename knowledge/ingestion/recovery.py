@@ -6,13 +6,14 @@ silent back in the queue, and the next run reuses the vectors the dead one had s
 thread mode also queues every pending document once it listens (``queue_pending``). A document that
 kills its worker ``ZHIKU_INGEST_MAX_ATTEMPTS`` times fails with ``ingest_crashed`` instead of looping for
 ever. Why not Celery's own redelivery or celery beat: see ``knowledge.ingestion.claims``.
-On each round it also purges audit entries past their retention, at most once a day (``audit.purge``).
+Other apps add work to each round with ``each_round`` (the audit log's retention purge: audit/apps.py).
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,7 +21,6 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from audit.purge import purge_if_due
 from knowledge.ingestion import run
 from knowledge.ingestion.claims import discard_staged, stalled_q
 from knowledge.models import Document, DocumentStatus
@@ -28,6 +28,13 @@ from knowledge.models import Document, DocumentStatus
 logger = logging.getLogger(__name__)
 
 _sweeper_started = threading.Event()
+_round_hooks: list[Callable[[], object]] = []
+
+
+def each_round(hook: Callable[[], object]) -> None:
+    """Run ``hook`` on every sweep round, after the sweep (an app's AppConfig.ready registers it, once)."""
+    if hook not in _round_hooks:
+        _round_hooks.append(hook)
 
 
 @dataclass
@@ -42,7 +49,7 @@ def sweep(now: datetime | None = None) -> SweepReport:
     with transaction.atomic():
         # skip_locked: a retry or delete holding a document's row lock wins, and two sweepers split the work.
         for doc in Document.objects.select_for_update(skip_locked=True).filter(stalled_q(now)).only(
-                "pk", "status", "ingest_attempts"):
+                "pk", "kb_id", "status", "ingest_attempts"):
             if doc.status == DocumentStatus.PROCESSING and doc.ingest_attempts >= settings.ZHIKU_INGEST_MAX_ATTEMPTS:
                 Document.objects.filter(pk=doc.pk).update(
                     status=DocumentStatus.FAILED, claim="", error_code="ingest_crashed", updated_at=timezone.now(),
@@ -52,7 +59,7 @@ def sweep(now: datetime | None = None) -> SweepReport:
                 report.failed.append(doc.pk)
                 continue
             Document.objects.filter(pk=doc.pk).update(status=DocumentStatus.PENDING, claim="", updated_at=timezone.now())
-            run.enqueue_ingest(doc.pk)  # sent when this transaction commits
+            run.enqueue_ingest(doc.pk, kb_id=doc.kb_id)  # sent when this transaction commits
             report.requeued.append(doc.pk)
     if report.requeued or report.failed:
         logger.warning("sweeper: re-queued %s, failed %s", report.requeued, report.failed)
@@ -65,15 +72,16 @@ def queue_pending(*, exclude: list[int] | tuple = ()) -> list[int]:
     What a web process in thread mode does once it listens: a pending document
     has no run, and its task, if it had one, was in the in-memory queue of a
     process that is gone (killed mid-ingestion), or it was stored by a start-up
-    step that ingests nothing (``manage.py bootstrap``, ``knowledge.later.queue_only``).
+    step that ingests nothing (``manage.py bootstrap``, ``core.jobs.queue_only``).
     A document that another live process has queued too is still ingested once:
     the first claim takes it and the other run finds it taken (``claim_document``).
     """
     with transaction.atomic():
-        ids = list(Document.objects.filter(status=DocumentStatus.PENDING).exclude(pk__in=list(exclude))
-                   .order_by("pk").values_list("pk", flat=True))
-        for doc_id in ids:
-            run.enqueue_ingest(doc_id)  # submitted when this transaction commits
+        rows = list(Document.objects.filter(status=DocumentStatus.PENDING).exclude(pk__in=list(exclude))
+                    .order_by("updated_at", "pk").values_list("pk", "kb_id"))
+        for doc_id, kb_id in rows:
+            run.enqueue_ingest(doc_id, kb_id=kb_id)  # submitted when this transaction commits
+        ids = [doc_id for doc_id, _ in rows]
     if ids:
         logger.warning("start-up: queued %s pending documents for background ingestion", len(ids))
     return ids
@@ -104,7 +112,8 @@ def start_sweeper(*, listening: threading.Event | None = None) -> bool:
                 close_old_connections()
                 report = sweep() if sweeping else SweepReport()
                 if sweeping:
-                    purge_if_due()  # audit entries past ZHIKU_AUDIT_RETENTION_DAYS, once a day (audit/purge.py)
+                    for hook in _round_hooks:
+                        hook()
                 if not pending_queued:
                     queue_pending(exclude=report.requeued)
                     pending_queued = True

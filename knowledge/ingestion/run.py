@@ -1,5 +1,5 @@
 """One ingestion run, its stages top to bottom: claim → parse → chunk → tokens → vectors → commit → keyword
-index → recalibration queued. ``document_ingest`` lists them; ``enqueue_ingest`` queues a run (``knowledge.later``)."""
+index → recalibration queued. ``document_ingest`` lists them; ``enqueue_ingest`` queues a run (``core.jobs``)."""
 from __future__ import annotations
 
 import logging
@@ -9,33 +9,38 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from knowledge import later
+from core import jobs
+from core.jsonable import jsonable
 from knowledge.chunking import ChunkDraft
+from knowledge.files import delete_after_commit
 from knowledge.ingestion import claims
 from knowledge.ingestion.text import Chunking, analyzer_config, analyzer_for, chunk_parsed, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions, reusable_vectors, stage_vectors
-from knowledge.jsonable import jsonable
+from knowledge.keyword_store import keyword_store
+from knowledge.locks import lock_kb_then_document
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import ParseError
 from knowledge.retrieval.protocols import KBSearchConfig
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.kbs import kb_bump_version
 from knowledge.services.parsing import parse_stored
-from knowledge.keyword_store import keyword_store
 
 logger = logging.getLogger(__name__)
 
 INGEST_TASK = "knowledge.ingest_document"  # the Celery task (knowledge.tasks) that runs ``document_ingest``
 
 
-def enqueue_ingest(document_id: int) -> None:
-    """Queue ingestion of ``document_id`` once the current transaction commits (see ``knowledge.later.queue_only``).
+def enqueue_ingest(document_id: int, *, kb_id: int) -> None:
+    """Queue ingestion of ``document_id`` once the current transaction commits (see ``core.jobs.queue_only``).
+
+    Each KB's documents share a lane: in thread mode KBs take turns, so a KB with a long queue (the demo KB's files
+    at start-up, a folder sync) holds another KB's first upload back by one document at most.
 
     In Celery mode a broker that cannot be reached makes this process ingest it: the document row is
     already committed and must not stay pending for ever (the sweeper re-queues it if this process dies too).
     """
-    later.after_commit(INGEST_TASK, _ingest, document_id, what=f"ingestion of document {document_id}",
-                       run_here_if_broker_down=True)
+    jobs.after_commit(INGEST_TASK, _ingest, document_id, what=f"ingestion of document {document_id}",
+                       run_here_if_broker_down=True, lane=("kb", kb_id))
 
 
 def _ingest(document_id: int) -> None:
@@ -132,15 +137,14 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
     """Swap the new version in: its chunks, ready status and metadata in one transaction."""
     kb = document.kb
     with transaction.atomic():
-        # Lock the KB row: concurrent ingestions of one KB commit one at a time.
-        KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
-        current = Document.objects.select_for_update().filter(pk=document.pk).first()
+        # The KB row, then the document's (knowledge.locks): concurrent ingestions of one KB commit one at a time.
+        current = lock_kb_then_document(kb.pk, document.pk)
         if current is None or current.status != DocumentStatus.PROCESSING or current.claim != token:
             raise _ClaimLost()  # deleted, or taken over by a run that outlived this one's heartbeat
         previous = Document.objects.filter(kb=kb, source_name=document.source_name, status=DocumentStatus.READY).exclude(pk=document.pk)
         for old in previous:
             if old.file and old.file.name != document.file.name:
-                transaction.on_commit(lambda f=old.file: f.storage.delete(f.name))
+                delete_after_commit(old.file)
         previous.delete()
         Chunk.objects.bulk_create([
             Chunk(
@@ -150,7 +154,7 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
                 tokens=tok, tokens_fingerprint=analyzer_fingerprint, embedding=vec, question_embedding=qvec,
                 metadata=jsonable(d.metadata or {}),
             )
-            for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors)
+            for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors, strict=True)
         ], batch_size=500)
         Document.objects.filter(pk=document.pk).update(
             status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",

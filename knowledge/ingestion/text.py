@@ -3,13 +3,13 @@ keyword-indexed by (tokenized with the KB's analyzer)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from django.conf import settings
 
+from core.errors import fail
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
-from knowledge.errors import fail
 from knowledge.models import KnowledgeBase
 from knowledge.parsers import ParsedDocument, ParseError
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer

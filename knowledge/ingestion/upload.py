@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from audit import Action, record
-
+from core.audit import Action, record
+from core.errors import ValidationFailed, fail
 from knowledge.chunking import ChunkDraft
-from knowledge.errors import ValidationFailed, fail
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion import run
 from knowledge.ingestion.text import Chunking, chunk_parsed
@@ -139,7 +138,7 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
         document.restricted_to_groups.set(restricted_to_groups)
     elif serving is not None:
         document.restricted_to_groups.set(serving.restricted_to_groups.all())
-    run.enqueue_ingest(document.pk)
+    run.enqueue_ingest(document.pk, kb_id=document.kb_id)
     record(Action.DOCUMENT_REPLACE if last is not None else Action.DOCUMENT_UPLOAD, actor=document.uploaded_by, obj=document,
            changes={"source_name": item.name, "version": document.version, "size": document.size, "sha256": digest,
                     **({"replaces": serving.pk} if serving is not None else {}),

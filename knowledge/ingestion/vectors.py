@@ -3,7 +3,8 @@ vector, and the stored vectors an unchanged text reuses instead of being embedde
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -39,14 +40,14 @@ def embed_in_batches(texts: list[str], *, model_id: str, on_progress=None, reuse
     for start in range(0, len(todo), batch):
         idx = todo[start:start + batch]
         vectors = embedder.embed_passages([texts[i] for i in idx])
-        for i, vec in zip(idx, vectors):
+        for i, vec in zip(idx, vectors, strict=True):
             out[i] = vec
         if stage:
             stage([content_hash(texts[i], model_id) for i in idx], list(vectors))
         done += len(idx)
         if on_progress:
             on_progress(done)
-    return out  # type: ignore[return-value]
+    return cast(list[np.ndarray], out)  # every slot filled: reused above or embedded here
 
 
 def embed_questions(questions: Sequence[str], *, model_id: str,
@@ -80,7 +81,7 @@ def embed_questions(questions: Sequence[str], *, model_id: str,
         for start in range(0, len(texts), batch):
             part = texts[start:start + batch]
             vectors = many(part) if many is not None else [embedder.embed_query(t) for t in part]
-            for text, vec in zip(part, vectors):
+            for text, vec in zip(part, vectors, strict=True):
                 for i in todo[text]:
                     out[i] = np.asarray(vec, dtype=np.float32)
     return out
@@ -102,7 +103,7 @@ def reusable_vectors(*, model_id: str, texts: list[str], document_id: int | None
     vectors: dict[str, list[float]] = {}
     questions: dict[str, list[float]] = {}
     for digest, embedding, chunk_type, question, question_embedding in rows:
-        vectors[digest] = embedding
+        vectors[digest] = cast(list[float], embedding)  # not null: filtered out
         question = faq_question(chunk_type, {"question": question})
         if question and question_embedding is not None:
             questions[question] = question_embedding
@@ -114,6 +115,6 @@ def stage_vectors(document_id: int):
     dies is resumed by the next one without embedding twice (``knowledge.ingestion.recovery``)."""
     def stage(hashes: list[str], vectors: list[np.ndarray]) -> None:
         StagedEmbedding.objects.bulk_create(
-            [StagedEmbedding(document_id=document_id, content_hash=h, embedding=v) for h, v in zip(hashes, vectors)],
+            [StagedEmbedding(document_id=document_id, content_hash=h, embedding=v) for h, v in zip(hashes, vectors, strict=True)],
             ignore_conflicts=True)
     return stage

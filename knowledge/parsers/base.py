@@ -8,8 +8,7 @@ import zipfile
 from collections.abc import Callable
 
 from knowledge.parsers.decoding import bom_encoding, bomless_utf16
-from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
-
+from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".md": "markdown",
@@ -217,9 +216,9 @@ def _check_ole2(data: bytes, doc_type: str) -> None:
         raise ParseError("type_mismatch", f"the file has a {label} name but is {other}")
     if any(_entry(stream) in data for stream in _OLE2_STREAMS[doc_type]):
         return
-    other = next((what for stream, what in _OLE2_KINDS if _entry(stream) in data), None)
-    if other is not None:
-        raise ParseError("type_mismatch", f"the file has a {label} name but is {other}")
+    kind = next((what for stream, what in _OLE2_KINDS if _entry(stream) in data), None)
+    if kind is not None:
+        raise ParseError("type_mismatch", f"the file has a {label} name but is {kind}")
 
 
 def _entry(stream: str) -> bytes:

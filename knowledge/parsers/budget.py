@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseError, ParseOptions
 
 # Budget name -> what its limit counts (the unit of the number in the message).
 BUDGETS = {
@@ -33,7 +33,7 @@ _MESSAGE = re.compile(r"^(?P<budget>[a-z_]+) budget exceeded \(limit (?P<limit>\
 class ResourceLimit(ParseError):
     """The parse went over one of its budgets; ``budget`` is a key of ``BUDGETS``, ``limit`` its number."""
 
-    def __init__(self, budget: str, limit: int, detail: str) -> None:
+    def __init__(self, budget: str, limit: float, detail: str) -> None:
         if budget not in BUDGETS:
             raise ValueError(f"unknown budget {budget!r}")
         super().__init__("resource_limit", f"{budget} budget exceeded (limit {int(limit)} {BUDGETS[budget]}): {detail}")

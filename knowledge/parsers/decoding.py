@@ -8,7 +8,6 @@ import charset_normalizer
 
 from knowledge.parsers.types import ParseError
 
-
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: its BOM starts with the same two bytes
     (codecs.BOM_UTF32_BE, "utf-32"),

@@ -17,7 +17,7 @@ from docx.text.paragraph import Paragraph
 from knowledge.parsers.blocks import table_block
 from knowledge.parsers.headings import title_line
 from knowledge.parsers.pictures import PictureReader, numbered_around_pictures
-from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
 from knowledge.titles import metadata_title
 
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -126,7 +126,7 @@ def _heading_level(paragraph: Paragraph, style_name: str) -> int:
     return 0
 
 
-def _outline_level(ppr) -> int | None:  # type: ignore[no-untyped-def]
+def _outline_level(ppr) -> int | None:
     if ppr is None:
         return None
     element = ppr.find(qn("w:outlineLvl"))

@@ -11,7 +11,7 @@ from knowledge.parsers.budget import ResourceLimit
 from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.html import blocks_from_fragment
 from knowledge.parsers.text import paragraph_blocks
-from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseError, ParseOptions
 
 MAX_NESTING = 3  # e-mails attached to e-mails attached to e-mails…
 # Mail clients label GBK text "gb2312" and UTF-8 text "ascii"; the supersets decode both correctly.
@@ -54,7 +54,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
 def _header(message: EmailMessage, name: str) -> str:
     try:
         value = message.get(name)
-    except Exception:  # a malformed header is dropped, not fatal
+    except Exception:  # noqa: BLE001 - a malformed header is dropped, not fatal
         return ""
     return " ".join(str(value).split()) if value is not None else ""
 

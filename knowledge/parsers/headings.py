@@ -241,7 +241,7 @@ def with_numbered_headings(blocks: list[Block], *, detector: HeadingDetector | N
             continue
         body: list[str] = []
 
-        def flush() -> None:
+        def flush(body: list[str] = body, block: Block = block) -> None:  # bound: called within this block's loop only
             if body and "\n".join(body).strip():
                 out.append(replace(block, text="\n".join(body).strip()))
             body.clear()

@@ -8,7 +8,7 @@ from bs4.dammit import EncodingDetector
 
 from knowledge.parsers.blocks import is_cjk, table_block
 from knowledge.parsers.decoding import decode_text
-from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
 from knowledge.titles import metadata_title
 
 _DROP = frozenset(

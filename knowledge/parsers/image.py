@@ -8,7 +8,7 @@ import statistics
 from knowledge.parsers.budget import ResourceLimit
 from knowledge.parsers.headings import title_line
 from knowledge.parsers.layout import BlockBuilder, Line, TableItem, body_size
-from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
 
 _FORMATS = {"png": "PNG", "jpeg": "JPEG"}  # doc type -> Pillow format
 

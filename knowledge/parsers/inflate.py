@@ -93,4 +93,4 @@ def install() -> None:
     from pdfminer import pdftypes
 
     if not isinstance(pdftypes.zlib, _ZlibForPdfminer):
-        pdftypes.zlib = _ZlibForPdfminer()
+        pdftypes.zlib = _ZlibForPdfminer()  # type: ignore[assignment]  # a stand-in for the module, on purpose

@@ -5,7 +5,7 @@ import json
 
 from knowledge.parsers.blocks import faq_block
 from knowledge.parsers.decoding import decode_text
-from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseError, ParseOptions
 
 TEXT_KEYS = ("text", "content", "body")
 TITLE_LEVEL = 2

@@ -66,7 +66,7 @@ def drop_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int]:
     the pages (and of two); a margin line that is only a page number always goes. Returns the pages
     and how many lines were dropped.
     """
-    counted = Counter()
+    counted: Counter[str] = Counter()
     for lines in pages:
         counted.update({line.key for line in lines if in_margin(line)})
     threshold = max(2, (len(pages) + 1) // 2)
@@ -84,7 +84,7 @@ def drop_running_lines(pages: list[list[Line]]) -> tuple[list[list[Line]], int]:
 
 def body_size(pages: list[list[Line]]) -> float:
     """The most common character size, weighted by characters: the body text's."""
-    sizes = Counter()
+    sizes: Counter[float] = Counter()
     for lines in pages:
         for line in lines:
             sizes[round(line.size * 2) / 2] += len(line.text)
@@ -178,9 +178,9 @@ class BlockBuilder:
     def _mark_bookmarks(self, lines: list[Line]) -> None:
         """Find the line each of the page's bookmarks starts; bookmarks found nowhere head the page."""
         self._marked = {}
-        if not self.outline:
+        if not self.outline or not lines:
             return
-        page = lines[0].page if lines else None
+        page = lines[0].page
         position = 0
         for level, heading in self.outline.get(page, []):
             for index in range(position, len(lines)):
@@ -251,7 +251,7 @@ class BlockBuilder:
 def left_margin(lines: list[Line]) -> float:
     """The text's left edge: the smallest x0 that at least two lines share (within a third of a character)."""
     starts = sorted(line.x0 for line in lines)
-    for first, second in zip(starts, starts[1:]):
+    for first, second in zip(starts, starts[1:], strict=False):
         if second - first <= max(2.0, 0.33 * statistics.median(line.size for line in lines)):
             return first
     return starts[0] if starts else 0.0

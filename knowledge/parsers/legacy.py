@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from knowledge.parsers.budget import ResourceLimit
-from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
 
 # doc type -> (LibreOffice import filter, the modern twin it is converted to)
 FORMATS: dict[str, tuple[str, str]] = {

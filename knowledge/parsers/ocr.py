@@ -117,7 +117,7 @@ def find_tables(image, boxes: list[OcrLine]) -> list[tuple[OcrTable, list[OcrLin
     ink = cv2.adaptiveThreshold(255 - gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, 15, -2)
     horizontal = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (max(20, width // 30), 1)))
     vertical = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, max(10, height // 60))))
-    grid = cv2.dilate(horizontal | vertical, np.ones((3, 3), np.uint8))
+    grid = cv2.dilate(np.bitwise_or(horizontal, vertical), np.ones((3, 3), np.uint8))
     count, _, stats, _ = cv2.connectedComponentsWithStats(grid)
     out = []
     for index in range(1, count):
@@ -166,7 +166,7 @@ def merge_segments(lines: list[OcrLine]) -> list[OcrLine]:
     merged = []
     for row in visual_rows(lines):
         text = row[0].text
-        for before, item in zip(row, row[1:]):
+        for before, item in zip(row, row[1:], strict=False):
             gap = item.x0 - before.x1
             height = before.bottom - before.top
             text += (" " if gap > 0.6 * height or (before.text[-1:].isascii() and item.text[:1].isascii()) else "") + item.text

@@ -13,7 +13,7 @@ refused by the same rules as in text PDFs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from knowledge.parsers.layout import Line, TableItem
 from knowledge.parsers.pdf_tables import borderless_tables
@@ -38,10 +38,13 @@ class Box(Protocol):
     def confidence(self) -> float: ...
 
 
-def visual_rows(boxes: Sequence[Box]) -> list[list[Box]]:
+_B = TypeVar("_B", bound=Box)  # the caller's own box type (``ocr.OcrLine``) comes back
+
+
+def visual_rows(boxes: Sequence[_B]) -> list[list[_B]]:
     """The boxes grouped into text lines (a box whose middle falls inside the middle half of the line above
     joins it), top to bottom; each line's boxes left to right."""
-    rows: list[list[Box]] = []
+    rows: list[list[_B]] = []
     for box in sorted(boxes, key=lambda b: (b.top + b.bottom) / 2):
         middle = (box.top + box.bottom) / 2
         if rows:
@@ -58,13 +61,13 @@ def visual_rows(boxes: Sequence[Box]) -> list[list[Box]]:
     return rows
 
 
-def borderless(boxes: Sequence[Box]) -> tuple[list[TableItem], list[Box]]:
+def borderless(boxes: Sequence[_B]) -> tuple[list[TableItem], list[_B]]:
     """``(tables, the boxes outside them)``: tables in pixels, on page 1, with their columns' left edges."""
-    owners: dict[int, Box] = {}  # id of a piece -> its box
+    owners: dict[int, _B] = {}  # id of a piece -> its box
     rows = []
     for line in visual_rows(boxes):
         pieces = [_line(box) for box in line]
-        owners.update((id(piece), box) for piece, box in zip(pieces, line))
+        owners.update((id(piece), box) for piece, box in zip(pieces, line, strict=True))
         rows.append((pieces, pieces))
     tables, rest = borderless_tables(rows, 1)
     if not tables:

@@ -23,9 +23,9 @@ from knowledge.parsers.blocks import is_cjk
 from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
 from knowledge.parsers.headings import candidate
 from knowledge.parsers.layout import (
+    SENTENCE_END,
     BlockBuilder,
     Line,
-    SENTENCE_END,
     TableItem,
     body_size,
     drop_running_lines,
@@ -34,9 +34,8 @@ from knowledge.parsers.layout import (
 )
 from knowledge.parsers.pdf_scans import recognise_scans
 from knowledge.parsers.pdf_text import in_reading_order, merge_continued_tables, read_page
-from knowledge.parsers.types import ParseError, ParseOptions, ParsedDocument
+from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
 from knowledge.titles import metadata_title
-
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
 _GENERATED_TITLE = re.compile(r"^(?:microsoft \w+ - |untitled\b)|\.\w{2,4}$", re.IGNORECASE)
@@ -56,9 +55,9 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         metadata["running_lines_dropped"] = dropped
     body = body_size(line_pages)
     title_line = _title_line(line_pages, numbers, body)
-    items = merge_continued_tables([in_reading_order(lines, pages[n][1]) for n, lines in zip(numbers, line_pages)])
+    items = merge_continued_tables([in_reading_order(lines, pages[n][1]) for n, lines in zip(numbers, line_pages, strict=True)])
     builder = BlockBuilder(body=body, title=title_line, outline=outline)
-    for number, page_items in zip(numbers, items):
+    for number, page_items in zip(numbers, items, strict=True):
         builder.page(page_items, meta=ocr_meta.get(number, {}))
     blocks = builder.finish()
     tables = sum(block.kind == "table" for block in blocks)
@@ -79,7 +78,7 @@ def _read_pages(data: bytes, reader: PdfReader, options: ParseOptions) -> tuple[
     readable = None
     try:
         declared = len(reader.pages)
-    except Exception:  # a damaged page tree: pdfminer below may still find the pages
+    except Exception:  # noqa: BLE001 - a damaged page tree: pdfminer below may still find the pages
         declared = 0
     if over_count(options, "pages", options.max_pages, declared, "pages in the PDF"):
         readable = options.max_pages
@@ -140,7 +139,7 @@ def _info_title(reader: PdfReader, metadata: dict) -> str:
         info_title = ((info.title if info else None) or "").strip()
         if info and info.author:
             metadata["author"] = str(info.author)
-    except Exception:  # a broken /Info dictionary must not sink an otherwise readable file
+    except Exception:  # noqa: BLE001 - a broken /Info dictionary must not sink an otherwise readable file
         pass
     return "" if _GENERATED_TITLE.search(info_title) else metadata_title(info_title)
 
@@ -164,7 +163,7 @@ def _read_text_layer(data: bytes, readable: int | None, declared: int, options: 
                 break
             try:
                 read = read_page(page, number)
-            except Exception as exc:  # one damaged page (bad font, broken stream) should not lose the rest
+            except Exception as exc:  # noqa: BLE001 - one damaged page (bad font, broken stream) should not lose the rest
                 if (over := _over_budget(exc)) is not None:
                     raise over from None
                 unreadable.append(number)
@@ -222,7 +221,7 @@ def _outline(reader: PdfReader) -> list[tuple[int, str, int]]:
     """``(level, title, page)`` for each bookmark, in outline order; empty when there is none or it is broken."""
     entries: list[tuple[int, str, int]] = []
 
-    def walk(items: list, level: int) -> None:  # type: ignore[type-arg]
+    def walk(items: list, level: int) -> None:
         for item in items:
             if isinstance(item, list):
                 walk(item, level + 1)
@@ -234,7 +233,7 @@ def _outline(reader: PdfReader) -> list[tuple[int, str, int]]:
 
     try:
         walk(reader.outline, 1)
-    except Exception:  # outlines are optional; a damaged one just means no headings
+    except Exception:  # noqa: BLE001 - outlines are optional; a damaged one just means no headings
         return []
     return entries
 

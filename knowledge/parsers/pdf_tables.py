@@ -137,7 +137,7 @@ def _table(rows: list[Row], number: int, width: float) -> tuple[TableItem, int] 
     if not _looks_tabular(columns, cut, pieces, width):
         return None
     tops = [row[0].top for row in cut]
-    pitch = statistics.median(b - a for a, b in zip(tops, tops[1:]))
+    pitch = statistics.median(b - a for a, b in zip(tops, tops[1:], strict=False))
     table_rows: list[list[list[str]]] = []
     last_top = None
     for row in run:  # a line close under the one before (less than 0.7 of a row's pitch) continues its row

@@ -5,9 +5,8 @@ from __future__ import annotations
 import statistics
 import unicodedata
 
-from knowledge.parsers.layout import Line, TableItem, join_lines
-from knowledge.parsers.pdf_tables import borderless_tables, ruled_tables
-
+from knowledge.parsers.layout import Line, TableItem
+from knowledge.parsers.pdf_tables import Row, borderless_tables, ruled_tables
 
 _MIN_TEXT_CHARS = 20  # a page with fewer characters than this over a page-sized image is a scan
 _SCAN_COVER = 0.5  # ... where the images cover at least this share of the page
@@ -32,16 +31,17 @@ def read_page(page, number: int) -> tuple[list[Line], list[TableItem]] | None:
         return not any(t.x0 <= x <= t.x1 and t.top <= y <= t.bottom for t in tables)
 
     text_page = page.filter(outside) if tables else page
-    rows = []
+    rows: list[Row] = []
     for found in text_page.extract_text_lines(return_chars=True, strip=True):
         if not found["text"].strip():
             continue
         # Pieces cut at wide gaps (columns, cells far apart), and at any gap wider than a word space
         # (cells close together), for the borderless tables.
-        rows.append(tuple([Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
-                                bottom=segment["bottom"], size=segment["size"], page=number,
-                                page_height=float(page.height)) for segment in _segments(found, gap)]
-                          for gap in (2.5, 0.5)))
+        wide_cut, word_cut = ([Line(text=segment["text"], x0=segment["x0"], top=segment["top"], x1=segment["x1"],
+                                    bottom=segment["bottom"], size=segment["size"], page=number,
+                                    page_height=float(page.height)) for segment in _segments(found, gap)]
+                              for gap in (2.5, 0.5))
+        rows.append((wide_cut, word_cut))
     borderless, rows = borderless_tables(rows, number)
     tables.extend(borderless)
     lines = [line for row, _ in rows for line in row]
@@ -65,7 +65,7 @@ def _segments(line: dict, gap: float = 2.5) -> list[dict]:
     out = []
     for group in groups:
         text = group[0]["text"]
-        for before, char in zip(group, group[1:]):
+        for before, char in zip(group, group[1:], strict=False):
             text += (" " if char["x0"] - before["x1"] > 0.15 * size else "") + char["text"]  # a space is ~0.2 em
         out.append({"text": text, "x0": group[0]["x0"], "x1": max(c["x1"] for c in group),
                     "top": min(c["top"] for c in group), "bottom": max(c["bottom"] for c in group),
@@ -86,7 +86,7 @@ def in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | 
     middle = (left_edge + right_edge) / 2
     left = [line for line in lines if line.x1 < middle]
     right = [line for line in lines if line.x0 > middle]
-    ordered: list[Line | TableItem]
+    ordered: list[Line]
     # Columns hold running text: several wide lines on each side. A form's short labels and values
     # («姓名：      张三») are rows, not columns.
     wide = 0.3 * (right_edge - left_edge)
@@ -97,11 +97,11 @@ def in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | 
         band: list[Line] = []
 
         def close_band() -> None:
-            ordered.extend(sorted([l for l in band if l.x1 < middle], key=lambda l: (l.top, l.x0)))
-            ordered.extend(sorted([l for l in band if l.x1 >= middle], key=lambda l: (l.top, l.x0)))
+            ordered.extend(sorted([ln for ln in band if ln.x1 < middle], key=lambda ln: (ln.top, ln.x0)))
+            ordered.extend(sorted([ln for ln in band if ln.x1 >= middle], key=lambda ln: (ln.top, ln.x0)))
             band.clear()
 
-        for line in sorted(lines, key=lambda l: (l.top, l.x0)):
+        for line in sorted(lines, key=lambda ln: (ln.top, ln.x0)):
             if line.x0 < middle < line.x1:  # a full-width line (a heading over both columns) ends the band
                 close_band()
                 ordered.append(line)
@@ -109,7 +109,7 @@ def in_reading_order(lines: list[Line], tables: list[TableItem]) -> list[Line | 
                 band.append(line)
         close_band()
     else:
-        ordered = _rejoin_rows(sorted(lines, key=lambda l: (l.top, l.x0)))
+        ordered = _rejoin_rows(sorted(lines, key=lambda ln: (ln.top, ln.x0)))
     out: list[Line | TableItem] = []
     pending = sorted(tables, key=lambda t: t.top)
     for line in ordered:
@@ -149,7 +149,7 @@ def merge_continued_tables(pages: list[list[Line | TableItem]]) -> list[list[Lin
             same_columns = max(map(len, previous.rows)) == max(map(len, following.rows))
             aligned = abs(previous.x0 - following.x0) < 0.05 * width and abs(previous.x1 - following.x1) < 0.05 * width
             if previous.columns and len(previous.columns) == len(following.columns):  # borderless: text edges
-                aligned = all(abs(a - b) < 0.05 * width for a, b in zip(previous.columns, following.columns))
+                aligned = all(abs(a - b) < 0.05 * width for a, b in zip(previous.columns, following.columns, strict=True))
             if same_columns and aligned:
                 rows = following.rows
                 row_pages = following.row_pages

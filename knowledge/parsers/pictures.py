@@ -1,14 +1,10 @@
-"""Pictures inside documents (DOCX inline images, in the body or in table cells; PPTX picture shapes): read by OCR (``knowledge.parsers.ocr``) into
-blocks that the document's parser places where the picture stands, marked as OCR with their confidence as scanned
-pages are (``{"ocr": True, "ocr_confidence": c, "picture": True}``), so their text is a chunk of its own. A picture
-in a DOCX table cell is read into that cell's text (``PictureReader.cell_text``), the table marked as OCR.
+"""Pictures inside documents (DOCX inline images, in the body or in table cells; PPTX picture shapes), read by OCR.
 
-Bounded: at most ``ParseOptions.max_pictures`` pictures a file, each also one of the file's OCR pages
-(``max_ocr_pages``, shared with scans and attachments), each at most ``ocr.MAX_PIXELS``; pictures beyond a budget,
-larger than that, that Pillow cannot open (EMF/WMF drawings) or that OCR cannot read are skipped and counted in
-the document's metadata (``pictures_skipped``), not failed: the document's own text is still there. Icons and
-bullets (under ``MIN_SIDE`` pixels a side or ``MIN_PIXELS`` in all) are passed over uncounted, and a picture
-repeated in the file (a logo on every slide) is read and placed once, where it first stands.
+Each picture's text is a block placed where the picture stands, marked like a scanned page's
+(``{"ocr": True, "ocr_confidence": c, "picture": True}``); one in a DOCX table cell goes into that cell's text
+(``PictureReader.cell_text``). Bounded by ``ParseOptions.max_pictures`` and the file's OCR pages: pictures over a
+budget, too large, unreadable or unrecognised are skipped and counted (``pictures_skipped``), icons are passed over,
+and a repeated picture is read once (docs/ingestion.md).
 """
 from __future__ import annotations
 
@@ -69,7 +65,8 @@ class PictureReader:
     def cell_text(self, blob: bytes | None) -> tuple[str, float | None]:
         """``(text, confidence)`` of a picture inside a table cell: its lines rejoined (a table in it row by row,
         cells apart), to stand in the cell after the cell's own text; ``("", None)`` when nothing was read."""
-        text, chars, weighted = [], 0, 0.0
+        text: list[str] = []
+        chars, weighted = 0, 0.0
         for block in self.blocks(blob):
             if block.kind == "table" and block.rows:
                 text.extend(" ".join(cell for cell in row if cell) for row in block.rows)
@@ -82,7 +79,7 @@ class PictureReader:
             return "", None
         return join_lines(text), (weighted / chars if chars else 1.0)
 
-    def _open(self, blob: bytes):  # type: ignore[no-untyped-def]
+    def _open(self, blob: bytes):
         """The picture as RGB on white, or None (counted when it is unreadable or too large, not when tiny)."""
         from PIL import Image
 
@@ -119,7 +116,7 @@ class PictureReader:
             metadata["pictures_skipped"] = self.skipped
 
 
-def _as_blocks(lines, tables, page: int | None) -> list[Block]:  # type: ignore[no-untyped-def]
+def _as_blocks(lines, tables, page: int | None) -> list[Block]:
     """Lines top to bottom as one text block between tables; each block marked as a picture's OCR."""
     items = sorted([(line.top, "line", line) for line in lines] + [(table.top, "table", table) for table in tables],
                    key=lambda item: item[0])

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from knowledge.parsers.blocks import table_block
 from knowledge.parsers.budget import cut_short, over_count
 from knowledge.parsers.pictures import PictureReader
-from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
 from knowledge.titles import metadata_title
 
 
@@ -60,7 +60,7 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
                           metadata=metadata)
 
 
-def _picture_blob(shape) -> bytes | None:  # type: ignore[no-untyped-def]
+def _picture_blob(shape) -> bytes | None:
     """The image of a picture shape (or a placeholder holding a picture), else None."""
     if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
         return None
@@ -70,9 +70,9 @@ def _picture_blob(shape) -> bytes | None:  # type: ignore[no-untyped-def]
         return None
 
 
-def _shapes(shapes) -> Iterator:  # type: ignore[no-untyped-def]
+def _shapes(shapes) -> Iterator:
     """Shapes top to bottom, left to right, with grouped shapes opened up."""
-    def position(shape) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    def position(shape) -> tuple[int, int]:
         return (shape.top or 0, shape.left or 0)
 
     for shape in sorted(shapes, key=position):

@@ -30,7 +30,7 @@ def merged_ranges(workbook, sheet, max_columns: int) -> list[Merge]:
                     if low_col <= max_columns:
                         merges.append((low_col, low_row, min(high_col, max_columns), high_row))
                 element.clear()  # the sheet's cells are not kept: the file is streamed once more
-    except Exception:  # merges are an aid to reading; the cells themselves were read already
+    except Exception:  # noqa: BLE001 - merges are an aid to reading; the cells themselves were read already
         return []
     return merges
 

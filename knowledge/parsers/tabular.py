@@ -6,14 +6,14 @@ import csv
 import datetime as dt
 import io
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import openpyxl
 
 from knowledge.parsers.blocks import faq_block
 from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.sheets import fill_merged, merged_ranges, table_blocks
-from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
 
 QUESTION_HEADERS = frozenset({"question", "questions", "问题", "问", "q", "提问", "问句", "标准问题", "query"})
 ANSWER_HEADERS = frozenset({"answer", "answers", "答案", "答", "a", "回答", "答复", "标准答案", "response", "reply"})
@@ -36,10 +36,15 @@ def parse_csv(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocumen
         blocks, columns = faq_blocks(rows)
     else:
         blocks = table_blocks([(n, list(row[:MAX_COLUMNS])) for n, row in enumerate(rows, start=1)], meta={})
-        columns = list(blocks[0].rows[0]) if blocks else []
+        columns = _header(blocks)
         metadata["tables"] = len(blocks)
     metadata.update(faq_count=sum(b.kind == "faq" for b in blocks), columns=columns)
     return ParsedDocument(title=stem, doc_type="csv", blocks=blocks, metadata=metadata)
+
+
+def _header(blocks: list[Block]) -> list[str]:
+    """The first table block's first row (a table block always has rows); [] without blocks."""
+    return list(cast("tuple[tuple[str, ...], ...]", blocks[0].rows)[0]) if blocks else []
 
 
 def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
@@ -62,7 +67,7 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
         else:
             filled, spanning = fill_merged(rows, merges)
             sheet_blocks = table_blocks(filled, meta={"sheet": name}, spanning=spanning)
-            sheet_columns = list(sheet_blocks[0].rows[0]) if sheet_blocks else []
+            sheet_columns = _header(sheet_blocks)
         if not sheet_blocks:
             continue
         if len(sheets) > 1:

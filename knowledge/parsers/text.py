@@ -6,7 +6,7 @@ import re
 
 from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.headings import title_line, with_numbered_headings
-from knowledge.parsers.types import Block, ParseOptions, ParsedDocument
+from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-
 ERROR_CODES = frozenset(
     {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch",
      "ocr_failed", "image_too_large", "resource_limit", "converter_missing", "conversion_failed"}

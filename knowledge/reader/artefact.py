@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -87,7 +87,7 @@ def write_delta(net: Any, *, figures: dict, data: dict) -> Path:
     arrays["head.w"] = net.head.weight.detach().numpy().reshape(-1).astype(np.float32)
     arrays["head.b"] = net.head.bias.detach().numpy().reshape(-1).astype(np.float32)
     DATA.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(DELTA, **arrays)
+    np.savez_compressed(DELTA, **cast(dict[str, Any], arrays))  # numpy's stub reads a ** dict as maybe allow_pickle
     info = {"layers": len(net.layers), "base": base_path().name, "base_sha256": sha256(base_path()),
             "delta_sha256": sha256(DELTA), "figures": figures, "training": data}
     MANIFEST.write_text(json.dumps(info, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
@@ -131,7 +131,7 @@ def build(directory: Path, *, check: bool = True) -> Path:
     target = directory / f"reader-{info['delta_sha256'][:12]}.npz"
     tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
     with tmp.open("wb") as f:
-        np.savez(f, **_apply())
+        np.savez(f, **cast(dict[str, Any], _apply()))  # numpy's stub reads a ** dict as maybe allow_pickle
     if check and info.get("built_sha256") and sha256(tmp) != info["built_sha256"]:
         tmp.unlink(missing_ok=True)
         raise ReaderUnavailable("the reader's weights built here do not match their checksum")

@@ -12,14 +12,19 @@ import logging
 import math
 import threading
 import time
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import artefact, weights
 from .tokenizer import FastTokenizer, Tokenizer
 from .windows import reader_text
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +37,7 @@ class Reader:
 
     name = "e5-reader"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, int8: bool = False) -> None:
         import torch
 
         self._torch = torch
@@ -50,8 +55,10 @@ class Reader:
         self._pos = t["emb.pos"].reshape(int(max_positions), self.hidden)
         self._type = t["emb.type"].reshape(-1, self.hidden)[0]
         self._t = t
+        self._packed = _int8_layers(torch, t, self.layers) if int8 else {}
+        self.int8 = bool(self._packed)
 
-    def _embed(self, ids: np.ndarray) -> "object":
+    def _embed(self, ids: np.ndarray) -> Tensor:
         torch = self._torch
         flat = np.unique(ids)
         rows = weights.dequantize_q4_0(self._word[flat].tobytes(), len(flat), self.hidden)
@@ -71,10 +78,14 @@ class Reader:
             hd = h // self.heads
             bias = torch.zeros((b, 1, 1, n)).masked_fill(~m[:, None, None, :], float("-inf"))
             for i in range(self.layers):
-                def lin(name: str, y: "torch.Tensor") -> "torch.Tensor":
-                    return F.linear(y, t[f"l{i}.{name}.w"], t[f"l{i}.{name}.b"])
+                def lin(name: str, y: Tensor, i: int = i) -> Tensor:  # bound: used within this layer only
+                    packed = self._packed.get(f"l{i}.{name}")
+                    if packed is None:
+                        return F.linear(y, t[f"l{i}.{name}.w"], t[f"l{i}.{name}.b"])
+                    out = torch.ops.quantized.linear_dynamic(y.reshape(-1, y.shape[-1]).contiguous(), packed)
+                    return out.reshape(*y.shape[:-1], out.shape[-1])
 
-                def split(y: "torch.Tensor") -> "torch.Tensor":
+                def split(y: Tensor) -> Tensor:
                     return y.view(b, n, self.heads, hd).transpose(1, 2)
 
                 q, k, v = split(lin("q", x)), split(lin("k", x)), split(lin("v", x))
@@ -105,19 +116,49 @@ class Reader:
         return self.score_texts([reader_text(question, title, text) for title, text in windows])
 
 
+def _int8_layers(torch: Any, t: dict[str, Tensor], layers: int) -> dict[str, Any]:
+    """Each layer's linear weights as int8 (one scale per output row) prepacked for ``quantized.linear_dynamic``;
+    none (float32 stays) where this PyTorch has no quantized engine. About 1.8× less CPU a question, but 1.6% of
+    held-out windows change side of the 0.5 line (docs/relevance.md, *The reader*: ``scripts/bench_reader.py --int8``),
+    so it is a choice (``ZHIKU_READER_INT8``), off by default."""
+    packed: dict[str, Any] = {}
+    try:
+        with warnings.catch_warnings():
+            # PyTorch marks its quantized tensor types deprecated; while they last they are the fastest CPU path.
+            warnings.simplefilter("ignore", UserWarning)
+            for i in range(layers):
+                for name in ("q", "k", "v", "ao", "fi", "fo"):
+                    w, b = t[f"l{i}.{name}.w"].float(), t[f"l{i}.{name}.b"].float()
+                    scales = (w.abs().amax(dim=1) / 127).clamp(min=1e-8).double()
+                    zeros = torch.zeros(w.shape[0], dtype=torch.long)
+                    qw = torch.quantize_per_channel(w, scales, zeros, 0, torch.qint8)
+                    packed[f"l{i}.{name}"] = torch.ops.quantized.linear_prepack(qw, b)
+    except (RuntimeError, AttributeError) as exc:
+        log.warning("the reader runs in float32: no int8 linear layers in this PyTorch (%s)", exc)
+        return {}
+    return packed
+
+
 _lock = threading.Lock()
 _readers: dict[str, Reader | None] = {}
 
 
-def load(directory: Path) -> Reader | None:
-    """The process's reader, built and loaded on first use; None (logged once) when it cannot run here."""
-    key = str(directory)
+def load(directory: Path, *, threads: int = 0, int8: bool = False) -> Reader | None:
+    """The process's reader, built and loaded on first use; None (logged once) when it cannot run here.
+
+    ``threads``: PyTorch's threads per operation for the whole process, set at the first load (0: its default).
+    ``int8``: the layers' matrix products in int8 (``_int8_layers``)."""
+    key = f"{directory}|{'int8' if int8 else 'fp32'}"
     with _lock:
         if key in _readers:
             return _readers[key]
+        if threads > 0:
+            import torch
+
+            torch.set_num_threads(threads)
         started = time.perf_counter()
         try:
-            reader: Reader | None = Reader(artefact.ensure(directory))
+            reader: Reader | None = Reader(artefact.ensure(directory), int8=int8)
             log.info("reader loaded in %.0f ms", (time.perf_counter() - started) * 1000)
         except (artefact.ReaderUnavailable, OSError, ValueError, KeyError) as exc:
             log.warning("the reader is off: %s", exc)

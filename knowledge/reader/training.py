@@ -13,6 +13,7 @@ is what the engine will run after ``weights.write`` requantizes it.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import torch
@@ -90,9 +91,9 @@ class ReaderNet(nn.Module):
             self.head.bias.zero_()
         self.eln.requires_grad_(False)
 
-    def quantized(self, on: bool = True) -> "ReaderNet":
+    def quantized(self, on: bool = True) -> ReaderNet:
         for layer in self.layers:
-            layer.quantized = on
+            cast(Layer, layer).quantized = on
         return self
 
     def pooled(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

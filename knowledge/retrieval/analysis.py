@@ -48,9 +48,9 @@ import os
 import re
 import threading
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Iterable, Sequence
 
 import jieba
 import opencc
@@ -59,6 +59,12 @@ from .stopwords import STOPWORDS, STOPWORDS_DIGEST
 
 # Bump when tokenize() changes behaviour in a way the config does not capture.
 ANALYZER_VERSION = 1
+
+NORMALIZED_CACHE = 1024
+"""Folded texts an analyzer keeps (a chat turn folds ~130 texts, mostly chunks it folded in earlier turns): at most
+~8 MB with the limit below."""
+NORMALIZED_MAX_CHARS = 2048
+"""Longer texts (whole documents at ingestion) are folded every time, not kept."""
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,12 @@ class _T2S:
         self._phrase_re = re.compile(
             "|".join(re.escape(p) for p in sorted(self._phrases, key=len, reverse=True))
         )
-        # Every phrase key contains a traditional character, so this gate is safe.
-        self._trad_re = re.compile("[" + "".join(re.escape(c) for c in single) + "]")
+        # The gate: a text holding none of these characters is left as it is. Every single-character key, and
+        # the characters of the phrases that change without holding one (沈默 → 沉默). A set, not a regex
+        # character class: over a passage with no traditional character (most simplified text) the class of
+        # ~4,000 characters took ~0.5 ms a passage, the set ~0.01 ms (docs/scaling.md, "The judge's text").
+        loose = {c for p, v in self._phrases.items() if p != v and not any(ch in single for ch in p) for c in p[:1]}
+        self._trad_chars = frozenset(single) | frozenset(loose)
 
     @staticmethod
     def _load(path: str) -> dict[str, str]:
@@ -109,7 +119,7 @@ class _T2S:
         return table
 
     def __call__(self, text: str) -> str:
-        if not self._trad_re.search(text):
+        if self._trad_chars.isdisjoint(text):
             return text
         out: list[str] = []
         pos = 0
@@ -161,6 +171,8 @@ class Analyzer:
     def __init__(self, config: AnalyzerConfig = AnalyzerConfig()) -> None:
         self.config = config
         self._t2s = _t2s() if config.fold_traditional else None
+        # Texts come back turn after turn (the same chunks are judged and quoted again): their folded form is kept.
+        self._normalized = functools.lru_cache(maxsize=NORMALIZED_CACHE)(self._normalize)
 
         words = sorted({w for w in (self.normalize(w).strip() for w in config.user_words) if w})
         synonym_map: dict[str, str] = {}
@@ -205,6 +217,9 @@ class Analyzer:
 
     def normalize(self, text: str) -> str:
         """NFKC (full-width → half-width), lowercase, traditional → simplified."""
+        return self._normalized(text) if len(text) <= NORMALIZED_MAX_CHARS else self._normalize(text)
+
+    def _normalize(self, text: str) -> str:
         text = unicodedata.normalize("NFKC", text).lower()
         if self._t2s is not None:
             text = self._t2s(text)

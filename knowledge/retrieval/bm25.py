@@ -1,33 +1,26 @@
-"""Sparse BM25 index that scores exactly like ``rank_bm25.BM25Okapi``, serialised without pickle.
+"""Sparse BM25 index that scores exactly like ``rank_bm25.BM25Okapi`` (0.2.2), serialised without pickle.
 
-Scoring (rank_bm25 0.2.2, ``BM25Okapi``; Robertson & Zaragoza 2009, with the
-ATIRE-style idf floor rank_bm25 adds):
-
-    idf(t)    = ln(N - df + 0.5) - ln(df + 0.5)        negative values → epsilon * mean idf
-    w(t, d)   = tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
-    score(q,d)= Σ_{t in q, with repetition} idf(t) * w(t, d)
-
-The mean idf is over every term of the corpus, before the floor is applied;
-query terms absent from the corpus contribute nothing.
-
-Layout: a term-major CSR matrix (rows = vocabulary, columns = documents) of
-term frequencies, plus the precomputed saturation ``w`` for every posting (it
-depends only on tf, |d|, avgdl, k1, b). A query reads only its own terms'
-rows, so its cost grows with the postings it touches, not the corpus size.
+idf(t) = ln(N - df + 0.5) - ln(df + 0.5), a negative one floored to epsilon * the mean idf over the whole vocabulary;
+w(t, d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)); score(q, d) = Σ over q's tokens (repeats too) of idf * w.
+Terms absent from the corpus contribute nothing. Layout: a term-major CSR matrix (rows = vocabulary, columns =
+documents) of term frequencies plus each posting's precomputed ``w``: a query reads only its own terms' rows.
 """
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from . import bm25_blob
 from .bm25_blob import FORMAT_VERSION, MAGIC, IndexFormatError
+from .bm25_build import build_postings
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "BM25Index", "IndexFormatError", "ListTerms", "TermTable"]
 
 DocInput = tuple[int, Sequence[str]]
+_W_STEP = 4_000_000  # postings whose w is computed at once
 
 
 class BM25Index:
@@ -68,8 +61,11 @@ class BM25Index:
         idf[idf < 0] = self.epsilon * self.average_idf
         self._idf = idf
 
-        self._doc_norm: Optional[np.ndarray] = None
-        self._w: Optional[np.ndarray] = self._saturation(0, self._tf.shape[0])
+        self._doc_norm: np.ndarray | None = None
+        self._w: np.ndarray | None = np.empty(self._tf.shape[0], dtype=np.float64)
+        for start in range(0, self._tf.shape[0], _W_STEP):  # a step at a time: no corpus-sized temporaries
+            end = min(start + _W_STEP, self._tf.shape[0])
+            self._w[start:end] = self._saturation(start, end)
 
     def _saturation(self, start: int, end: int) -> np.ndarray:
         """``w`` of postings start..end, written as rank_bm25 writes it so the floats agree (same operations, same order)."""
@@ -77,17 +73,17 @@ class BM25Index:
             return np.zeros(0, dtype=np.float64)
         tf_f = self._tf[start:end].astype(np.float64)
         cols = self._cols[start:end]
-        if self._doc_norm is not None:  # k1 * (1 - b + b * |d| / avgdl) per document: the same floats, fewer operations
-            return tf_f * (self.k1 + 1) / (tf_f + self._doc_norm[cols])
-        return tf_f * (self.k1 + 1) / (tf_f + self.doc_norm(self._doc_len[cols]))
+        norm: np.ndarray = self._doc_norm[cols] if self._doc_norm is not None else self.doc_norm(self._doc_len[cols])
+        w: np.ndarray = tf_f * (self.k1 + 1) / (tf_f + norm)  # a stored doc_norm: the same floats, fewer operations
+        return w
 
     def doc_norm(self, doc_len: np.ndarray) -> np.ndarray:
         """k1 * (1 - b + b * |d| / avgdl) for these document lengths."""
         return self.k1 * (1 - self.b + self.b * doc_len.astype(np.float64) / self.avgdl)
 
     @classmethod
-    def from_state(cls, *, terms: "TermTable", arrays: dict[str, np.ndarray], k1: float, b: float, epsilon: float,
-                   avgdl: float, average_idf: float) -> "BM25Index":
+    def from_state(cls, *, terms: TermTable, arrays: dict[str, np.ndarray], k1: float, b: float, epsilon: float,
+                   avgdl: float, average_idf: float) -> BM25Index:
         """An index over ready arrays (``state_arrays``; bm25_file.py maps them), taken as they are: no copy.
 
         Optional: w (without it, a query computes its postings' w: the same floats), doc_norm.
@@ -108,7 +104,7 @@ class BM25Index:
                 "tf": self._tf, "idf": self._idf, "id_order": self._id_order, "sorted_ids": self._sorted_ids}
 
     @property
-    def terms(self) -> "TermTable":
+    def terms(self) -> TermTable:
         return self._terms
 
     def positions(self, doc_ids: Iterable[int]) -> np.ndarray:
@@ -124,39 +120,15 @@ class BM25Index:
     @classmethod
     def build(
         cls, docs: Iterable[DocInput], *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25
-    ) -> "BM25Index":
-        """Index ``(doc_id, tokens)`` pairs; ids must be unique."""
-        ids: list[int] = []
-        lengths: list[int] = []
-        vocab: dict[str, int] = {}
-        parts: list[np.ndarray] = []
-        batch: list[str] = []
-
-        def flush() -> None:  # term ids in order of first appearance, C-level passes, a batch of tokens at a time:
-            for term in dict.fromkeys(batch):  # all the corpus's token strings at once outgrew 10 GB at 1M chunks
-                vocab.setdefault(term, len(vocab))
-            parts.append(np.fromiter(map(vocab.__getitem__, batch), dtype=np.int64, count=len(batch)))
-            batch.clear()
-
-        for doc_id, tokens in docs:
-            ids.append(int(doc_id))
-            lengths.append(len(tokens))
-            batch.extend(tokens)
-            if len(batch) >= 1_000_000:
-                flush()
-        flush()
-        terms, rows = list(vocab), np.concatenate(parts)
-        del parts, vocab
-        cols = np.repeat(np.arange(len(ids), dtype=np.int64), np.asarray(lengths, dtype=np.int64))
-        indptr, out_cols, tf = _csr_from_pairs(rows, cols, len(terms), len(ids))
-        return cls(
-            terms=terms, ids=np.asarray(ids, dtype=np.int64), doc_len=np.asarray(lengths, dtype=np.int64),
-            indptr=indptr, cols=out_cols, tf=tf, k1=k1, b=b, epsilon=epsilon,
-        )
+    ) -> BM25Index:
+        """Index ``(doc_id, tokens)`` pairs; ids must be unique. Counted inside a memory bound (bm25_build.py)."""
+        postings = build_postings(docs)
+        return cls(terms=postings.terms, ids=postings.ids, doc_len=postings.lengths, indptr=postings.indptr,
+                   cols=postings.cols, tf=postings.tf, k1=k1, b=b, epsilon=epsilon)
 
     def with_changes(
         self, *, remove_ids: Iterable[int] = (), add_docs: Iterable[DocInput] = ()
-    ) -> "BM25Index":
+    ) -> BM25Index:
         """A new index over this corpus minus ``remove_ids`` plus ``add_docs``.
 
         Scores equal a full ``build`` over the resulting corpus (documents keep
@@ -211,7 +183,7 @@ class BM25Index:
         df = np.bincount(all_rows, minlength=len(terms))
         live = df > 0
         new_row_of_old = np.cumsum(live, dtype=np.int64) - 1
-        terms = [t for t, alive in zip(terms, live.tolist()) if alive]
+        terms = [t for t, alive in zip(terms, live.tolist(), strict=True) if alive]
         all_rows = new_row_of_old[all_rows]
 
         # Kept postings are still sorted by (row, column) and added documents have
@@ -309,7 +281,7 @@ class BM25Index:
         query_tokens: Sequence[str],
         top_k: int,
         *,
-        allowed_ids: Optional[set[int] | frozenset[int] | np.ndarray | Sequence[int]] = None,
+        allowed_ids: set[int] | frozenset[int] | np.ndarray | Sequence[int] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``top_k`` best ``(doc_id, score)`` among documents matching a query term.
 
@@ -337,7 +309,7 @@ class BM25Index:
             mask = -scores <= kth
             doc_ids, scores = doc_ids[mask], scores[mask]
         order = np.lexsort((doc_ids, -scores))[:top_k]
-        return [(int(i), float(s)) for i, s in zip(doc_ids[order].tolist(), scores[order].tolist())]
+        return [(int(i), float(s)) for i, s in zip(doc_ids[order].tolist(), scores[order].tolist(), strict=True)]
 
     # --- serialisation (the blob of the L2/L3 tiers: bm25_blob.py; the mapped file: bm25_file.py) ----
     def to_bytes(self) -> bytes:
@@ -345,7 +317,7 @@ class BM25Index:
         return bm25_blob.encode(self)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "BM25Index":
+    def from_bytes(cls, data: bytes) -> BM25Index:
         """Load ``to_bytes`` output; raises ``IndexFormatError`` on any other input."""
         return bm25_blob.decode(data, cls)
 
@@ -353,7 +325,7 @@ class BM25Index:
 class TermTable(Protocol):
     """The vocabulary: term → CSR row. ``ListTerms`` in memory, ``bm25_file.MappedTerms`` from a mapped file."""
 
-    def row(self, term: str) -> Optional[int]: ...
+    def row(self, term: str) -> int | None: ...
     def __len__(self) -> int: ...
     def as_list(self) -> list[str]: ...
 
@@ -367,7 +339,7 @@ class ListTerms:
         self._terms = terms
         self._rows = {t: i for i, t in enumerate(terms)}
 
-    def row(self, term: str) -> Optional[int]:
+    def row(self, term: str) -> int | None:
         return self._rows.get(term)
 
     def __len__(self) -> int:
@@ -377,23 +349,9 @@ class ListTerms:
         return self._terms  # (not copied: callers only read it)
 
 
-def _csr_from_pairs(
-    rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(indptr, cols, counts) of the CSR counting each (row, col) pair, cols sorted per row."""
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    if rows.shape[0] == 0:
-        return indptr, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    keys, counts = np.unique(rows * max(n_cols, 1) + cols, return_counts=True)
-    out_rows = keys // max(n_cols, 1)
-    out_cols = keys - out_rows * max(n_cols, 1)
-    np.cumsum(np.bincount(out_rows, minlength=n_rows), out=indptr[1:])
-    return indptr, out_cols, counts
-
-
-def _as_id_array(allowed: object) -> np.ndarray:
+def _as_id_array(allowed: set[int] | frozenset[int] | np.ndarray | Sequence[int]) -> np.ndarray:
     if isinstance(allowed, np.ndarray):
         return allowed.astype(np.int64, copy=False).ravel()
     if isinstance(allowed, (set, frozenset)):
         return np.fromiter((int(i) for i in allowed), dtype=np.int64, count=len(allowed))
-    return np.asarray(list(allowed), dtype=np.int64)  # type: ignore[call-overload]
+    return np.asarray(list(allowed), dtype=np.int64)

@@ -19,12 +19,13 @@ the file, and only the pages a search touches are read. No pickle anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -48,15 +49,15 @@ class MappedTerms:
     __slots__ = ("_bytes", "_offsets", "_order", "_n")
 
     def __init__(self, term_bytes: np.ndarray, offsets: np.ndarray, order: np.ndarray) -> None:
-        self._bytes = memoryview(term_bytes) if term_bytes.shape[0] else memoryview(b"")
-        self._offsets = memoryview(offsets).cast("B").cast("q")
-        self._order = memoryview(order).cast("B").cast("q") if order.shape[0] else memoryview(b"").cast("q")
+        self._bytes = term_bytes.data if term_bytes.shape[0] else memoryview(b"")
+        self._offsets = offsets.data.cast("B").cast("q")
+        self._order = order.data.cast("B").cast("q") if order.shape[0] else memoryview(b"").cast("q")
         self._n = int(order.shape[0])
 
     def _term(self, row: int) -> bytes:
         return self._bytes[self._offsets[row] : self._offsets[row + 1]].tobytes()
 
-    def row(self, term: str) -> Optional[int]:
+    def row(self, term: str) -> int | None:
         key = term.encode("utf-8")
         lo, hi = 0, self._n
         while lo < hi:
@@ -92,17 +93,17 @@ def _tf_dtype(tf: np.ndarray) -> str:
     return next(d for d in _TF_DTYPES if top <= np.iinfo(np.dtype(d)).max)
 
 
-def write_index_file(index: BM25Index, path: str | os.PathLike) -> int:
+def write_index_file(index: BM25Index, path: str | os.PathLike[str]) -> int:
     """Write ``index`` to ``path`` atomically (a temporary file in the same folder, then ``os.replace``); its size."""
     arrays = {**index.state_arrays(), **_term_table(index.terms.as_list())}
     arrays["doc_norm"] = index.doc_norm(arrays["doc_len"])
-    layout: dict[str, list] = {}
+    layout: dict[str, tuple[str, int, int]] = {}  # name -> (dtype, length, byte offset): a JSON list
     header_guess = 4096 + 64 * len(arrays)
     offset = 0
     dtypes = dict(_DTYPES, tf=_tf_dtype(arrays["tf"]))
     for name, dtype in dtypes.items():
         arrays[name] = np.ascontiguousarray(arrays[name], dtype=dtype)
-        layout[name] = [dtype, int(arrays[name].shape[0]), offset]
+        layout[name] = (dtype, int(arrays[name].shape[0]), offset)
         offset += -(-arrays[name].nbytes // _ALIGN) * _ALIGN
     meta = {"k1": index.k1, "b": index.b, "epsilon": index.epsilon, "avgdl": index.avgdl,
             "average_idf": index.average_idf, "arrays": layout}
@@ -119,7 +120,7 @@ def write_index_file(index: BM25Index, path: str | os.PathLike) -> int:
             fh.write(_PREFIX.pack(MAGIC, FILE_VERSION, len(header)) + header)
             for name in _DTYPES:
                 fh.seek(data_start + layout[name][2])
-                fh.write(memoryview(arrays[name]).cast("B"))
+                fh.write(arrays[name].data.cast("B"))
             fh.truncate(data_start + offset)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -129,7 +130,7 @@ def write_index_file(index: BM25Index, path: str | os.PathLike) -> int:
     return data_start + offset
 
 
-def map_index_file(path: str | os.PathLike) -> BM25Index:
+def map_index_file(path: str | os.PathLike[str]) -> BM25Index:
     """The index in ``path``, its arrays views of one read-only ``numpy.memmap``; ``IndexFormatError`` if bad."""
     try:
         mapped = np.memmap(path, dtype=np.uint8, mode="r")
@@ -177,7 +178,7 @@ class MachineCopies:
     time) a KB from a later one given the same id by a recreated database.
     """
 
-    def __init__(self, root: str | os.PathLike, namespace: str) -> None:
+    def __init__(self, root: str | os.PathLike[str], namespace: str) -> None:
         self.root = Path(root)
         self.namespace = "".join(c if c.isalnum() or c in "-_." else "_" for c in namespace) or "default"
 
@@ -187,7 +188,7 @@ class MachineCopies:
     def path(self, kb_key: str, version: int, fingerprint: str) -> Path:
         return self.folder(kb_key) / f"v{int(version)}-{fingerprint[:16]}.bm25"
 
-    def open(self, path: Path) -> Optional[BM25Index]:
+    def open(self, path: Path) -> BM25Index | None:
         """The mapped index at ``path``; None when absent; a damaged file is removed (and None)."""
         if not path.exists():
             return None
@@ -197,9 +198,8 @@ class MachineCopies:
             path.unlink(missing_ok=True)
             return None
 
-    def lock(self, kb_key: str, timeout: Optional[float], poll: float = 0.05):
+    def lock(self, kb_key: str, timeout: float | None, poll: float = 0.05) -> contextlib.AbstractContextManager[bool]:
         """A context manager holding the KB folder's build lock; it yields False when ``timeout`` ran out."""
-        import contextlib
         import fcntl
         import time
 
@@ -207,7 +207,7 @@ class MachineCopies:
         folder.mkdir(parents=True, exist_ok=True)
 
         @contextlib.contextmanager
-        def held():
+        def held() -> Iterator[bool]:
             with open(folder / ".lock", "a+b") as fh:
                 if timeout is None:
                     fcntl.flock(fh, fcntl.LOCK_EX)

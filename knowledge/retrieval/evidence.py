@@ -28,13 +28,13 @@ and vectors exist.
 from __future__ import annotations
 
 import functools
-import re
 import math
 import os
+import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -115,7 +115,7 @@ class Background:
                 return self._vectors[model_id]
         if embed_passages is None:
             return None
-        matrix = np.asarray(embed_passages(list(background_texts())), dtype=np.float32)
+        matrix: np.ndarray = np.asarray(embed_passages(list(background_texts())), dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         matrix = matrix / norms
@@ -174,7 +174,7 @@ class QueryBank:
         with self._lock:
             if model_id in self._vectors:
                 return self._vectors[model_id]
-        matrix = np.stack([np.asarray(embed_query(t), dtype=np.float32) for t in self._texts()])
+        matrix: np.ndarray = np.stack([np.asarray(embed_query(t), dtype=np.float32) for t in self._texts()])
         matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         with self._lock:
             self._vectors[model_id] = matrix
@@ -251,7 +251,7 @@ def passage_evidence(query_tokens: Sequence[str], text: str, *, heading: str = "
     lacking = max((w for t, w in weighted if t not in whole), default=0.0)
     sentences = [s for s in _SENTENCE_END.split(text) if s.strip()] or [""]
     best = 0.0
-    for window in sentences + [a + b for a, b in zip(sentences, sentences[1:])]:
+    for window in sentences + [a + b for a, b in zip(sentences, sentences[1:], strict=False)]:
         best = max(best, sum(w for t, w in present if t in window or t in heading))
         if best >= total:
             break

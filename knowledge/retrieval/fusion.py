@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import statistics
 import unicodedata
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping, Sequence, TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from .protocols import ChunkRecord
@@ -49,11 +50,11 @@ def rrf(
     not a preference. With 0.6/0.4 and k 60, a candidate only the first list
     found, even at rank 30 (0.6/90 = 0.00667), beats the second list's rank-1
     candidate when the first missed it (0.4/61 = 0.00656);
-    tests/retrieval/test_fusion.py pins it.
+    tests/knowledge/retrieval/test_fusion.py pins it.
     """
     ws = _weights(len(ranked_lists), weights)
     scores: dict[K, float] = {}
-    for w, ranked in zip(ws, ranked_lists):
+    for w, ranked in zip(ws, ranked_lists, strict=True):
         seen: set[K] = set()
         rank = 0
         for item in ranked:
@@ -89,7 +90,7 @@ def minmax_fusion(
     for scores in score_maps:
         keys.update(dict.fromkeys(scores))
     return {
-        key: sum(w * norm.get(key, missing) for w, norm in zip(ws, normalised))
+        key: sum(w * norm.get(key, missing) for w, norm in zip(ws, normalised, strict=True))
         for key in keys
     }
 
@@ -131,9 +132,12 @@ _EXACT_PATTERNS: tuple[re.Pattern[str], ...] = (
     # camelCase / PascalCase: getUserName, HttpClient
     re.compile(r"(?<![A-Za-z0-9])[a-z]+[A-Z][A-Za-z0-9]*|(?<![A-Za-z0-9])[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"),
     # paths and file names: /etc/nginx.conf, C:\\app\\x, settings.py
-    re.compile(r"(?:[A-Za-z]:)?[\\/][\w.\-]+[\\/]|(?<![A-Za-z0-9])[\w\-]+\.(?:py|js|ts|java|go|rs|c|cpp|h|json|ya?ml|toml|ini|conf|cfg|xml|html?|css|md|txt|csv|xlsx?|docx?|pdf|pptx?|sh|sql|log)(?![A-Za-z0-9])", re.ASCII),
+    re.compile(r"(?:[A-Za-z]:)?[\\/][\w.\-]+[\\/]|(?<![A-Za-z0-9])[\w\-]+\."
+               r"(?:py|js|ts|java|go|rs|c|cpp|h|json|ya?ml|toml|ini|conf|cfg|xml|html?|css|md|txt|csv|xlsx?|docx?|pdf|pptx?|sh|sql|log)"
+               r"(?![A-Za-z0-9])", re.ASCII),
     # numeric codes named as such: 错误码 1042, 报错404, error 500, 404错误
-    re.compile(r"(?:错误码|错误代码|错误|报错|状态码|代码|编号|型号|订单号|工单号|error|code|errno)\s*[:：#]?\s*[0-9]{3,}|[0-9]{3,}\s*(?:错误|报错|状态码)", re.IGNORECASE),
+    re.compile(r"(?:错误码|错误代码|错误|报错|状态码|代码|编号|型号|订单号|工单号|error|code|errno)\s*[:：#]?\s*[0-9]{3,}"
+               r"|[0-9]{3,}\s*(?:错误|报错|状态码)", re.IGNORECASE),
 )
 
 
@@ -230,7 +234,7 @@ def mmr(
 
 # --- the fuse stage ----------------------------------------------------------------------
 
-def fuse(run: "KBRun", query: str, records: Mapping[int, "ChunkRecord"], tuning: "Tuning") -> None:
+def fuse(run: KBRun, query: str, records: Mapping[int, ChunkRecord], tuning: Tuning) -> None:
     """One KB's paths fused: ``fused_score``/``fused_rank`` on its candidates, its fused list and rerank pool."""
     kb, cands = run.kb, run.candidates
     trust = None

@@ -47,8 +47,8 @@ leave-one-out figures and the threshold sweep are in docs/relevance.md ("How the
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -105,7 +105,7 @@ class LogisticModel:
         return all(getattr(signals, f) is not None for f in self.features)
 
     def logit(self, signals: JudgeSignals) -> float:
-        return self.intercept + sum(w * _value(signals, f) for f, w in zip(self.features, self.weights))
+        return self.intercept + sum(w * _value(signals, f) for f, w in zip(self.features, self.weights, strict=True))
 
     def probability(self, signals: JudgeSignals) -> float:
         return _sigmoid(self.logit(signals))

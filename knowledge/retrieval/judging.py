@@ -13,15 +13,15 @@ against its own two lines; a FAQ entry matching the question by meaning is never
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from . import evidence
 from .judge import ANSWERED, NOT_FOUND, UNCERTAIN, VERDICTS, Judge, JudgeSignals
-from .protocols import ChunkRecord, Embedder
+from .protocols import CROSS_ENCODER_PREFIX, ChunkRecord, Embedder
 from .recall import UNSET, KBRun
-from .rerank import CROSS_ENCODER_PREFIX
 from .trace import Trace
 from .tuning import JUDGE_MARGIN, Tuning
 

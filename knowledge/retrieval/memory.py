@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -184,8 +184,8 @@ class MemoryVectorStore:
                 raise ValueError(f"query vector has {q.shape[0]} dimensions, KB {kb_id} stores {stored.shape[1]}")
         sims = matrix @ q if ids.shape[0] else np.zeros(0, dtype=np.float32)
         if q_ids.shape[0]:
-            question = dict(zip(q_ids.tolist(), (q_matrix @ q).tolist()))
-            sims = np.asarray([faq_cosine(float(s), question.get(int(i))) for i, s in zip(ids, sims)], dtype=np.float32)
+            question = dict(zip(q_ids.tolist(), (q_matrix @ q).tolist(), strict=True))
+            sims = np.asarray([faq_cosine(float(s), question.get(int(i))) for i, s in zip(ids, sims, strict=True)], dtype=np.float32)
         visible = self._store._visible(kb_id, filters, scope)
         if visible is not None:
             mask = np.isin(ids, np.asarray(visible, dtype=np.int64))
@@ -251,7 +251,7 @@ class CharNgramEmbedder:
     def _vector(self, text: str) -> np.ndarray:
         v = np.zeros(self.dim, dtype=np.float32)
         chars = [c for c in text if not c.isspace()]
-        for gram in chars + [a + b for a, b in zip(chars, chars[1:])]:
+        for gram in chars + [a + b for a, b in zip(chars, chars[1:], strict=False)]:
             v[zlib.crc32(gram.encode("utf-8")) % self.dim] += 1.0
         n = float(np.linalg.norm(v))
         return v / n if n else v

@@ -17,8 +17,10 @@ The knobs are one frozen ``tuning.Tuning``; the measured figures behind its defa
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from . import reading
 from .context import expand, fill_payload
 from .fusion import fuse
 from .judge import NOT_FOUND, Judge
@@ -34,7 +36,6 @@ from .protocols import (
     Reranker,
     VectorStore,
 )
-from . import reading
 from .recall import KBRun, Recall, analyze, validated
 from .request import SearchRequest
 from .rerank import FALLBACK, rerank_pool
@@ -49,8 +50,8 @@ __all__ = ["DEFAULT_RERANK_WEIGHTS", "MODES", "HybridRetriever", "SearchRequest"
 class HybridRetriever:
     """Hybrid (vector + BM25) search over one or more knowledge bases; see the module docstring.
 
-    The knobs come as a ``tuning`` or as its fields by keyword (``HybridRetriever(..., exact_lookup=True)``),
-    and read back as attributes (``retriever.judge_rerank``).
+    The knobs come as one ``tuning`` (``HybridRetriever(..., tuning=Tuning(exact_lookup=True))``; None: the
+    shipped ``Tuning()``) and read back from it (``retriever.tuning.judge_rerank``).
     """
 
     def __init__(
@@ -66,11 +67,8 @@ class HybridRetriever:
         max_workers: int = 4,
         parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
         tuning: Tuning | None = None,
-        **knobs: Any,
     ) -> None:
-        self.tuning = Tuning(**knobs) if tuning is None else tuning
-        if tuning is not None and knobs:
-            raise TypeError("pass the knobs as a Tuning or by keyword, not both")
+        self.tuning = Tuning() if tuning is None else tuning
         self.chunks = chunks
         self.embedder_for = embedder_for
         self.reranker_for = reranker_for
@@ -79,36 +77,21 @@ class HybridRetriever:
         self.judging = Judging(judge=judge or Judge(), embedder_for=embedder_for, tuning=self.tuning)
         self.reader = reader
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names the instance lacks: the knobs read back from the tuning.
-        tuning = self.__dict__.get("tuning")
-        if tuning is not None and name in Tuning.__dataclass_fields__ and not name.startswith("_"):
-            return getattr(tuning, name)
-        raise AttributeError(name)
-
     @property
     def judge(self) -> Judge:
         return self.judging.judge
 
     # --- the one entry point -------------------------------------------------------------
 
-    def search(self, request: SearchRequest | str, kbs: Sequence[KBSearchConfig], *, scope: AccessScope,
-               **options: Any) -> RetrievalResult:
-        """Search ``kbs`` for ``request`` as ``scope`` may see it.
+    def search(self, request: SearchRequest, kbs: Sequence[KBSearchConfig], *, scope: AccessScope) -> RetrievalResult:
+        """Search ``kbs`` for ``request`` (the query and every option of it) as ``scope`` may see it.
 
-        ``request`` is a ``SearchRequest``, or its query with the request's other fields by keyword
-        (``search("保修多久", kbs, scope=s, top_k=3)``). Raises ``ValueError`` for an empty query, no KBs or an
-        unknown mode.
+        ``search(SearchRequest(query="保修多久", top_k=3), kbs, scope=s)``. Raises ``ValueError`` for an empty
+        query, no KBs or an unknown mode.
         """
-        if isinstance(request, SearchRequest):
-            if options:
-                raise TypeError("pass the options in the SearchRequest or by keyword, not both")
-            req = request
-        else:
-            req = SearchRequest(query=request, **options)
-        query, top_k = validated(req.query, kbs, req.mode, req.top_k)
-        mode, filters = req.mode, req.filters
-        trace = Trace(query, mode, req.debug)
+        query, top_k = validated(request.query, kbs, request.mode, request.top_k)
+        mode, filters = request.mode, request.filters
+        trace = Trace(query, mode, request.debug)
         with trace.stage("analyze"):
             runs = analyze(query, kbs)
         with trace.stage("embed"):
@@ -123,7 +106,7 @@ class HybridRetriever:
         trace.paths(runs)
         with trace.stage("rerank"):
             for run in runs:
-                enabled = run.kb.rerank if req.rerank is None else req.rerank
+                enabled = run.kb.rerank if request.rerank is None else request.rerank
                 rerank_pool(run, query, records, reranker=(self.reranker_for(run.kb) or FALLBACK) if enabled
                              and run.fused_order else None, tuning=self.tuning, trace=trace)
         with trace.stage("judge"):
@@ -133,10 +116,11 @@ class HybridRetriever:
             merged = merge(runs, self.tuning.judge_depth)
             selected = cut(merged, records, runs, top_k, tuning=self.tuning, judge_one=self.judging.judge_one,
                            trace=trace)
-        if req.assembles_context:
+        if request.assembles_context:
             with trace.stage("load"):
-                selected = expand(selected, records, chunks=self.chunks, scope=scope, neighbours=req.expand_neighbours,
-                                  merge_adjacent=req.merge_adjacent, continue_announced=req.continue_announced)
+                selected = expand(selected, records, chunks=self.chunks, scope=scope,
+                                  neighbours=request.expand_neighbours, merge_adjacent=request.merge_adjacent,
+                                  continue_announced=request.continue_announced)
         return self._result(query, selected, runs, kbs, records, trace)
 
     def _result(self, query: str, selected: list[Candidate], runs: list[KBRun], kbs: Sequence[KBSearchConfig],

@@ -1,15 +1,15 @@
 """What the retrieval core needs from the outside: stores, embedders and rerankers (Django implements them)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from knowledge.retrieval import defaults
 from knowledge.retrieval.analysis import AnalyzerConfig
 from knowledge.retrieval.bm25 import BM25Index
-
 
 # The names a reranker reports (``Reranker.name``): the embedding-cosine fallback, and a cross-encoder as a prefix of its model.
 COSINE_FALLBACK = "cosine-fallback"
@@ -59,6 +59,9 @@ class KBSearchConfig:
     calibration: tuple[float, float] = (1.0, 0.0)  # the KB's own (slope, offset) on the judge's logit; see judge
     version: int = 1
     name: str = ""
+    life: str = ""
+    """The KB's identity across a delete and a re-create under the same id (its creation time), read with
+    ``version`` in the same row: the keyword store then trusts both instead of reading them again; "": unknown."""
 
 
 @dataclass(frozen=True)

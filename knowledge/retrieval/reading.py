@@ -16,7 +16,7 @@ states the answer; each candidate keeps its best (``reader_score``, ``reader_uni
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from knowledge.reader.windows import pick, units
 
@@ -48,7 +48,9 @@ def read(reader: Reader, query: str, candidates: Sequence[Candidate]) -> float |
         return None
     scores = reader.read(query, [(c.title or "", text) for c, _, _, text in plan])
     best: float | None = None
-    for (cand, start, end, text), score in zip(plan, scores):
+    if not scores:  # the reader is off (``ZHIKU_READER``): it read nothing
+        return None
+    for (cand, start, end, text), score in zip(plan, scores, strict=True):
         if cand.reader_score is None or score > cand.reader_score:
             cand.reader_score = score
             cand.reader_unit = {"start": start, "end": end, "text": text, "score": round(score, 4)}

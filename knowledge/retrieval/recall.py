@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -251,6 +252,7 @@ class Recall:
         if not older:
             return records
         for run in older:
+            run.kb = replace(run.kb, life="")  # the KB's version as it is now, not as the request began
             try:
                 self.keyword_path(run, filters=filters, scope=scope)
             except KeywordUnavailable as exc:

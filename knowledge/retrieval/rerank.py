@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class CosineFallbackReranker:
             v = np.asarray(record.vector, dtype=np.float32)
             if v.shape != q.shape:
                 raise ValueError(f"chunk {record.chunk_id} has a {v.shape[0]}-d vector, the query {q.shape[0]}-d")
-            out.append(float(record_cosine(q, v, record.question_vector)))
+            out.append(float(cast(float, record_cosine(q, v, record.question_vector))))  # a float: v is there, in q's shape
         return out
 
 
@@ -142,8 +143,8 @@ class CrossEncoderReranker:
 FALLBACK = CosineFallbackReranker()
 
 
-def rerank_pool(run: "KBRun", query: str, records: Mapping[int, ChunkRecord], *, reranker: Reranker | None,
-           tuning: "Tuning", trace: "Trace") -> None:
+def rerank_pool(run: KBRun, query: str, records: Mapping[int, ChunkRecord], *, reranker: Reranker | None,
+           tuning: Tuning, trace: Trace) -> None:
     """One KB's pool rescored: ``rerank_score`` where the reranker scored, ``final_score`` blended, ``final_order``.
 
     ``reranker`` None: the stage is off for this KB, the fused order stands (``final_score`` is the
@@ -170,7 +171,7 @@ def rerank_pool(run: "KBRun", query: str, records: Mapping[int, ChunkRecord], *,
                 trace.note(f"cross-encoder {getattr(reranker, 'model_name', '')} unavailable ({error}); "
                            f"used the cosine fallback")
             raw = {}
-            for cid, s in zip(order, scores):
+            for cid, s in zip(order, scores, strict=True):
                 if s is not None and not math.isnan(s):
                     run.candidates[cid].rerank_score = float(s)
                     raw[cid] = float(s)

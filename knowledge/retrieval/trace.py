@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from .types import Candidate, StageTiming
 
@@ -14,26 +15,41 @@ class _Signals(Protocol):
     def as_dict(self) -> dict[str, float | None]: ...
 
 
-class _KBConfig(Protocol):
-    kb_id: int
-    fusion: str
+class _KBConfig(Protocol):  # read-only members (properties), so a frozen config matches
+    @property
+    def kb_id(self) -> int: ...
+    @property
+    def fusion(self) -> str: ...
 
 
 class TracedRun(Protocol):
     """What the trace reads of one KB's run (``recall.KBRun`` has it); a protocol, so this module needs no
     import of the recall stage."""
 
-    kb: _KBConfig
-    tokens: list[str]
-    keyword_tokens: list[str]
-    retried: bool
-    weights: tuple[float, float]
-    vector_hits: list[tuple[int, float]]
-    keyword_hits: list[tuple[int, float]]
-    signals: Mapping[int, _Signals]
-    candidates: Mapping[int, Candidate]
-    fused_all: list[int]
-    fused_order: list[int]
+    # Properties: read-only, so a run with narrower types (dict for Mapping, a concrete config) matches.
+    @property
+    def kb(self) -> _KBConfig: ...
+    @property
+    def tokens(self) -> list[str]: ...
+    @property
+    def keyword_tokens(self) -> list[str]: ...
+    @property
+    def retried(self) -> bool: ...
+    @property
+    def weights(self) -> tuple[float, float]: ...
+    @property
+    def vector_hits(self) -> list[tuple[int, float]]: ...
+    @property
+    def keyword_hits(self) -> list[tuple[int, float]]: ...
+    @property
+    def signals(self) -> Mapping[int, _Signals]: ...
+    @property
+    def candidates(self) -> Mapping[int, Candidate]: ...
+    @property
+    def fused_all(self) -> list[int]: ...
+    @property
+    def fused_order(self) -> list[int]: ...
+
 
 # The scores a debug snapshot shows of a candidate, one per stage (``types.Candidate``).
 SNAPSHOT_FIELDS = ("chunk_id", "kb_id", "document_id", "vector_similarity", "vector_rank", "bm25_score",

@@ -1,14 +1,14 @@
 """The retrieval knobs in one frozen object, with the constants they default to.
 
-``HybridRetriever`` takes them as keyword arguments (``HybridRetriever(..., exact_lookup=True)``) or as a
-``Tuning``; every stage reads them from here. Measured figures for the defaults are in docs/relevance.md.
+``HybridRetriever`` takes them as one ``Tuning`` (``HybridRetriever(..., tuning=Tuning(exact_lookup=True))``);
+every stage reads them from here. Measured figures for the defaults are in docs/relevance.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 from . import defaults
 from .judge import JUDGE_DEPTH

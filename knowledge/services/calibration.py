@@ -29,19 +29,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from knowledge import later
-from knowledge.errors import stored
+from core import jobs
+from core.errors import stored
 from knowledge.ingestion.text import analyzer_for, faq_question
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
-from knowledge.services.search import search_run
+from knowledge.retrieval.request import SearchRequest
+from knowledge.services.search import Search, search
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ def _balanced_weights(y: np.ndarray) -> np.ndarray:
     return np.where(y > 0.5, n / (2 * pos), n / (2 * neg))
 
 
-def fit_offset(z: Sequence[float], y: Sequence[int], *, prior: float, bounds: tuple[float, float],
+def fit_offset(z: Sequence[float] | np.ndarray, y: Sequence[int] | np.ndarray, *, prior: float, bounds: tuple[float, float],
                slope: float = 1.0, iterations: int = 50) -> float:
     """The offset b maximising the balanced log-likelihood of σ(slope·z + b) − prior/2 · b², clipped to ``bounds``."""
     z, y = np.asarray(z, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -209,7 +210,7 @@ def fit_offset(z: Sequence[float], y: Sequence[int], *, prior: float, bounds: tu
     return float(np.clip(b, *bounds))
 
 
-def fit_slope_offset(z: Sequence[float], y: Sequence[int], *, prior: float, iterations: int = 100) -> Fit:
+def fit_slope_offset(z: Sequence[float] | np.ndarray, y: Sequence[int] | np.ndarray, *, prior: float, iterations: int = 100) -> Fit:
     """Slope a and offset b of σ(a·z + b), balanced, with a Gaussian prior pulling (a, b) towards (1, 0)."""
     z, y = np.asarray(z, dtype=np.float64), np.asarray(y, dtype=np.float64)
     w = _balanced_weights(y)
@@ -227,7 +228,7 @@ def fit_slope_offset(z: Sequence[float], y: Sequence[int], *, prior: float, iter
     return Fit(slope=float(np.clip(theta[0], *SLOPE_RANGE)), offset=float(np.clip(theta[1], *LABELLED_OFFSET_RANGE)))
 
 
-def fit(z: Sequence[float], y: Sequence[int], *, source: str) -> Fit:
+def fit(z: Sequence[float] | np.ndarray, y: Sequence[int] | np.ndarray, *, source: str) -> Fit:
     n = len(z)
     positives = int(np.sum(y))
     if source == "self":
@@ -272,8 +273,8 @@ def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> n
 
     out = []
     for q in questions:
-        result = search_run(user=kb.owner, query=q.text, kb_ids=[kb.pk], top_k=kb.top_k, mode="hybrid",
-                            calibration_override=(1.0, 0.0))
+        result = search(Search(SearchRequest(query=q.text, top_k=kb.top_k, mode="hybrid"), user=kb.owner,
+                               kb_ids=[kb.pk], calibration=(1.0, 0.0)))
         relevance = result.relevance if result.relevance is not None else 0.0
         out.append(float(np.clip(evidence.logit(relevance), *Z_RANGE)))
     return np.asarray(out, dtype=np.float64)
@@ -354,7 +355,7 @@ def _recalibrate_later(kb_id: int) -> None:
 
 
 def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
-    """Recalibrate the KB once the current transaction commits, off the request (``knowledge.later``).
+    """Recalibrate the KB once the current transaction commits, off the request (``core.jobs``).
 
     ``auto`` (content or labelled questions changed) is skipped unless
     ``ZHIKU_AUTO_CALIBRATE``; an explicit request (``auto=False``) always runs.
@@ -370,5 +371,5 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
             JudgeCalibration.objects.update_or_create(kb_id=kb_id, defaults={"status": CalibrationStatus.PENDING})
     except DatabaseError:
         logger.warning("could not mark the recalibration of KB %s", kb_id, exc_info=True)
-    later.after_commit(RECALIBRATE_TASK, _recalibrate_later, kb_id, what=f"recalibration of KB {kb_id}",
+    jobs.after_commit(RECALIBRATE_TASK, _recalibrate_later, kb_id, what=f"recalibration of KB {kb_id}",
                        countdown=settings.ZHIKU_CALIBRATE_DELAY, once=(RECALIBRATE_TASK, kb_id), honour_queue_only=False)

@@ -2,9 +2,9 @@
 thresholds picked from its trade-off curve (the fit itself is knowledge.services.calibration)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from knowledge.errors import stored_text
+from core.errors import stored_text
 from knowledge.models import JudgeCalibration, KnowledgeBase
 from knowledge.retrieval.judge import Judge, verdict_shares
 

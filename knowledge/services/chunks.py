@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import F
 
-from audit import Action, diff, record
-
+from core.audit import Action, diff, record
+from core.errors import fail
 from knowledge.chunking import enriched_text
-from knowledge.errors import fail
+from knowledge.embeddings import get_embedder
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_questions
-from knowledge.embeddings import get_embedder
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.services.documents import lock_document
 from knowledge.services.kbs import kb_bump_version

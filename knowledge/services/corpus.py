@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from knowledge.models import KnowledgeBase
 from knowledge.ingestion.run import document_ingest
 from knowledge.ingestion.upload import UploadedItem, document_upload
+from knowledge.models import KnowledgeBase
 
 
 def passage_item(passage: dict) -> UploadedItem:

@@ -4,16 +4,17 @@ Upload and ingestion: ``knowledge.ingestion``; chunk edits: ``knowledge.services
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from django.db import transaction
 from django.utils import timezone
 
-from audit import Action, record
-
-from knowledge.errors import fail
+from core.audit import Action, record
+from core.errors import fail
+from knowledge.files import delete_after_commit
 from knowledge.ingestion import claims, run
-from knowledge.models import Document, DocumentStatus, KnowledgeBase
+from knowledge.locks import lock_kb_then_document
+from knowledge.models import Document, DocumentStatus
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.kbs import kb_bump_version
 
@@ -22,11 +23,9 @@ def lock_document(document: Document) -> Document:
     """The document's row, locked until the transaction ends: retry, re-index and delete of one document
     run one at a time and each sees what the previous one left (404 once it is gone).
 
-    The KB row is locked first, in the order ``knowledge.ingestion.run._commit_version`` takes them (KB, then document), so a
-    request and an ingestion finishing in the same KB wait for each other instead of deadlocking.
+    Its KB's row is locked first (``knowledge.locks``), as an ingestion's commit takes them.
     """
-    KnowledgeBase.objects.select_for_update().filter(pk=document.kb_id).first()
-    current = Document.objects.select_for_update().filter(pk=document.pk).first()
+    current = lock_kb_then_document(document.kb_id, document.pk)
     if current is None:
         raise fail("document_not_found")
     return current
@@ -36,7 +35,7 @@ def _requeue(document: Document) -> None:
     """Back to pending with a fresh count of attempts, queued when the transaction commits."""
     Document.objects.filter(pk=document.pk).update(
         status=DocumentStatus.PENDING, claim="", ingest_attempts=0, error_code="", error_message="", updated_at=timezone.now())
-    run.enqueue_ingest(document.pk)
+    run.enqueue_ingest(document.pk, kb_id=document.kb_id)
 
 
 def document_retry(*, document: Document) -> Document:
@@ -75,13 +74,14 @@ def document_reindex(*, document: Document) -> Document:
                 return newer
             clone = Document.objects.create(
                 kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
-                source_url=document.source_url, doc_type=document.doc_type, size=document.size, sha256=document.sha256, file=document.file.name,
+                source_url=document.source_url, doc_type=document.doc_type, size=document.size, sha256=document.sha256,
+                file=document.file.name,
                 status=DocumentStatus.PENDING, version=document.version + 1, replaces=document,
                 metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
                 chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,
             )
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
-            run.enqueue_ingest(clone.pk)
+            run.enqueue_ingest(clone.pk, kb_id=clone.kb_id)
             record(Action.DOCUMENT_REINDEX, obj=clone, changes={"version": [document.version, clone.version]})
             return clone
         _requeue(document)
@@ -96,7 +96,7 @@ def document_delete(*, document: Document) -> None:
         kb_id = document.kb_id
         shared = Document.objects.filter(file=document.file.name).exclude(pk=document.pk).exists() if document.file else True
         if document.file and not shared:
-            transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
+            delete_after_commit(document.file)
         was_serving = document.status == DocumentStatus.READY
         record(Action.DOCUMENT_DELETE, obj=document, changes={
             "source_name": document.source_name, "version": document.version, "status": document.status,

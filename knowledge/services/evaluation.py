@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
 from knowledge.models import document_labels
 from knowledge.retrieval.judge import verdict_shares
-from knowledge.retrieval.protocols import SearchFilters
-from knowledge.services.search import search_run
+from knowledge.retrieval.request import SearchRequest
+from knowledge.services.search import Search, search
 
 
 @dataclass
@@ -50,9 +50,9 @@ def _ranking_scores(ranked: list[str], relevant: set[str], ks: tuple[int, ...]) 
 
 
 def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], mode: str = "hybrid", top_k: int = 10,
-             progress: Callable[[int], None] | None = None, search_kwargs: dict | None = None,
+             progress: Callable[[int], None] | None = None,
              labels_kb_id: int | None = None) -> dict:
-    """Run every query through ``search_run`` and aggregate the metrics (a document counts once, at its best chunk).
+    """Run every query through ``search`` and aggregate the metrics (a document counts once, at its best chunk).
 
     Ranking metrics use the candidates in their returned order whether or not
     the result is a hit; "not found" rates (``abstain_rate`` for unanswerable questions,
@@ -61,15 +61,14 @@ def evaluate(*, user, kb_ids: Sequence[int], queries: Sequence[LabelledQuery], m
     searched together may reuse external ids).
     """
     depth = max(10, top_k)
-    recalls = {1: [], 5: [], 10: []}
+    recalls: dict[int, list[float]] = {1: [], 5: [], 10: []}
     mrr, ndcg = [], []
     abstain, false_abstain = [], []
     verdicts: dict[str, list[str]] = {"answerable": [], "unanswerable": []}
     stage_ms: dict[str, list[float]] = {}
     per_query = []
     for n, q in enumerate(queries, 1):
-        result = search_run(user=user, query=q.text, kb_ids=kb_ids, top_k=depth, mode=mode, filters=SearchFilters(),
-                            **(search_kwargs or {}))
+        result = search(Search(SearchRequest(query=q.text, top_k=depth, mode=mode), user=user, kb_ids=kb_ids))
         for t in result.timings:
             stage_ms.setdefault(t.name, []).append(t.ms)
         relevant = set(q.relevant)

@@ -1,22 +1,23 @@
 """Create, change and delete knowledge bases and their memberships; KB-wide re-tokenizing and re-embedding."""
 from __future__ import annotations
 
-from django.utils.translation import gettext
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from audit import Action, diff, record, snapshot
-
+from core.audit import Action, diff, record, snapshot
+from core.errors import fail
+from knowledge import answer_models
 from knowledge.embeddings import get_embedder
-from knowledge.errors import fail
+from knowledge.files import delete_after_commit
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions
+from knowledge.locks import lock_kb
 from knowledge.models import Chunk, KnowledgeBase, Membership, Role
 from knowledge.retrieval import defaults
 from knowledge.titles import text_title
-from providers.catalog import choice_get, model_choices
 
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
@@ -26,12 +27,12 @@ SETTING_FIELDS = (
 
 
 def llm_models() -> list[str]:
-    """The model choices a KB may answer with (providers/catalog.py): the environment's ``ZHIKU_LLM_MODEL`` and
+    """The model choices a KB may answer with (knowledge/answer_models.py, offered by providers/): the environment's ``ZHIKU_LLM_MODEL`` and
     ``ZHIKU_LLM_MODELS`` first, then the models of the endpoints enabled in the console.
 
     Empty when no LLM is configured either way.
     """
-    return [c.choice for c in model_choices()]
+    return [c.choice for c in answer_models.offered()]
 
 
 def kb_bump_version(*, kb_id: int) -> None:
@@ -86,7 +87,7 @@ def _validate_settings(values: dict) -> None:
             raise fail("invalid_weight", field=key)
     if values.get("answer_model"):
         values["answer_model"] = values["answer_model"].strip()
-        found = choice_get(values["answer_model"])
+        found = answer_models.find(values["answer_model"])
         if found is None:
             allowed = llm_models()
             raise fail("unknown_answer_model", models=", ".join(allowed) or gettext("none (no language model is configured)"))
@@ -157,7 +158,7 @@ def kb_delete(*, kb: KnowledgeBase) -> None:
         record(Action.KB_DELETE, obj=kb, changes={"name": kb.name, "documents": kb.documents.count()})
         for document in kb.documents.all():
             if document.file:
-                transaction.on_commit(lambda f=document.file: f.storage.delete(f.name))
+                delete_after_commit(document.file)
         kb.delete()
 
 
@@ -208,9 +209,9 @@ def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
     # FAQ chunks' question vectors follow the model too (null for every other chunk).
     question_vectors = embed_questions([faq_question(t, {"question": q}) for _, _, t, q in rows], model_id=model_id)
     with transaction.atomic():
-        KnowledgeBase.objects.select_for_update().get(pk=kb.pk)
+        lock_kb(kb.pk)
         chunks = [Chunk(id=cid, embedding=vec, question_embedding=qvec, content_hash=content_hash(text, model_id))
-                  for (cid, text, _, _), vec, qvec in zip(rows, vectors, question_vectors)]
+                  for (cid, text, _, _), vec, qvec in zip(rows, vectors, question_vectors, strict=True)]
         Chunk.objects.bulk_update(chunks, ["embedding", "question_embedding", "content_hash"], batch_size=500)
         KnowledgeBase.objects.filter(pk=kb.pk).update(embedding_model=model_id, embedding_dim=dim)
         if model_id != kb.embedding_model:

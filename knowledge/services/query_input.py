@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-from knowledge.errors import fail
+from core.errors import fail
 
 MAX_QUERY_CHARS = 1000
 MAX_KBS = 20

@@ -2,24 +2,25 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 
+from core.dbconn import close_worker_connections, in_kept_connection
+from core.errors import fail
+from core.jsonable import candidate_json, jsonable
 from knowledge.access import scope_for
-from knowledge.dbconn import close_worker_connections, in_kept_connection
 from knowledge.embeddings import get_embedder
-from knowledge.errors import fail
-from knowledge.jsonable import candidate_json, jsonable
+from knowledge.ingestion.text import analyzer_config
+from knowledge.keyword_store import keyword_store, life_of
 from knowledge.models import KnowledgeBase, Role
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
@@ -27,9 +28,7 @@ from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kbs_get_for_user
-from knowledge.ingestion.text import analyzer_config
 from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
-from knowledge.keyword_store import keyword_store
 from knowledge.stores import DjangoChunkStore, PgVectorStore, redis_client
 
 logger = logging.getLogger(__name__)
@@ -51,7 +50,7 @@ def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
         vector_weight=kb.vector_weight, keyword_weight=kb.keyword_weight, rerank=kb.rerank_enabled,
         threshold=kb.score_threshold, answer_threshold=kb.answer_threshold, not_found_text=kb.not_found_text,
         not_found_text_en=kb.not_found_text_en,
-        version=kb.version,
+        version=kb.version, life=life_of(kb.created_at),
         calibration=(kb.calibration_slope, kb.calibration_offset),
     )
 
@@ -89,7 +88,7 @@ class CachingEmbedder:
             if client is not None:
                 try:
                     client.set(key, vec.tobytes(), ex=7 * 24 * 3600)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - a broken cache must not fail the search
                     pass
         with self._lock:
             self._lru[key] = vec
@@ -135,7 +134,7 @@ class SettingsReader:
             return None
         from knowledge.reader.runtime import load
 
-        return load(Path(settings.ZHIKU_READER_DIR))
+        return load(Path(settings.ZHIKU_READER_DIR), threads=settings.ZHIKU_TORCH_THREADS, int8=settings.ZHIKU_READER_INT8)
 
     def read(self, question: str, windows) -> list[float]:
         reader = self.current()
@@ -147,7 +146,7 @@ _pool: ThreadPoolExecutor | None = None
 
 def _parallel_map(fn, items) -> list:
     """The first item on the caller's thread (its connection is open already: the access check used it), the
-    others on a persistent pool whose threads keep their connections (``knowledge.dbconn``)."""
+    others on a persistent pool whose threads keep their connections (``core.dbconn``)."""
     global _pool
     items = list(items)
     if len(items) < 2:
@@ -183,7 +182,7 @@ def get_retriever() -> HybridRetriever:
         return _retriever
 
 
-def search_filters(values: dict | None) -> SearchFilters:
+def filters_from(values: dict | None) -> SearchFilters:
     """``SearchFilters`` from the API's checked ``filters`` (``knowledge.api.search.SearchFiltersInput``); none: no filter."""
     values = values or {}
     return SearchFilters(
@@ -194,26 +193,46 @@ def search_filters(values: dict | None) -> SearchFilters:
     )
 
 
-def search_run(*, user, kb_ids: Sequence, request: SearchRequest | None = None, min_role: Role = Role.VIEWER,
-               calibration_override: tuple[float, float] | None = None, **options: Any) -> RetrievalResult:
-    """Search the given KBs as ``user``. A KB the user cannot read is refused (404), never skipped.
+@dataclass(frozen=True)
+class Search:
+    """One search as its caller asks it: what (``request``), over which KBs, as whom.
 
-    ``request`` is a ``SearchRequest``, or its fields come by keyword (``query=…, top_k=…``).
-    ``calibration_override`` replaces every KB's (slope, offset): recalibration
-    passes (1, 0) to read the judge's raw logit.
+    The KBs are ``kb_ids`` looked up for ``user`` at ``min_role`` (a KB the user cannot read is a 404, never
+    skipped), or ``kbs`` the caller already resolved and checked in this request, with the ``scope`` that
+    check resolved (a chat turn, an API key): their access is not looked up again (no ``scope``: read now).
+    ``overrides`` replace fields of every KB's ``KBSearchConfig`` (an assistant's top_k and verdict lines);
+    ``calibration`` replaces every KB's (slope, offset): recalibration passes (1, 0) to read the raw logit.
     """
-    request, kb_ids = _checked(_request(request, options), kb_ids)
-    kbs, scope = kbs_get_for_user(user=user, kb_ids=kb_ids, min_role=min_role)
-    return _search(request, kbs, scope=scope, calibration_override=calibration_override)
+
+    request: SearchRequest
+    user: Any = None
+    kb_ids: Sequence[Any] = ()
+    kbs: Sequence[KnowledgeBase] = ()
+    scope: AccessScope | None = None
+    min_role: Role = Role.VIEWER
+    overrides: Mapping[str, Any] | None = None
+    calibration: tuple[float, float] | None = None
 
 
-def _request(request: SearchRequest | None, options: dict[str, Any]) -> SearchRequest:
-    """The one request object, from a ``SearchRequest`` or from its fields given by keyword."""
-    if request is None:
-        return SearchRequest(**options)
-    if options:
-        raise TypeError("pass the options in the SearchRequest or by keyword, not both")
-    return request
+def search(asked: Search) -> RetrievalResult:
+    """The one search entry, for every caller (REST, chat, assistants, MCP, Dify, evaluation, calibration).
+
+    Bad input is a 400 checked before any KB is looked up; the payload cache is ``search_cache``'s, above this.
+    """
+    request, kbs, scope = resolve(asked)
+    return run(request, kbs, scope=scope, asked=asked)
+
+
+def resolve(asked: Search) -> tuple[SearchRequest, list[KnowledgeBase], AccessScope]:
+    """The checked request, the KBs and what the caller may read in them (404 for a KB they cannot read)."""
+    if asked.kbs:
+        request, _ = _checked(asked.request, [kb.pk for kb in asked.kbs])
+        kbs = list(asked.kbs)
+        scope = asked.scope if asked.scope is not None else scope_for(user=asked.user, kbs=kbs)
+        return request, kbs, scope
+    request, kb_ids = _checked(asked.request, asked.kb_ids)
+    kbs, scope = kbs_get_for_user(user=asked.user, kb_ids=kb_ids, min_role=asked.min_role)
+    return request, list(kbs), scope
 
 
 def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, list[int]]:
@@ -228,41 +247,21 @@ def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, l
     return replace(request, query=query), ids
 
 
-def search_kbs(*, user, query: str, kbs: Sequence[KnowledgeBase], scope: AccessScope | None = None,
-               merge_adjacent: bool = False, continue_announced: bool = False,
-               overrides: dict[str, Any] | None = None) -> RetrievalResult:
-    """A hybrid search of KBs already resolved and checked for ``user`` in this request (a chat turn's, by
-    ``chat.services.turn_start``): their access is not looked up a second time. ``scope`` is what the same
-    check resolved (``knowledge.selectors.kbs_get_for_user``); without it, it is read now (``scope_for``).
-    ``overrides`` replace fields of every KB's ``KBSearchConfig`` (an assistant's top_k and verdict lines)."""
-    request = SearchRequest(query=query_clean(query), merge_adjacent=merge_adjacent, continue_announced=continue_announced)
-    return _search(request, kbs, scope=scope if scope is not None else scope_for(user=user, kbs=list(kbs)),
-                   overrides=overrides)
-
-
-def search_resolved(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
-                    overrides: dict[str, Any] | None = None) -> RetrievalResult:
-    """A search of KBs the caller already resolved and checked, with ``scope`` from that check (an API key's
-    search: ``assistants.services``); the request is checked here as ``search_run`` checks it."""
-    request, _ = _checked(request, [kb.pk for kb in kbs])
-    return _search(request, kbs, scope=scope, overrides=overrides)
-
-
-def _search(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope,
-            calibration_override: tuple[float, float] | None = None,
-            overrides: dict[str, Any] | None = None) -> RetrievalResult:
+def run(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessScope, asked: Search) -> RetrievalResult:
+    """The retriever over ``kbs``' settings, with the caller's overrides (``request`` already checked)."""
     configs = [kb_search_config(kb) for kb in kbs]
-    if overrides:
-        configs = [replace(c, **overrides) for c in configs]
-    if calibration_override is not None:
-        configs = [replace(c, calibration=tuple(calibration_override)) for c in configs]
+    if asked.overrides:
+        configs = [replace(c, **asked.overrides) for c in configs]
+    if asked.calibration is not None:
+        calibration = cast(tuple[float, float], tuple(asked.calibration))  # (slope, offset)
+        configs = [replace(c, calibration=calibration) for c in configs]
     try:
         return get_retriever().search(request, configs, scope=scope)
     except ValueError as exc:
         raise fail("invalid_search", detail=str(exc)) from exc
 
 
-def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:
+def payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:
     """The API/websocket shape of a result; every score under its own name."""
     results = []
     for c in result.candidates:
@@ -283,47 +282,3 @@ def result_payload(result: RetrievalResult, *, debug: bool = False) -> dict[str,
     if debug and getattr(result, "debug", None) is not None:
         out["debug"] = jsonable(result.debug)
     return out
-
-
-def search_cached_payload(*, user, kb_ids: Sequence, request: SearchRequest | None = None, **options: Any) -> dict:
-    """``search_run`` + ``result_payload``, cached in Redis as JSON under the KBs' versions (debug is never cached).
-
-    ``request`` is a ``SearchRequest``, or its fields come by keyword, as for ``search_run``; every field
-    that changes the result is part of the cache key (``SearchRequest.cache_key_parts``).
-
-    Input and access are checked before the cache is read (as ``search_run``
-    checks them), and what the caller may read is part of the key: a member
-    removed or demoted since a result was cached gets a 404 or a result computed
-    for the access they hold now, never the old one.
-    """
-    request, kb_ids = _checked(_request(request, options), kb_ids)
-    kbs, scope = kbs_get_for_user(user=user, kb_ids=kb_ids)  # 404 before any cache is read
-    client = None if request.debug else redis_client()
-    key = None
-    if client is not None:
-        # Versions change with content; the two lines and the calibration change the verdict; the groups and
-        # the KBs where the caller sees restricted documents (editor or above) decide what they may read.
-        versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.answer_threshold, kb.calibration_slope,
-                           kb.calibration_offset) for kb in kbs)
-        raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
-                          list(kb_ids), request.cache_key_parts(), settings.ZHIKU_RERANK_MODEL,
-                          settings.ZHIKU_READER],
-                         default=str, ensure_ascii=False)
-        key = settings.ZHIKU_REDIS_PREFIX + ":search:" + hashlib.sha256(raw.encode()).hexdigest()
-        try:
-            blob = client.get(key)
-            if blob:
-                payload = json.loads(blob)
-                payload["cached"] = True
-                return payload
-        except Exception:  # noqa: BLE001
-            pass
-    result = _search(request, kbs, scope=scope)
-    payload = result_payload(result, debug=request.debug)
-    payload["cached"] = False
-    if client is not None and key is not None:
-        try:
-            client.set(key, json.dumps(payload, ensure_ascii=False, default=str), ex=settings.ZHIKU_SEARCH_CACHE_TTL)
-        except Exception:  # noqa: BLE001
-            pass
-    return payload

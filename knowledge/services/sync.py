@@ -7,10 +7,10 @@ from pathlib import Path
 
 from django.db import transaction
 
-from knowledge.errors import ApplicationError, fail
+from core.errors import ApplicationError, fail
+from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS
-from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.services.documents import document_delete
 
 

@@ -5,15 +5,14 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
 from knowledge.retrieval.memory import MemoryStore
-from knowledge.retrieval.pipeline import DEFAULT_RERANK_WEIGHTS, HybridRetriever
+from knowledge.retrieval.pipeline import DEFAULT_RERANK_WEIGHTS, HybridRetriever, Tuning
 from knowledge.retrieval.protocols import AccessScope, ChunkRecord, KBSearchConfig
-
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +106,7 @@ class CachedQueryEmbedder:
     dim = 384
 
     def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        self._cache = {t: v for t, v in zip(texts, vectors)}
+        self._cache = {t: v for t, v in zip(texts, vectors, strict=True)}
 
     def embed_query(self, text: str) -> np.ndarray:
         vec = self._cache.get(text)
@@ -136,10 +135,11 @@ def split_records(split: Split, kb: KBSearchConfig, *, first_id: int = 0, exclud
 
 
 def make_retriever(store: MemoryStore, embedder: CachedQueryEmbedder, *, fallback_weight: float | None = None,
-                   **options) -> HybridRetriever:
+                   **knobs) -> HybridRetriever:
+    """A retriever over ``store`` whose ``Tuning`` holds ``knobs`` (its fields) over the bench's own."""
     weights = dict(DEFAULT_RERANK_WEIGHTS)
     if fallback_weight is not None:
         weights["cosine-fallback"] = fallback_weight
     return HybridRetriever(vectors=store.vectors, keywords=store.keywords, chunks=store.chunks,
-                           embedder_for=lambda model: embedder, reranker_for=lambda kb: None,
-                           rerank_weights=weights, max_workers=1, background_for_all=True, **options)
+                           embedder_for=lambda model: embedder, reranker_for=lambda kb: None, max_workers=1,
+                           tuning=Tuning(rerank_weights=weights, background_for_all=True, **knobs))

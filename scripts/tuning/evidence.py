@@ -10,20 +10,20 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval.protocols import KBSearchConfig
+from knowledge.retrieval.request import SearchRequest
 from tuning.data import (
     CACHE,
-    CachedQueryEmbedder,
     MODEL,
     N_UNANSWERABLE,
     ROOT,
     SCOPE,
+    CachedQueryEmbedder,
     Split,
     build_store,
     make_retriever,
     read_jsonl,
 )
 from tuning.quality import BASE
-
 
 # --- the not-found experiment ------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ def _previous_judge_signals(index, chunk_id: int, tokens: list[str], top_bm25: f
 
 
 def collect_evidence(split: Split, kb: KBSearchConfig, questions: list[dict] | None = None,
-                     embedder: "CachedQueryEmbedder | None" = None) -> list[dict]:
+                     embedder: CachedQueryEmbedder | None = None) -> list[dict]:
     """Per question: the top candidates in order, each with the judge's signals computed as the pipeline does.
 
     ``questions`` (default: the split's own, 300 made unanswerable where it has none) are asked of the
@@ -135,13 +135,13 @@ def collect_evidence(split: Split, kb: KBSearchConfig, questions: list[dict] | N
     index = store.keywords.get_index(kb)
     rows = []
     for q in questions:
-        result = retriever.search(q["text"], [kb], scope=SCOPE, top_k=EVIDENCE_DEPTH, debug=True)
+        result = retriever.search(SearchRequest(query=q["text"], top_k=EVIDENCE_DEPTH, debug=True), [kb], scope=SCOPE)
         info = result.debug["kbs"][kb.kb_id]
         vec_hits = [h["similarity"] for h in info["vector"][:10]]
         top_bm25 = info["keyword"][0]["bm25"] if info["keyword"] else 0.0
         previous_tokens = info["keyword_tokens"] or info["tokens"]
         candidates = []
-        for c, final in zip(result.candidates, result.debug["final"]):
+        for c, final in zip(result.candidates, result.debug["final"], strict=True):
             old = _previous_judge_signals(index, c.chunk_id, previous_tokens, top_bm25)
             candidates.append({
                 "chunk": c.chunk_id, "relevant": c.chunk_id in q["relevant"], "fused_rank": c.fused_rank,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -13,7 +13,6 @@ from knowledge.retrieval.judge import fit_logistic, model_from_fit, models_as_py
 from tuning.data import CACHE, MODEL, Split
 from tuning.evidence import auc, evidence_path, offtopic_path, rates
 from tuning.quality import metrics
-
 
 # --- fitting the judge ----------------------------------------------------------------------------
 
@@ -52,7 +51,9 @@ def _fit(data: dict[str, list[dict]], features: Sequence[str], names: Sequence[s
     Xs, ys, ws = [], [], []
     for n in names:
         X, y = _xy(data[n], features)
-        Xs.append(X); ys.append(y); ws.append(np.full(len(y), 1.0 / len(y)))
+        Xs.append(X)
+        ys.append(y)
+        ws.append(np.full(len(y), 1.0 / len(y)))
     return fit_logistic(np.vstack(Xs), np.concatenate(ys), sample_weight=np.concatenate(ws))
 
 
@@ -85,7 +86,8 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
         y = np.array([1 if r["answerable"] else 0 for r in rows])
         prev = np.array([1 / (1 + math.exp(-(np.array(r["candidates"][0]["previous"]) @ PREVIOUS[0] + PREVIOUS[1])))
                          if r["candidates"] else 0.0 for r in rows])
-        print(f"| previous (in-sample on cmrc2018+drcd) | {n} | {len(y)} | " + " | ".join(f"{v:.3f}" for v in rates(prev, y, threshold)) + " |")
+        cells = " | ".join(f"{v:.3f}" for v in rates(prev, y, threshold))
+        print(f"| previous (in-sample on cmrc2018+drcd) | {n} | {len(y)} | {cells} |")
     for model, features in JUDGE_FEATURES.items():
         for held in names:
             w, b = _fit(data, features, [n for n in names if n != held])
@@ -101,7 +103,8 @@ def cmd_judge(splits: list[Split], threshold: float) -> None:
     hybrid = fitted[0]
     for n in names:
         p, y = _head_relevance(data[n], hybrid.features, np.array(hybrid.weights), hybrid.intercept)
-        print(f"| {n} | " + " | ".join(f"{np.mean(p[y == 0] < t):.2f} / {np.mean(p[y == 1] < t):.2f}" for t in (0.3, 0.4, 0.5, 0.6, 0.7)) + " |")
+        cells = " | ".join(f"{np.mean(p[y == 0] < t):.2f} / {np.mean(p[y == 1] < t):.2f}" for t in (0.3, 0.4, 0.5, 0.6, 0.7))
+        print(f"| {n} | {cells} |")
     print("\nConstants for knowledge/retrieval/judge.py:\n")
     print(models_as_python(fitted))
 
@@ -261,7 +264,7 @@ def cmd_model_ranking(splits: list[Split]) -> None:
             np.save(path, passages)
         queries = [q for q in split.queries if q["relevant"]]
         qv = split.vectors("queries")
-        by_text = {q["text"]: v for q, v in zip(split.queries, qv)}
+        by_text = {q["text"]: v for q, v in zip(split.queries, qv, strict=True)}
         norms = np.linalg.norm(passages, axis=1)
         ranked, relevant = [], []
         for q in queries:

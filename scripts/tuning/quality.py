@@ -10,15 +10,15 @@ import numpy as np
 from knowledge.retrieval import defaults
 from knowledge.retrieval.memory import MemoryStore
 from knowledge.retrieval.protocols import KBSearchConfig
-from tuning.data import CachedQueryEmbedder, MODEL, SCOPE, Split, build_store, make_retriever, split_records
-
+from knowledge.retrieval.request import SearchRequest
+from tuning.data import MODEL, SCOPE, CachedQueryEmbedder, Split, build_store, make_retriever, split_records
 
 # --- metrics -----------------------------------------------------------------------------
 
 
 def metrics(ranked_lists: list[list[int]], relevant: list[set[int]]) -> dict[str, float]:
     mrr = r1 = r5 = r10 = ndcg = 0.0
-    for ranked, rel in zip(ranked_lists, relevant):
+    for ranked, rel in zip(ranked_lists, relevant, strict=True):
         top = ranked[:10]
         first = next((i for i, c in enumerate(top) if c in rel), None)
         mrr += 0.0 if first is None else 1.0 / (first + 1)
@@ -114,7 +114,7 @@ def run_config(split: Split, store: MemoryStore, embedder: CachedQueryEmbedder, 
     ranked, results = [], []
     start = time.perf_counter()
     for q in queries:
-        result = retriever.search(q["text"], [kb], scope=SCOPE, mode=mode, top_k=10, debug=debug)
+        result = retriever.search(SearchRequest(query=q["text"], mode=mode, top_k=10, debug=debug), [kb], scope=SCOPE)
         ranked.append([c.chunk_id for c in result.candidates])
         results.append(result)
     return ranked, results, (time.perf_counter() - start) / max(len(queries), 1) * 1000.0
@@ -155,7 +155,7 @@ def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
         kb = replace(BASE, kb_id=k + 1, name=split.name)
         store.add_kb(kb, split_records(split, kb, first_id=k * 10**6))
         kbs.append(kb)
-        embedders.update({q["text"]: v for q, v in zip(split.queries, split.vectors("queries"))})
+        embedders.update({q["text"]: v for q, v in zip(split.queries, split.vectors("queries"), strict=True)})
     embedder = CachedQueryEmbedder(list(embedders), np.stack(list(embedders.values())))
     print("| configuration | set | MRR@10 own KB | MRR@10 all KBs | delta | R@1 own | R@1 all |")
     print("|---|---|---|---|---|---|---|")
@@ -169,10 +169,9 @@ def cmd_multi(splits: list[Split], names: list[str], limit: int | None) -> None:
             relevant = [{k * 10**6 + split.pid_to_idx[r] for r in q["relevant"]} for q in queries]
             own, together = [], []
             for q in queries:
-                own.append([c.chunk_id for c in retriever.search(q["text"], [configs[k]], scope=SCOPE, mode=mode,
-                                                                 top_k=10).candidates])
-                together.append([c.chunk_id for c in retriever.search(q["text"], configs, scope=SCOPE, mode=mode,
-                                                                      top_k=10).candidates])
+                request = SearchRequest(query=q["text"], mode=mode, top_k=10)
+                own.append([c.chunk_id for c in retriever.search(request, [configs[k]], scope=SCOPE).candidates])
+                together.append([c.chunk_id for c in retriever.search(request, configs, scope=SCOPE).candidates])
             a, b = metrics(own, relevant), metrics(together, relevant)
             deltas.append(b["MRR@10"] - a["MRR@10"])
             print(f"| {name} | {split.name} | {a['MRR@10']:.3f} | {b['MRR@10']:.3f} | {deltas[-1]:+.3f} | "

@@ -1,41 +1,24 @@
 """The one protocol every kind of source speaks, and the values it yields.
 
-A connector knows how to reach one kind of place (a web site, a Git repository, a bucket, a Feishu
-space, a Yuque repo). It knows nothing of Django, documents or ingestion: the runner
-(``sources/run.py``) asks it to ``scan`` with what the previous run saw and turns what it yields into
-ordinary ingestions (added / updated / unchanged / removed / failed).
-
-Incremental by construction: ``scan`` receives, for every item the previous run kept, its
-``revision`` (an ETag, a Last-Modified date, a Git blob id, the service's own version id or a content
-hash) and the connector's private ``state`` for it; it yields :class:`Unchanged` for an item whose
-revision still matches without downloading it again, :class:`Fetched` with the bytes for new or
-changed items, and :class:`Failed` for one item that could not be read (the run goes on).
-
-Deletions: an item the previous run kept and this scan does not mention is removed — but only when
-the scan finished and says ``complete`` (``ScanResult.complete``); a scan cut short (the site is down,
-the page limit was reached before the walk ended, a cancelled run) removes nothing.
-
-Content: ``Fetched.name`` is the document's source name in the KB and its extension picks the parser
-(``.md``, ``.html``, ``.pdf``, ``.docx``…); services with their own document formats (Feishu blocks,
-Yuque Lake) convert to Markdown with headings and tables and yield ``.md``.
+A connector reaches one kind of place (a web site, a Git repository, a bucket, a Feishu space, a Yuque repo) and
+knows nothing of Django, documents or ingestion: the runner (sources/run.py) calls ``scan`` with what the previous
+run kept of each item (:class:`Known`: its revision and state) and turns each :class:`Fetched`, :class:`Unchanged`
+or :class:`Failed` it yields into an ingestion. Only a scan that ends ``complete`` (:class:`ScanResult`) removes
+the items it no longer saw (docs/ingestion.md, "数据源 Sources").
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from core.net.errors import OutboundError
 
-class SourceError(Exception):
-    """A whole source cannot be read (bad credentials, unreachable host, bad settings).
+if TYPE_CHECKING:
+    from django.utils.functional import Promise  # a gettext_lazy string
 
-    ``code`` is a registered error code (sources/errors.py); ``message`` is for the owner.
-    """
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
+# A connector's own failures and the outbound client's refusals (core/net/) are one class, read alike by a run.
+SourceError = OutboundError
 
 
 @dataclass(frozen=True)
@@ -77,7 +60,7 @@ class Failed:
     url: str = ""
 
 
-Item = Union[Fetched, Unchanged, Failed]
+Item = Fetched | Unchanged | Failed
 
 
 @dataclass
@@ -108,10 +91,10 @@ class SettingField:
     """
 
     name: str
-    label: str
+    label: str | Promise
     type: str = "text"
     required: bool = False
-    help: str = ""
+    help: str | Promise = ""
     default: Any = None
 
 
@@ -125,7 +108,7 @@ class Connector(Protocol):
     fields: ClassVar[tuple[SettingField, ...]]
     # Optional (read with ``getattr(cls, "check_address", None)``): a classmethod taking the cleaned settings that
     # raises ``SourceError("source_address_refused" | "source_url_invalid")`` for an address the server will refuse
-    # (sources/kinds/netguard.py ``check_when_added``), so the owner hears it when adding, not at the first run.
+    # (core/net/netguard.py ``check_when_added``), so the owner hears it when adding, not at the first run.
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,16 +127,18 @@ class Connector(Protocol):
     def close(self) -> None: ...
 
 
-REGISTRY: dict[str, type] = {}
+REGISTRY: dict[str, type[Connector]] = {}
+
+_Kind = TypeVar("_Kind", bound="type[Connector]")
 
 
-def register(cls: type) -> type:
+def register(cls: _Kind) -> _Kind:
     """Class decorator: make a connector available under its ``kind``."""
     REGISTRY[cls.kind] = cls
     return cls
 
 
-def connector_for(kind: str) -> type:
+def connector_for(kind: str) -> type[Connector]:
     if kind not in REGISTRY:
         # Importing the kind modules registers them; done lazily so a kind's optional library
         # (boto3, trafilatura) is imported only when a source of that kind runs.

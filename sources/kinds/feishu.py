@@ -9,20 +9,18 @@ A document the app may not read is Failed (``source_item_forbidden``) and keeps 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from django.utils.translation import gettext_lazy as _
 
-from sources.kinds import feishu_errors  # noqa: F401  (registers the codes this connector raises)
+from sources.kinds import feishu_errors  # noqa: F401 - registers the codes this connector raises
 from sources.kinds import service_settings as svc
-from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
-                                register)
+from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged, register
 from sources.kinds.feishu_api import FeishuClient, FeishuError
 from sources.kinds.feishu_blocks import to_markdown
 from sources.kinds.feishu_tree import Page, Walk
-from sources.kinds.jsonapi import JsonClient, TooLarge
-from sources.kinds.netguard import check_url
+from sources.kinds.jsonapi import TooLarge, service_client
 
 DEFAULT_BASE_URL = "https://open.feishu.cn"
 # Where people open a wiki page: https://<tenant domain>/wiki/<node_token>. The API host does not say the tenant's
@@ -35,9 +33,9 @@ _TOKEN = r"[A-Za-z0-9_-]{1,64}"
 
 @register
 class FeishuConnector:
-    kind = "feishu"
-    secret_fields = ("app_secret",)
-    fields = (
+    kind: ClassVar[str] = "feishu"
+    secret_fields: ClassVar[tuple[str, ...]] = ("app_secret",)
+    fields: ClassVar[tuple[SettingField, ...]] = (
         SettingField("base_url", _("Open platform address"), type="url", default=DEFAULT_BASE_URL,
                      help=_("https://open.feishu.cn for Feishu, https://open.larksuite.com for Lark.")),
         SettingField("app_id", _("App ID"), required=True,
@@ -54,11 +52,8 @@ class FeishuConnector:
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        svc.unknown(settings, SETTINGS)
-        cleaned = {
-            "base_url": svc.base_url(settings, "base_url", DEFAULT_BASE_URL),
-            "app_id": svc.text(settings, "app_id", _TOKEN, "cli_a1b2c3d4e5f6"),
-        }
+        cleaned = {**svc.service_base(settings, SETTINGS, DEFAULT_BASE_URL),
+                   "app_id": svc.text(settings, "app_id", _TOKEN, "cli_a1b2c3d4e5f6")}
         for name, example in (("space_id", "7034502641455497244"), ("folder_token", "fldcnqquW1svRIYVT2Np6Iabcef")):
             value = svc.text(settings, name, _TOKEN, example, required=False)
             if value:
@@ -78,11 +73,8 @@ class FeishuConnector:
         self.client: FeishuClient | None = None
 
     def _connect(self) -> FeishuClient:
-        if not self.secret:
-            raise SourceError("source_auth_failed", "no app_secret is stored for this source")
-        check_url(self.settings["base_url"])
-        http = JsonClient(self.settings["base_url"], timeout_s=self.limits.timeout_s,
-                          max_bytes=self.limits.max_bytes_per_item, headers={"User-Agent": svc.USER_AGENT})
+        http = service_client(self.settings["base_url"], self.secret, secret_name="app_secret", limits=self.limits,
+                              max_bytes=self.limits.max_bytes_per_item)
         return FeishuClient(http, self.settings["app_id"], self.secret)
 
     def scan(self, known: Mapping[str, Known], result: ScanResult, cancelled: Callable[[], bool]) -> Iterator[Item]:

@@ -1,27 +1,10 @@
-"""The Feishu / Lark open platform API as the Feishu connector uses it: the app's tenant token, the wiki node tree, a
-document's blocks.
+"""The Feishu / Lark open platform API as the Feishu connector uses it: the app's tenant token, the wiki node tree,
+a Drive folder's files, a document's blocks.
 
-Published API documents followed here (open.feishu.cn; the same paths on open.larksuite.com for Lark):
-
-- tenant token of a custom app: ``POST /open-apis/auth/v3/tenant_access_token/internal`` with ``app_id`` and
-  ``app_secret``, answering ``{"code": 0, "tenant_access_token": ..., "expire": seconds}`` (at most 2 hours)
-  https://open.feishu.cn/document/ukTMukTMukTM/ukDNz4SO0MjL5QzM/auth-v3/auth/tenant_access_token_internal
-- child nodes of a wiki space: ``GET /open-apis/wiki/v2/spaces/:space_id/nodes`` with ``page_size`` (at most 50),
-  ``page_token`` and ``parent_node_token``; ``data.items`` of nodes, ``data.has_more``, ``data.page_token``; a page
-  may be empty while ``has_more`` is true (permission filtering)
-  https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/wiki-v2/space-node/list
-- the files of a Drive folder: ``GET /open-apis/drive/v1/files`` with ``folder_token``, ``page_size`` (at most
-  200) and ``page_token``; ``data.files`` (``token``, ``name``, ``type``, ``url``, ``modified_time``),
-  ``data.has_more``, ``data.next_page_token``; one level only, sub-folders are listed in turn
-  https://open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/reference/drive-v1/file/list
-- all blocks of a new-version document: ``GET /open-apis/docx/v1/documents/:document_id/blocks`` with ``page_size``
-  (at most 500) and ``page_token``; ``data.items`` of blocks in document order
-  https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/document-docx/docx-v1/document/list
-  (the block types and their fields: https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/document-docx/docx-overview)
-- every answer is ``{"code": N, "msg": ...}`` (0 is success) with HTTP 200 or a 4xx status; rate limits answer
-  HTTP 429 (400 on older APIs) with code 99991400 and ``x-ogw-ratelimit-reset`` seconds to wait
-  https://open.feishu.cn/document/server-docs/api-call-guide/frequency-control
-  https://open.feishu.cn/document/server-docs/api-call-guide/generic-error-code
+The calls (docs/sources/feishu.md, "How a run reads the space", links their published documents): the tenant token
+(``POST /open-apis/auth/v3/tenant_access_token/internal``), then paginated listings of a wiki space's nodes, a Drive
+folder's files and a docx document's blocks. Every answer is ``{"code": N, "msg": ...}`` (0 is success); rate
+limits answer HTTP 429 (400 on older APIs) with code 99991400 and ``x-ogw-ratelimit-reset`` seconds to wait.
 """
 from __future__ import annotations
 

@@ -1,22 +1,14 @@
 """A Feishu docx document's blocks → Markdown (CommonMark + GFM tables), which the platform's Markdown parser reads.
 
-The block model is the one the docx v1 API publishes
-(https://open.feishu.cn/document/ukTMukTMukTM/uUDN04SN0QjL1QDN/document-docx/docx-overview): a flat list whose first
-item is the page block; every block names its ``children`` by id; ``block_type`` picks the field holding its
-content (1 page, 2 text, 3–11 heading1–9, 12 bullet, 13 ordered, 14 code, 15 quote, 17 todo, 19 callout,
-22 divider, 24 grid, 25 grid column, 27 image, 31 table, 32 table cell, 34 quote container). Text is a list of
-``elements``, each a ``text_run`` (``content`` and ``text_element_style``), ``mention_doc`` or ``equation``.
-A table block lists its cells row by row in ``table.cells`` with ``table.property.row_size``/``column_size``;
-each cell is a block whose children hold the cell's text.
-
-Converted: the title, headings (levels 7–9 become ``######``, Markdown's deepest), paragraphs with bold, italic,
-strikethrough, inline code and links, bullet / ordered / todo lists with nesting, code blocks, quotes and callouts,
-dividers, and tables (the first row is the header row). Not converted: images, files, embedded sheets and bitables,
-boards, mind notes and other embeds (their text, if any, is not in the blocks).
+The blocks are the docx v1 API's flat list, the page block first; a block names its ``children`` by id and its
+``block_type`` picks the field holding its content (the types: docs/sources/feishu.md, "What is converted"). Text
+is a list of ``elements`` (``text_run``, ``mention_doc``, ``equation``); a table lists its cells row by row in
+``table.cells`` with ``table.property.row_size`` / ``column_size``, each cell a block whose children hold its text.
+Images, files and embeds are not converted.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -67,7 +59,7 @@ def inline(text_field: Mapping[str, Any] | None, *, plain: bool = False) -> str:
 class Renderer:
     """Walks the block tree from the page block; each block becomes one Markdown chunk."""
 
-    def __init__(self, blocks: list[Block]):
+    def __init__(self, blocks: Sequence[Block]):
         self.by_id = {b.get("block_id"): b for b in blocks if isinstance(b, Mapping)}
         self.page = next((b for b in blocks if b.get("block_type") == PAGE), blocks[0] if blocks else {})
 
@@ -156,7 +148,7 @@ def _quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.split("\n")) if text else ""
 
 
-def to_markdown(blocks: list[Block]) -> tuple[str, str]:
+def to_markdown(blocks: Sequence[Block]) -> tuple[str, str]:
     """(the document's title, its Markdown)."""
     renderer = Renderer(blocks)
     return renderer.title(), renderer.markdown()

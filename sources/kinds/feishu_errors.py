@@ -1,4 +1,4 @@
-"""The Feishu connector's error codes (sources/kinds/feishu.py), registered in the one registry (knowledge/errors.py).
+"""The Feishu connector's error codes (sources/kinds/feishu.py), registered in the one registry (core/errors.py).
 
 ``sources/errors.py`` imports every ``sources/kinds/*_errors.py``; the Chinese is in
 ``sources/locale/zh_Hans/LC_MESSAGES/feishu.po.part``. The codes shared by the service connectors live in
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import CODES, ValidationFailed, register
-from sources.kinds import service_errors  # noqa: F401  (registers the shared codes)
+from core.errors import CODES, ValidationFailed, register
+from sources.kinds import service_errors  # noqa: F401 - registers the shared codes
 
 FEISHU_CODES = {
     "feishu_space_unavailable": _("The Feishu wiki space was not found, or the app is not a member of it: "

@@ -1,12 +1,9 @@
 """The Feishu connector's listing stage: the docx documents of a wiki space's node tree and of a Drive folder's tree.
 
-Wiki: the space's top level, then the children of every node that ``has_child``, depth first in the space's order;
-a node is a document when its ``obj_type`` is docx (shortcuts to a page of the same space are left out: the page
-is read itself). Drive: the folder's files, then every sub-folder's, depth first; a file is a document when its
-``type`` is docx. Other types (sheets, bitables, mind notes, files, old-version docs) are not documents here.
-
-A listing the app may not read below the top (one wiki subtree, one sub-folder) makes the walk incomplete, so that
-nothing is removed on that run; at the top it fails the whole source.
+Both walks go depth first in the service's order: the children of every wiki node that ``has_child`` (a shortcut
+to a page of the same space is left out: the page is read itself), every sub-folder's files. Only docx documents
+are kept. A listing the app may not read below the top (one wiki subtree, one sub-folder) makes the walk
+incomplete, so nothing is removed on that run; at the top it fails the whole source.
 """
 from __future__ import annotations
 

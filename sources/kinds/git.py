@@ -17,11 +17,10 @@ from typing import Any, ClassVar
 from django.conf import settings as django_settings
 from django.utils.translation import gettext_lazy as _
 
-import sources.kinds.git_errors  # noqa: F401  (registers the codes this kind raises)
+import sources.kinds.git_errors  # noqa: F401 - registers the codes this kind raises
+from core.net import netguard
 from sources.kinds import field_checks as fields
-from sources.kinds import netguard
-from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
-                                register)
+from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged, register
 from sources.kinds.git_cli import Access, Entry, GitRepo, OutOfTime
 from sources.kinds.git_remote import Remote, browse_link, parse_remote
 

@@ -1,16 +1,10 @@
 """The ``git`` command line, run the safe way for a repository an owner names (sources/kinds/git.py).
 
-Every command runs with a timeout, in an environment built from nothing (no user or system config, no
-credential helpers, no terminal prompts, no hooks, only the transports the URL needs) so that a hostile
-remote cannot make the server run code or ask for a password. Credentials never reach the command line or
-the URL: an HTTPS token travels as an ``http.extraHeader`` given through ``GIT_CONFIG_COUNT`` environment
-variables (git-config(1), "ENVIRONMENT"), an SSH key as a 0600 file named in ``GIT_SSH_COMMAND``.
-
-The clone is a bare, shallow, blob-less partial clone (``--depth 1 --filter=blob:none``, Documentation/
-technical/partial-clone.txt in git's sources): it brings the tip commit and its trees only, so listing the
-files and their blob ids costs a few kilobytes however large the repository is. The blobs the scan actually
-needs (new or changed files) are then fetched in one request, the way git's own promisor remote does
-(``git fetch --stdin`` with object ids, promisor-remote.c), and read one by one after their size is checked.
+Every command has a timeout and an environment built from nothing (no user or system config, credential helpers,
+prompts or hooks; only the transports the URL needs), so a hostile remote can neither run code nor ask for a
+password. Credentials never reach the command line or the URL: an HTTPS token is an ``http.extraHeader`` given
+through ``GIT_CONFIG_COUNT``, an SSH key a 0600 file named in ``GIT_SSH_COMMAND``. The clone is bare, shallow and
+blob-less; the blobs a scan needs come in one ``git fetch --stdin``, read once their size is checked (docs/sources/git.md).
 """
 from __future__ import annotations
 

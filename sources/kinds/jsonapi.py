@@ -1,12 +1,9 @@
-"""JSON over HTTP for the service connectors (Feishu, Yuque): a timeout and a byte cap on every answer, no redirects,
-and bounded retries when the service says to slow down.
+"""JSON over HTTP for the service connectors (Feishu, Yuque), and the client each one's scan starts with.
 
-Both services publish JSON APIs whose answers a hostile or broken server could make endless; the body is read in
-chunks and given up past ``max_bytes``, or once reading it has taken ``READ_FACTOR`` times the per-request timeout
-(a server dripping one byte at a time never trips a socket timeout). Redirects are not followed: neither API redirects its JSON endpoints, and a
-redirect could point the server at an address ``sources.kinds.netguard`` refused. The service's address is
-resolved and checked once, when the client is made, and every request connects to that address
-(``sources.kinds.outbound``).
+Every answer has a timeout and a byte cap, and its whole read may take ``READ_FACTOR`` per-request timeouts (a
+server dripping one byte at a time never trips a socket timeout); redirects are not followed (one could point at an
+address ``core.net.netguard`` refused); the service says to slow down: bounded retries. The address is resolved
+and checked once, when the client is made, and every request connects there (``core.net.pinned``).
 """
 from __future__ import annotations
 
@@ -20,10 +17,11 @@ from typing import Any
 import requests
 import urllib3
 
-from sources.kinds import netguard
-from sources.kinds.base import SourceError
-from sources.kinds.outbound import pinned_session
+from core.net import netguard
+from core.net.pinned import pinned_session
+from sources.kinds.base import Limits, SourceError
 
+USER_AGENT = "zhiku-sources/1.0 (knowledge-base sync)"   # Yuque refuses requests without one
 _CHUNK = 64 * 1024
 MAX_RETRIES = 3          # per request, after the first try
 MAX_WAIT_S = 30.0        # the longest single back-off, whatever the service asks
@@ -114,6 +112,17 @@ class JsonClient:
 
     def close(self) -> None:
         self._session.close()
+
+
+def service_client(base_url: str, secret: str, *, secret_name: str, limits: Limits, max_bytes: int,
+                   headers: Mapping[str, str] | None = None) -> JsonClient:
+    """A service connector's client for one scan: ``source_auth_failed`` when its secret is not stored, netguard's
+    refusal for the API's address (``check_url``), else a client pinned to that address, sending ``USER_AGENT``."""
+    if not secret:
+        raise SourceError("source_auth_failed", f"no {secret_name} is stored for this source")
+    netguard.check_url(base_url)
+    return JsonClient(base_url, timeout_s=limits.timeout_s, max_bytes=max_bytes,
+                      headers={**(headers or {}), "User-Agent": USER_AGENT})
 
 
 def seconds_header(headers: Mapping[str, str], name: str) -> float | None:

@@ -1,13 +1,9 @@
 """Kind "s3": the objects under a prefix of an S3-compatible bucket, by ETag (docs/sources/s3.md).
 
-AWS S3, MinIO, Alibaba OSS, Tencent COS and any other service that speaks the S3 API: the owner gives the
-bucket, a prefix, and for a service other than AWS its endpoint URL. A scan lists the prefix with
-ListObjectsV2 page by page (the S3 API Reference, "ListObjectsV2": ``ContinuationToken``), compares each
-object's ETag with what the previous run kept, and downloads only new and changed objects (GetObject), each
-checked against the byte cap before and while it is read.
-
-boto3 is AWS's own SDK: it signs requests (Signature Version 4), pages, retries and parses every service's
-error body, and the S3-compatible services document it as their client.
+AWS S3, MinIO, Alibaba OSS, Tencent COS and any other service speaking the S3 API (given its endpoint URL). A scan
+lists the prefix with ListObjectsV2 page by page, compares each object's ETag with what the previous run kept, and
+downloads only new and changed objects (GetObject), each checked against the byte cap before and while it is read.
+boto3, AWS's own SDK, signs the requests, pages, retries and reads every service's error body.
 """
 from __future__ import annotations
 
@@ -22,11 +18,10 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from django.utils.translation import gettext_lazy as _
 
-import sources.kinds.s3_errors  # noqa: F401  (registers the codes this kind raises)
+import sources.kinds.s3_errors  # noqa: F401 - registers the codes this kind raises
+from core.net import netguard
 from sources.kinds import field_checks as fields
-from sources.kinds import netguard
-from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
-                                register)
+from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged, register
 
 _BUCKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 _AUTH_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
@@ -111,9 +106,9 @@ class S3Connector:
         self.settings = self.clean_settings(settings)
         self.credentials = credentials
         self.limits = limits
-        self.client = None
+        self.client: Any = None      # a boto3 S3 client once _client() made it (boto3 ships no types)
 
-    def _client(self):
+    def _client(self) -> Any:
         endpoint = self.settings["endpoint_url"]
         if endpoint:
             netguard.check_url(endpoint)
@@ -206,13 +201,11 @@ class S3Connector:
 
 def _check_endpoint_shape(endpoint: str) -> None:
     """The endpoint's scheme and port (its address is checked when the scan connects, netguard.check_url)."""
-
-
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceError("source_url_invalid", "the address must start with https:// or http://")
     try:
-        parts.port
+        _ = parts.port      # reading it raises ValueError for a port that is no number in 0-65535
     except ValueError:
         raise SourceError("source_url_invalid", "the address has an invalid port") from None
     if parts.username or parts.password or parts.query or parts.fragment:

@@ -1,4 +1,4 @@
-"""The S3 connector's error codes (sources/kinds/s3.py), in the one registry (knowledge/errors.py).
+"""The S3 connector's error codes (sources/kinds/s3.py), in the one registry (core/errors.py).
 
 Refused keys are ``source_auth_failed``, shared by the kinds (sources/kinds/service_errors.py).
 """
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import ValidationFailed, register
-from sources.kinds import service_errors  # noqa: F401  (registers source_auth_failed, shared by the kinds)
+from core.errors import ValidationFailed, register
+from sources.kinds import service_errors  # noqa: F401 - registers source_auth_failed, shared by the kinds
 
 register("s3_bucket_not_found", ValidationFailed, _("The bucket does not exist at this endpoint: %(detail)s"))
 register("s3_access_denied", ValidationFailed,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import ValidationFailed, register
+from core.errors import ValidationFailed, register
 
 SERVICE_CODES = {
     "source_auth_failed": _("The source refused the credentials: check the token or key and save them again."),

@@ -1,5 +1,5 @@
-"""Settings and item names shared by the service connectors (Feishu, Yuque): the API's base URL, required text
-fields, and document names that stay unique within one source."""
+"""Settings and item names shared by the service connectors (Feishu, Yuque): the settings every one starts from
+(no unknown names, the API's base URL), text fields, and document names that stay unique within one source."""
 from __future__ import annotations
 
 import re
@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 
 from sources.kinds.base import SourceError
 
-USER_AGENT = "zhiku-sources/1.0 (knowledge-base sync)"   # Yuque refuses requests without one
 _NAME_LIMIT = 180
 
 
@@ -24,7 +23,7 @@ def base_url(settings: Mapping[str, Any], field: str, default: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
         raise SourceError("source_settings_invalid", f"{field} must be an http(s) URL such as {default}")
     try:
-        parts.port
+        _ = parts.port      # reading it raises ValueError for a port that is no number in 0-65535
     except ValueError:
         raise SourceError("source_settings_invalid", f"{field} has an invalid port") from None
     return value.strip().rstrip("/")
@@ -46,6 +45,12 @@ def unknown(settings: Mapping[str, Any], allowed: Iterable[str]) -> None:
     extra = sorted(set(settings) - set(allowed))
     if extra:
         raise SourceError("source_settings_invalid", f"unknown settings: {', '.join(extra)}")
+
+
+def service_base(settings: Mapping[str, Any], allowed: Iterable[str], default_base_url: str) -> dict[str, Any]:
+    """The start of a service kind's ``clean_settings``: no settings but ``allowed``, and the API's ``base_url``."""
+    unknown(settings, allowed)
+    return {"base_url": base_url(settings, "base_url", default_base_url)}
 
 
 def _clean_title(title: str, fallback: str) -> str:

@@ -1,22 +1,10 @@
 """The web site connector (kind ``web``): a site's pages and linked documents, kept in sync incrementally.
 
-Settings (``clean_settings``; docs/sources/web.md): ``url`` (a start page, or a sitemap when its path ends in
-``.xml`` / ``.xml.gz``), ``max_pages``, ``max_depth``, ``include`` / ``exclude`` (path globs, web_crawl.py),
-``delay_s`` (seconds between requests), ``files`` (follow links to PDF/Office/Markdown/text files). One optional
-credential, ``authorization``: an ``Authorization`` header value (``Bearer …`` / ``Basic …``) for an intranet
-site, sent only to the start URL's own scheme, host and port.
-
-The stages, one module each: web_fetch.py (bounded HTTP GET, conditional validators, checked redirects),
-web_robots.py (robots.txt), web_sitemap.py, web_extract.py (main content with trafilatura), web_crawl.py
-(canonical URLs, scope, frontier, names), web_visit.py (one URL → Fetched / Unchanged / Failed / gone); this
-module checks the settings and walks the site breadth-first.
-
-Completeness (``ScanResult.complete``; only a complete scan removes pages the walk no longer reached): a scan
-is incomplete when it was cancelled, reached ``max_pages`` (or its request budget) with pages still queued,
-dropped links because the frontier was full, could not read every sitemap, or when a page failed that
-had never been read before — its links are unknown, so pages only it links to might be missed. A page seen
-before that fails now is walked through its stored links, so the scan stays complete and the failed page
-itself is reported ``Failed`` (kept, never removed).
+This module checks the settings (docs/sources/web.md) and walks the site breadth-first through the stages:
+web_fetch.py (bounded GET), web_robots.py, web_sitemap.py, web_extract.py (main content), web_crawl.py (URLs, scope,
+frontier, names), web_visit.py (one URL → Fetched / Unchanged / Failed / gone). A scan is incomplete (removes
+nothing) when cancelled, stopped by ``max_pages`` or its request budget with pages queued, the frontier full, a
+sitemap unread, or a page never read before failing; a known page that fails is walked through its stored links.
 """
 from __future__ import annotations
 
@@ -26,7 +14,7 @@ from typing import Any, ClassVar
 from django.conf import settings as django_settings
 from django.utils.translation import gettext_lazy as _
 
-from sources.kinds import netguard
+from core.net import netguard
 from sources.kinds.base import Failed, Item, Known, Limits, ScanResult, SettingField, SourceError, register
 from sources.kinds.web_crawl import Frontier, Names, Scope, canonical
 from sources.kinds.web_errors import text

@@ -1,17 +1,10 @@
 """Stage 5 of the web connector: which URLs the walk visits — canonical URLs, the site's scope, the frontier.
 
-Canonical URL (the item's key, so one page is one document however it is linked): the scheme and host
-lower-cased, the default port, user name and password dropped, ``.`` and ``..`` segments resolved
-(RFC 3986 §5.2.4), an empty path made ``/``, percent-escapes normalised (``requests.utils.requote_uri``),
-the fragment dropped, and the query kept in its order except the click-tracking parameters
-(``utm_*``, ``gclid``, ``fbclid``, ``spm``…) that give one page many addresses. Nothing else is guessed:
-``/a`` and ``/a/`` stay two URLs, as a server may answer them differently.
-
-Scope: same site only (scheme, host and port of the start URL, and of where the start URL redirects);
-``exclude`` globs keep URLs out; when ``include`` globs are given only URLs matching one are visited
-(the start URL is always read, for its links, and kept only if it matches). Globs are shell-style
-(``fnmatch``: ``*`` matches any run of characters including ``/``, ``?`` one character) and are matched
-against the URL's path plus its ``?query``, e.g. ``/docs/*`` or ``*.pdf`` or ``/search?*``.
+Canonical URL (the item's key): scheme and host lower-cased, no default port, user, password or fragment, dot
+segments resolved (RFC 3986 §5.2.4), an empty path made ``/``, escapes normalised, click-tracking parameters
+(``utm_*``, ``gclid``…) dropped; ``/a`` and ``/a/`` stay two URLs. Scope: the start URL's scheme, host and port
+(and where it redirects); ``exclude`` and ``include`` are ``fnmatch`` globs on the path plus ``?query``, and the
+start URL is always read, for its links (docs/sources/web.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The web connector's error codes (sources/kinds/web.py), registered in the one registry (knowledge/errors.py).
+"""The web connector's error codes (sources/kinds/web.py), registered in the one registry (core/errors.py).
 
 ``sources/errors.py`` imports every ``sources/kinds/*_errors.py``. As for the protocol's own codes, the
 registered message (translated: ``sources/locale/zh_Hans/LC_MESSAGES/web.po.part``) carries the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import CODES, ValidationFailed, register
+from core.errors import CODES, ValidationFailed, register
 
 MESSAGES = {
     "web_http_status": _("The page answered with an HTTP error: %(detail)s"),

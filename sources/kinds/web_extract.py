@@ -1,16 +1,10 @@
 """Stage 4 of the web connector: a page's main content as Markdown, its title and its links.
 
-Main content with ``trafilatura`` (its ``extract`` with ``output_format="markdown"``, tables and
-formatting kept, https://trafilatura.readthedocs.io/en/latest/usage-python.html): navigation, headers,
-footers, sidebars and comment sections are dropped, headings come out as ``#`` lines and tables as
-Markdown tables, which the platform's Markdown parser turns into heading paths and table blocks. It was
-chosen because it is maintained, scores at or near the top of the published main-content benchmarks
-(Barbaresi, ACL 2021 demo "Trafilatura: A Web Scraping Library and Command-Line Tool for Text Discovery
-and Extraction") and needs no browser. Decoding (meta charset, GBK pages) is trafilatura's ``load_html``.
-
-When trafilatura finds no main content (a page that is only a form, a table of links, a very short page)
-the connector keeps the page's HTML instead (``.html``, read by the platform's HTML parser), so nothing
-a site publishes is silently lost. ``<meta name="robots" content="noindex|nofollow">`` is honoured.
+Main content with ``trafilatura`` (Markdown output, tables and formatting kept): navigation, headers, footers,
+sidebars and comments are dropped; headings and tables come out as Markdown, which the platform's Markdown parser
+reads. Decoding (meta charset, GBK pages) is trafilatura's ``load_html``. A page where it finds no main content is
+kept as its HTML (``.html``, for the platform's HTML parser), so nothing is silently lost; ``<meta name="robots">``
+``noindex`` / ``nofollow`` is honoured. Why trafilatura: docs/sources/web.md.
 """
 from __future__ import annotations
 

@@ -1,20 +1,10 @@
 """Stage 1 of the web connector: one HTTP GET, bounded, with conditional validators and checked redirects.
 
-Every request streams its body (``requests`` with ``stream=True``) and stops at a byte cap, so a hostile
-or broken server cannot make the scan hold more than the cap in memory; ``Content-Length`` over the cap is
-refused before any byte is read. Each request has a connect and read timeout and the whole download a
-deadline. Redirects are followed here, not by ``requests``, so that every target is checked with
-:func:`sources.kinds.netguard.check_url` (no hop may reach a private address) and with the caller's
-``allowed`` rule (the same site), in that order, before it is requested; at most :data:`MAX_REDIRECTS` hops.
-
-One parse, one resolution: :func:`sources.kinds.netguard.target` parses each URL (refusing any that two parsers
-read differently) and resolves its host once; :class:`sources.kinds.outbound.PinnedAdapter` then connects to that checked address —
-never resolving the name again, so a name that answers a public address for the check and a private one for
-the connection (DNS rebinding) reaches nothing — while TLS is still verified against the name and the
-``Host`` header carries it. A request whose host was not checked is refused, not sent.
-
-Conditional requests (RFC 9110 §13.1): ``If-None-Match`` with the stored ETag and ``If-Modified-Since`` with
-the stored Last-Modified; a ``304 Not Modified`` answer comes back as ``status == 304`` with no body.
+The body is streamed and stops at a byte cap (a ``Content-Length`` over it is refused before any byte is read);
+each request has timeouts and the download a deadline. Redirects are followed here, every target checked by
+``core.net.netguard`` and the caller's ``allowed`` rule before it is requested (at most :data:`MAX_REDIRECTS`).
+Each URL is parsed and resolved once (``netguard.target``) and connected at that address (``core.net.pinned``), so
+DNS rebinding reaches nothing. The stored ETag / Last-Modified are sent (RFC 9110 §13.1); a 304 has no body.
 """
 from __future__ import annotations
 
@@ -25,8 +15,8 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from sources.kinds import netguard
-from sources.kinds.outbound import pinned_session
+from core.net import netguard
+from core.net.pinned import pinned_session
 from sources.kinds.base import SourceError
 from sources.kinds.web_errors import text
 

@@ -1,13 +1,10 @@
 """Stage 2 of the web connector: the site's ``robots.txt`` (RFC 9309), read with ``protego``.
 
-``protego`` (Scrapy's parser) implements RFC 9309's matching — the longest matching rule wins, ``*`` and
-``$`` in paths, a group for our product token before the ``*`` group — plus the ``Crawl-delay`` and
-``Sitemap`` extensions; the standard library's ``urllib.robotparser`` matches rules in file order and
-knows no wildcards, so it would fetch pages a site means to disallow.
-
-What the answer means (RFC 9309 §2.3.1): 2xx → the rules; 4xx (no robots.txt) → everything allowed;
-5xx → the site cannot be crawled now: ``SourceError("web_robots_unavailable")``, so the run stops before
-anything is fetched and nothing is removed; a site that cannot be reached at all → ``source_unreachable``.
+``protego`` matches as RFC 9309 says (the longest rule wins, ``*`` and ``$`` in paths, our product token's group
+before ``*``) and reads ``Crawl-delay`` and ``Sitemap``; ``urllib.robotparser`` matches in file order, without
+wildcards. The answer (§2.3.1): 2xx → the rules; 4xx → everything allowed; 5xx →
+``SourceError("web_robots_unavailable")``, so the run stops before anything is fetched; an unreachable site →
+``source_unreachable``.
 """
 from __future__ import annotations
 

@@ -62,10 +62,6 @@ def parse(data: bytes) -> tuple[str, list[Entry]]:
     return _local(root.tag), entries
 
 
-def looks_like_sitemap(data: bytes) -> bool:
-    return parse(data)[0] != ""
-
-
 def read_sitemaps(fetcher: Fetcher, urls: list[str], allowed, *, limit: int) -> tuple[list[Entry], bool]:
     """The pages the sitemaps at ``urls`` list (an index followed one level), at most ``limit``;
     the flag says whether every sitemap could be read and nothing was left out."""

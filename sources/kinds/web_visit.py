@@ -1,18 +1,10 @@
 """Stage 6 of the web connector: visit one URL and say what it is now (Fetched / Unchanged / Failed / gone).
 
-* A page whose sitemap ``<lastmod>`` equals the one stored with it: ``Unchanged`` without a request.
-* Otherwise a conditional GET with the stored ETag / Last-Modified; ``304`` → ``Unchanged``.
-* ``404`` / ``410`` → gone (nothing yielded, so the runner removes it after a complete scan).
-* Another 4xx/5xx, a timeout, an oversize body, a refused redirect → ``Failed`` (the previous version keeps
-  serving); the walk goes on through the links stored with the page, if it had been seen before.
-* ``200``: an HTML page → its main content as ``.md`` (or its HTML as ``.html`` when no main content was
-  found, web_extract.py); a linked document (PDF, Office, Markdown, text…) → its bytes with its extension;
-  anything else (images, scripts, archives) is skipped.
-
-Revision: the ETag, else the Last-Modified date, else ``sha256:`` of what is kept. A 200 whose revision
-equals the stored one (a server that ignores conditional requests) is still ``Unchanged``. The state kept
-per item: its validators, its sitemap lastmod and, for pages, its same-site out-links, so a later scan
-continues through an unchanged page without downloading it.
+Unchanged: the sitemap ``<lastmod>`` stored with it (no request), a ``304`` to the conditional GET, or a 200 whose
+revision (the ETag, else Last-Modified, else ``sha256:`` of what is kept) is the stored one. ``404`` / ``410``: gone.
+Other errors: Failed (a page seen before is walked through its stored links). A 200 HTML page → its main content
+(``.md``, or ``.html`` when none was found); a linked document → its bytes; anything else is skipped. Each item
+keeps its validators, its lastmod and, for pages, their same-site links.
 """
 from __future__ import annotations
 
@@ -119,8 +111,8 @@ class Visitor:
             return self._failed(key, known, "web_too_large", text("web_too_large", url=key, limit=MAX_PAGE_BYTES))
         page = extract(response.body, key)
         links = []
-        for link in page.links:
-            link = canonical(link)
+        for found in page.links:
+            link = canonical(found)
             if link and self.scope.on_site(link) and link not in links:
                 links.append(link)
         links = links[:MAX_LINKS]

@@ -1,34 +1,24 @@
 """Yuque knowledge base (book) → documents: every published document of one book, Markdown or HTML.
 
-Stages: the book (which checks the token and the namespace, and gives the namespace for links) → its documents,
-page by page (sources/kinds/yuque_api.py) → for each, Unchanged when its revision (``content_updated_at`` and the
-title) matches the previous run's, else its detail → a file.
-
-Content: a document written in Markdown (``format: markdown``) is its ``body`` with the title as a level-1 heading
-(``.md``); a Lake or HTML document (the editor's default) is its ``body_html`` (``.html``), which the platform's HTML
-parser (knowledge/parsers/html.py) reads with its headings and tables — no second converter is needed; Lake's own
-markup (``body_lake``) is read the same way only when an answer lacks ``body_html``. Sheets, boards, data tables
-and threads (``type`` other than Doc / HtmlDoc) are left out.
-
-Drafts and privacy: a document never published (``status`` 0) is left out; for a published document with unpublished
-edits, the published version is read (``body``, not ``body_draft``). Private documents (``public`` 0) the token's
-owner can read are included: who may read them is then the knowledge base's own access rule.
+The book (which checks the token and gives the namespace for links) → its documents, page by page (yuque_api.py)
+→ for each, Unchanged when its revision (``content_updated_at`` and the title) matches, else its detail → a file:
+a Markdown document's ``body`` under its title (``.md``), a Lake or HTML document's ``body_html`` (``.html``, for the
+platform's HTML parser; ``body_lake`` without one). Left out: sheets, boards, data tables, threads and drafts never
+published; a published document is read as published, private ones included (docs/sources/yuque.md).
 """
 from __future__ import annotations
 
 import hashlib
 import html
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from django.utils.translation import gettext_lazy as _
 
 from sources.kinds import service_settings as svc
-from sources.kinds import yuque_errors  # noqa: F401  (registers the codes this connector raises)
-from sources.kinds.base import (Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged,
-                                register)
-from sources.kinds.jsonapi import JsonClient, TooLarge
-from sources.kinds.netguard import check_url
+from sources.kinds import yuque_errors  # noqa: F401 - registers the codes this connector raises
+from sources.kinds.base import Failed, Fetched, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged, register
+from sources.kinds.jsonapi import TooLarge, service_client
 from sources.kinds.yuque_api import YuqueClient, YuqueError
 
 DEFAULT_BASE_URL = "https://www.yuque.com"
@@ -46,7 +36,7 @@ def content(detail: Mapping[str, Any], title: str) -> tuple[str, bytes] | None:
     """(extension, bytes) of a document's detail, or None when it has no text the platform reads."""
     body = detail.get("body")
     if detail.get("format") == "markdown" and isinstance(body, str):
-        return ".md", f"# {title}\n\n{body}\n".encode("utf-8") if title else body.encode("utf-8")
+        return ".md", f"# {title}\n\n{body}\n".encode() if title else body.encode("utf-8")
     body_html = detail.get("body_html")
     if not (isinstance(body_html, str) and body_html.strip()) and detail.get("format") == "lake":
         # Lake markup is HTML elements (h1–h6, p, ul, table…) plus <card> embeds, which the HTML parser skips
@@ -60,9 +50,9 @@ def content(detail: Mapping[str, Any], title: str) -> tuple[str, bytes] | None:
 
 @register
 class YuqueConnector:
-    kind = "yuque"
-    secret_fields = ("token",)
-    fields = (
+    kind: ClassVar[str] = "yuque"
+    secret_fields: ClassVar[tuple[str, ...]] = ("token",)
+    fields: ClassVar[tuple[SettingField, ...]] = (
         SettingField("base_url", _("Yuque address"), type="url", default=DEFAULT_BASE_URL,
                      help=_("https://www.yuque.com, your space's domain (https://<space>.yuque.com) or a private deployment.")),
         SettingField("namespace", _("Knowledge base"), required=True,
@@ -73,12 +63,9 @@ class YuqueConnector:
 
     @classmethod
     def clean_settings(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
-        svc.unknown(settings, SETTINGS)
-        return {
-            "base_url": svc.base_url(settings, "base_url", DEFAULT_BASE_URL),
-            "namespace": svc.text(settings, "namespace", r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\d+",
-                                     "yuque/developer (group or user login / book slug) or a book id"),
-        }
+        return {**svc.service_base(settings, SETTINGS, DEFAULT_BASE_URL),
+                "namespace": svc.text(settings, "namespace", r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\d+",
+                                      "yuque/developer (group or user login / book slug) or a book id")}
 
     def __init__(self, settings: Mapping[str, Any], credentials: Mapping[str, str], *, limits: Limits) -> None:
         self.settings = self.clean_settings(settings)
@@ -87,13 +74,9 @@ class YuqueConnector:
         self.client: YuqueClient | None = None
 
     def _connect(self) -> YuqueClient:
-        if not self.token:
-            raise SourceError("source_auth_failed", "no Yuque token is stored for this source")
-        check_url(self.settings["base_url"])
-        http = JsonClient(self.settings["base_url"], timeout_s=self.limits.timeout_s,
-                          max_bytes=_JSON_OVERHEAD * self.limits.max_bytes_per_item,
-                          headers={"X-Auth-Token": self.token, "User-Agent": svc.USER_AGENT,
-                                   "Accept": "application/json"})
+        http = service_client(self.settings["base_url"], self.token, secret_name="Yuque token", limits=self.limits,
+                              max_bytes=_JSON_OVERHEAD * self.limits.max_bytes_per_item,
+                              headers={"X-Auth-Token": self.token, "Accept": "application/json"})
         return YuqueClient(http, self.settings["namespace"])
 
     def _listing(self, result: ScanResult) -> tuple[str, list[dict[str, Any]]]:
@@ -101,7 +84,7 @@ class YuqueConnector:
         assert self.client is not None
         try:
             namespace = str(self.client.repo().get("namespace") or self.settings["namespace"])
-            documents = []
+            documents: list[dict[str, Any]] = []
             for doc in self.client.docs():
                 if doc.get("type", "Doc") not in DOCUMENT_TYPES or str(doc.get("status", "1")) == "0" or not doc.get("slug"):
                     continue

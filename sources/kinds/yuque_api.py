@@ -1,18 +1,10 @@
 """The Yuque OpenAPI (v2) as the Yuque connector uses it: a knowledge base (book), its documents, one document.
 
-Published API followed here (语雀 OpenAPI 2.0, https://www.yuque.com/yuque/developer/openapi, the same paths on
-private deployments and space domains such as ``https://<space>.yuque.com``):
-
-- every request carries the token in ``X-Auth-Token`` and a ``User-Agent``
-  (https://www.yuque.com/yuque/developer/api); answers are ``{"data": ...}``;
-- ``GET /api/v2/repos/:group_login/:book_slug`` (or ``/api/v2/repos/:book_id``): the book, with its ``namespace``;
-- ``GET /api/v2/repos/:namespace/docs`` with ``offset`` and ``limit`` (at most 100): ``data`` (V2Doc: ``id``,
-  ``slug``, ``title``, ``type``, ``status`` 0 draft / 1 published, ``public``, ``content_updated_at``,
-  ``updated_at``) and ``meta.total``;
-- ``GET /api/v2/repos/:namespace/docs/:slug``: V2DocDetail, whose ``format`` is ``markdown``, ``lake``, ``html``
-  or ``lakesheet``; ``body`` is the source in that format, ``body_html`` the standard HTML;
-- errors: 401 the token or its scope was refused, 403 no permission, 404 not found, 429 too many requests (about
-  5000 requests an hour per token), with a JSON ``message``.
+Following 语雀 OpenAPI 2.0 (https://www.yuque.com/yuque/developer/openapi; the same paths on space domains and
+private deployments): the token in ``X-Auth-Token``, with a ``User-Agent``; ``GET /api/v2/repos/:namespace`` (or
+``:book_id``), its ``/docs`` by ``offset`` and ``limit`` (at most 100, until ``meta.total``), ``/docs/:slug``.
+Answers are ``{"data": ...}``; 401 refuses the token, 403 no permission, 404 not found, 429 too many requests,
+each with a JSON ``message``.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Yuque connector's error codes (sources/kinds/yuque.py), registered in the one registry (knowledge/errors.py).
+"""The Yuque connector's error codes (sources/kinds/yuque.py), registered in the one registry (core/errors.py).
 
 ``sources/errors.py`` imports every ``sources/kinds/*_errors.py``; the Chinese is in
 ``sources/locale/zh_Hans/LC_MESSAGES/yuque.po.part``. The codes shared by the service connectors live in
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.errors import CODES, ValidationFailed, register
-from sources.kinds import service_errors  # noqa: F401  (registers the shared codes)
+from core.errors import CODES, ValidationFailed, register
+from sources.kinds import service_errors  # noqa: F401 - registers the shared codes
 
 YUQUE_CODES = {
     "yuque_repo_not_found": _("The Yuque knowledge base was not found, or this token cannot see it: "

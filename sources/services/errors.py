@@ -1,7 +1,7 @@
 """A connector's ``SourceError`` as the application error its registered code names (sources/errors.py)."""
 from __future__ import annotations
 
-from knowledge.errors import CODES, ApplicationError, ValidationFailed
+from core.errors import CODES, ApplicationError, ValidationFailed
 from sources.kinds.base import SourceError
 
 

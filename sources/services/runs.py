@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit import Action, record
-from knowledge.errors import fail
+from core.audit import Action, record
+from core.errors import fail
 from sources.models import ACTIVE_STATUSES, RunStatus, Source, SourceRun, Trigger
 from sources.run import enqueue_run
 
@@ -24,7 +24,7 @@ def run_create(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> S
 
 
 def run_request(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> SourceRun:
-    """Queue a run and start it once the transaction commits (in the background: ``knowledge.later``)."""
+    """Queue a run and start it once the transaction commits (in the background: ``core.jobs``)."""
     with transaction.atomic():
         run = run_create(source=source, trigger=trigger, user=user)
         enqueue_run(run.pk)

@@ -2,26 +2,27 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from audit import Action, diff, record, snapshot
-from knowledge.errors import ApplicationError, fail
+from core.audit import Action, diff, record, snapshot
+from core.errors import ApplicationError, fail
 from knowledge.models import Document, KnowledgeBase
 from knowledge.services.documents import document_delete
 from providers.secrets import InvalidToken, secret_decrypt, secret_encrypt
 from sources.catalog import load_kinds
-from sources.kinds.base import REGISTRY, SourceError, connector_for
+from sources.kinds.base import REGISTRY, Connector, SourceError, connector_for
 from sources.models import Schedule, Source
-from sources.timing import cron_check, next_run_at
 from sources.services.errors import as_application_error
+from sources.timing import cron_check, next_run_at
 
 NAME_LIMIT = 200
 _UNSET: Any = object()
 
 
-def kind_class(kind: Any) -> type:
+def kind_class(kind: Any) -> type[Connector]:
     """The connector class of ``kind``; 400 ``source_kind_unknown`` when there is none."""
     if not isinstance(kind, str) or not kind.strip():
         raise fail("source_invalid")
@@ -39,7 +40,7 @@ def _clean_name(name: Any) -> str:
     return name.strip()
 
 
-def _clean_settings(cls: type, settings: Any) -> dict:
+def _clean_settings(cls: type[Connector], settings: Any) -> dict[str, Any]:
     if not isinstance(settings, Mapping):
         raise fail("source_invalid", "settings", on_field="settings")
     try:
@@ -52,7 +53,7 @@ def _clean_settings(cls: type, settings: Any) -> dict:
         raise as_application_error(exc) from None
 
 
-def _clean_credentials(cls: type, credentials: Any) -> dict[str, str]:
+def _clean_credentials(cls: type[Connector], credentials: Any) -> dict[str, str]:
     names = tuple(getattr(cls, "secret_fields", ()))
     if not isinstance(credentials, Mapping) or any(
             not isinstance(k, str) or k not in names or not isinstance(v, str) for k, v in credentials.items()):

@@ -12,6 +12,11 @@
     total: (n) => fmt(ngettext("%(n)s document", "%(n)s documents", n), { n }),
     pageOf: (p, n) => fmt(gettext("Page %(page)s of %(pages)s"), { page: p, pages: n }),
     queued: gettext("Queued"),
+    place: (n) => fmt(gettext("No. %(n)s in the queue"), { n }),
+    readyIn: (text) => fmt(gettext("ready in about %(time)s"), { time: text }),
+    seconds: (n) => fmt(ngettext("%(n)s second", "%(n)s seconds", n), { n }),
+    minutes: (n) => fmt(ngettext("%(n)s minute", "%(n)s minutes", n), { n }),
+    hours: (n) => fmt(ngettext("%(n)s hour", "%(n)s hours", n), { n }),
     chunks: (n) => fmt(ngettext("%(n)s chunk", "%(n)s chunks", n), { n }),
     progress: (done, total) => (total ? `${done} / ${total}` : gettext("Parsing")),
     ocrPages: (done, total) => fmt(gettext("Reading scanned pages (OCR): %(done)s / %(total)s"), { done, total }),
@@ -68,6 +73,20 @@
 
   // --- documents ------------------------------------------------------------
 
+  // A waiting document: its place and, once the KB (or the site) has a pace, when it should be ready.
+  function duration(seconds) {
+    if (seconds < 60) return T.seconds(Math.max(1, Math.round(seconds / 5) * 5 || 1));
+    if (seconds < 3600) return T.minutes(Math.round(seconds / 60));
+    return T.hours(Math.round(seconds / 360) / 10);
+  }
+
+  function queueText(queue) {
+    if (!queue) return T.queued;
+    const parts = [T.queued, T.place(queue.position)];
+    if (queue.eta_seconds !== null && queue.eta_seconds !== undefined) parts.push(T.readyIn(duration(queue.eta_seconds)));
+    return parts.join(" · ");
+  }
+
   function progressCell(doc) {
     const td = el("td");
     if (doc.status === "processing") {
@@ -75,7 +94,7 @@
       const words = doc.progress.unit === "pages" ? T.ocrPages : T.progress;
       td.append(bar, " ", el("span", words(doc.progress.done, doc.progress.total), { class: "small muted" }));
     } else if (doc.status === "pending") {
-      td.append(el("span", T.queued, { class: "muted small" }));
+      td.append(el("span", queueText(doc.queue), { class: "muted small doc-queue" }));
     } else if (doc.status === "ready") {
       td.append(el("span", T.chunks(doc.progress.total), { class: "small" }));
     } else if (doc.status === "failed" && doc.error) {

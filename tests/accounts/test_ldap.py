@@ -8,8 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 
 from accounts.models import SsoIdentity
-from tests.accounts.slapd import (PEOPLE, READER_DN, READER_PASSWORD, SUFFIX, directory_modify, group_dn, person_dn,
-                                  slapd_running)
+from tests.accounts.slapd import PEOPLE, READER_DN, READER_PASSWORD, SUFFIX, directory_modify, group_dn, person_dn, slapd_running
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +127,8 @@ def test_ldap_is_off_unless_configured_and_clear_text_is_refused_in_production(s
 
 def test_a_directory_sign_in_is_audited_with_its_method_and_mirrored_groups(ldap_on):
     """Directory sign-ins go through Django's auth, so the audit log sees them (audit/receivers.py)."""
-    from audit import Action
     from audit.models import AuditEntry
+    from core.audit import Action
 
     ldap_on()
     sign_in("zhang.san", "wrong")

@@ -5,10 +5,9 @@ import pytest
 from django.contrib.auth.models import User
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.accounts.slapd import PEOPLE, READER_DN, READER_PASSWORD, SUFFIX, group_dn, slapd_running
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, Wait, daphne, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -31,12 +30,12 @@ def test_sign_in_with_a_directory_password_in_the_browser(tmp_path, browser):
         browser.find_element(By.NAME, "password").send_keys("wrong")
         browser.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
         # The refusal is a new page: wait for it (reading the old form while it is replaced is a stale element).
-        WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+        Wait(browser, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
             lambda d: "用户名或密码不正确" in d.find_element(By.ID, "password-form").text)
 
         browser.find_element(By.NAME, "password").send_keys(PEOPLE["zhang.san"][2])
         browser.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
-        WebDriverWait(browser, 20).until(lambda d: d.current_url == server + "/")
+        Wait(browser, 20).until(lambda d: d.current_url == server + "/")
         assert "zhang.san" in browser.find_element(By.CSS_SELECTOR, ".site-header").text
         user = User.objects.get(username="zhang.san")
         assert user.email == "zhang.san@zhiku.test" and user.is_staff

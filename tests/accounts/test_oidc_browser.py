@@ -9,11 +9,10 @@ import requests
 from django.contrib.auth.models import User
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
 
 from accounts.models import SsoIdentity
 from tests.accounts.oidc import provider_running
-from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, free_port, selenium
+from tests.browser import CHROMEDRIVER, CHROMIUM, Wait, daphne, free_port, selenium
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -27,7 +26,7 @@ USERS = {"chen.liu": {"password": "provider-pw-1", "sub": "u-1001", "email": "ch
 
 
 def provider_sign_in(browser, login: str, password: str) -> None:
-    WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.ID, "login")))
+    Wait(browser, 20).until(EC.presence_of_element_located((By.ID, "login")))
     browser.find_element(By.ID, "login").send_keys(login)
     browser.find_element(By.ID, "password").send_keys(password)
     browser.find_element(By.ID, "submit").click()
@@ -51,9 +50,10 @@ def test_sign_in_with_sso_creates_the_user_and_maps_groups_and_staff(tmp_path, b
         button.click()
         assert browser.current_url.startswith(provider.issuer + "/interaction/")  # the provider's page, not ours
         provider_sign_in(browser, "chen.liu", "wrong")
-        assert "Invalid login" in browser.find_element(By.ID, "error").text
+        # The provider answers the wrong password with its page again: wait for that page, not the one submitted.
+        Wait(browser, 20).until(lambda d: "Invalid login" in d.find_element(By.ID, "error").text)
         provider_sign_in(browser, "chen.liu", "provider-pw-1")
-        WebDriverWait(browser, 20).until(lambda d: d.current_url == server + "/")
+        Wait(browser, 20).until(lambda d: d.current_url == server + "/")
         assert "chen.liu" in browser.find_element(By.CSS_SELECTOR, ".site-header").text
 
         user = User.objects.get(username="chen.liu")
@@ -69,7 +69,7 @@ def test_sign_in_with_sso_creates_the_user_and_maps_groups_and_staff(tmp_path, b
         browser.get(server + "/accounts/login/")
         browser.find_element(By.ID, "sso-start").click()
         provider_sign_in(browser, "chen.liu", "provider-pw-1")
-        WebDriverWait(browser, 20).until(lambda d: d.current_url == server + "/")
+        Wait(browser, 20).until(lambda d: d.current_url == server + "/")
         user.refresh_from_db()
         assert set(user.groups.values_list("name", flat=True)) == {"kb-editors"} and not user.is_staff
         assert User.objects.filter(username="chen.liu").count() == 1
@@ -88,6 +88,6 @@ def test_a_provider_user_named_like_a_local_account_is_refused(tmp_path, browser
         assert button.text == "Sign in with SSO"
         button.click()
         provider_sign_in(browser, "chen.liu", "provider-pw-1")
-        WebDriverWait(browser, 20).until(lambda d: d.current_url.startswith(server + "/accounts/login/"))
+        Wait(browser, 20).until(lambda d: d.current_url.startswith(server + "/accounts/login/"))
         assert browser.find_element(By.ID, "sso-failed").text.startswith("Single sign-on did not complete.")
         assert not SsoIdentity.objects.exists()

@@ -36,7 +36,8 @@ def test_staff_creates_lists_and_deactivates_a_user(client_for, staff):
     carol = r.json()
     assert carol["display_name"] == "卡罗尔" and carol["is_active"] and not carol["sso"]
     assert [u["username"] for u in c.get("/api/people/users/?q=example.com").json()["results"]] == ["carol"]
-    assert c.post("/api/people/users/", {"username": "CAROL", "password": "x" * 12}, format="json").json()["error"]["code"] == "username_taken"
+    response = c.post("/api/people/users/", {"username": "CAROL", "password": "x" * 12}, format="json")
+    assert response.json()["error"]["code"] == "username_taken"
     r = c.patch(f"/api/people/users/{carol['id']}/", {"is_active": False}, format="json")
     assert r.status_code == 200 and r.json()["is_active"] is False
 
@@ -136,7 +137,8 @@ def test_the_picker_finds_groups_and_owners_add_them_by_id(client_for, alice, bo
     assert c.post(f"/api/kbs/{kb.pk}/members/", {"username": "bob", "role": "editor"}, format="json").status_code == 201
     r = c.post(f"/api/kbs/{kb.pk}/members/", {"user_id": bob.pk, "group_id": team.pk, "role": "viewer"}, format="json")
     assert r.json()["error"]["code"] == "user_xor_group"
-    assert c.post(f"/api/kbs/{kb.pk}/members/", {"user_id": 999999, "role": "viewer"}, format="json").json()["error"]["code"] == "unknown_user"
+    response = c.post(f"/api/kbs/{kb.pk}/members/", {"user_id": 999999, "role": "viewer"}, format="json")
+    assert response.json()["error"]["code"] == "unknown_user"
 
 
 def test_an_account_made_without_a_password_has_none_usable(client_for, staff):

@@ -48,12 +48,12 @@ def in_language(browser, server: str, language: str) -> None:
 def pick(browser, field_id: str, text: str, kind: str = "user") -> None:
     """Type into a picker and choose the first match of ``kind``."""
     from selenium.webdriver.common.by import By
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     browser.find_element(By.ID, field_id).send_keys(text)
     selector = f"#{field_id}-list .picker-option[data-kind={kind}]"
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, selector))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, selector))
     browser.find_element(By.CSS_SELECTOR, selector).click()
 
 
@@ -61,14 +61,15 @@ def pick(browser, field_id: str, text: str, kind: str = "user") -> None:
 def test_staff_create_an_account_and_a_group_and_add_the_account(server, browser, make_user, tmp_path, language):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import Wait
 
     staff = make_user("root", superuser=True)
     in_language(browser, server, language)
     open_as(browser, server, staff, "/people/")
-    wait = WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
+    wait = Wait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
     browser.find_element(By.ID, "id_username").send_keys("carol")
     browser.find_element(By.ID, "id_first_name").send_keys("王小红")
     browser.find_element(By.ID, "id_email").send_keys("carol@example.com")
@@ -96,11 +97,11 @@ def test_staff_create_an_account_and_a_group_and_add_the_account(server, browser
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_owner_adds_a_member_with_the_picker(server, browser, alice, make_user, make_kb, tmp_path, language):
     from django.contrib.auth.models import Group
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.common.by import By
 
     from knowledge.models import Membership
+    from tests.browser import Wait
 
     kb = make_kb(alice, "产品库")
     dave = make_user("dave")
@@ -109,7 +110,7 @@ def test_an_owner_adds_a_member_with_the_picker(server, browser, alice, make_use
     team = Group.objects.create(name="市场部")
     in_language(browser, server, language)
     open_as(browser, server, alice, f"/kbs/{kb.pk}/settings/")
-    wait = WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
+    wait = Wait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
     pick(browser, "m-name", "dave")          # a username: the picker finds people, not e-mail pieces
     options = browser.find_element(By.ID, "m-name-list").text
     browser.find_element(By.ID, "member-add").click()
@@ -129,18 +130,18 @@ def test_an_owner_adds_a_member_with_the_picker(server, browser, alice, make_use
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_invitee_accepts_a_link(server, browser, alice, make_kb, tmp_path, language):
     from django.contrib.auth import get_user_model
-    from selenium.webdriver.common.by import By
     from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.common.by import By
 
     from accounts.people.invitations import Grant, invitation_create
     from knowledge.models import Membership
+    from tests.browser import Wait
 
     kb = make_kb(alice, "客服知识库")
     _, token = invitation_create(actor=alice, grants=[Grant(kb=kb, role="editor")], email="erin@example.com")
     in_language(browser, server, language)
     browser.get(server + f"/invite/{token}/")
-    wait = WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
+    wait = Wait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))  # lists are re-rendered
     card = browser.find_element(By.ID, "invitation-card").text
     assert WORDS[language]["invited"] in card and "客服知识库" in card
     assert browser.find_element(By.ID, "id_email").get_attribute("value") == "erin@example.com"

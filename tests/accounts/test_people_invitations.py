@@ -32,7 +32,7 @@ def test_accepting_creates_the_account_with_its_roles_once(client_for, client, a
     stored = Invitation.objects.get(pk=data["id"])
     assert stored.digest == token_digest(token) and token not in stored.digest  # only the hash is kept
     page = client.get(f"/invite/{token}/")
-    assert page.status_code == 200 and "Alice KB".encode() in page.content
+    assert page.status_code == 200 and b"Alice KB" in page.content
     r = client.post(f"/invite/{token}/", {"username": "newbie", "email": "new@example.com",
                                           "password": "newbie-pass-1", "password2": "newbie-pass-1"})
     assert r.status_code == 302

@@ -70,7 +70,8 @@ def test_a_manager_opens_only_their_group_and_cannot_rename_it(client, alice, bo
 def test_a_person_page_lists_kbs_and_roles_direct_and_through_groups(client, staff, alice, bob, make_kb):
     team = Group.objects.create(name="研发组")
     team.user_set.add(bob)
-    owned, shared, via_group = make_kb(bob, "自己的库"), make_kb(alice, "共享库"), make_kb(alice, "组的库")
+    make_kb(bob, "自己的库")
+    shared, via_group = make_kb(alice, "共享库"), make_kb(alice, "组的库")
     membership_set(kb=shared, role="viewer", user=bob)
     membership_set(kb=via_group, role="editor", group=team)
     client.force_login(staff)

@@ -1,15 +1,9 @@
 """Assistant fixtures: the chat tests' fake LLM at the wire and their tiny Chinese KB, ingested for real."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "chat"))
-
-from chat_helpers import DOCS  # noqa: E402
-from llm_fixtures import fake_llm, llm_on, no_llm_by_default, passage_vectors_once  # noqa: E402,F401 (fixtures)
+from tests.chat.chat_helpers import DOCS
 
 
 @pytest.fixture(scope="module", autouse=True)

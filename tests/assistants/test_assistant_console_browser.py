@@ -20,12 +20,12 @@ SCREENSHOT = "/tmp/console-assistant.png"
 
 def test_create_an_assistant_issue_a_key_and_try_it(server, browser, alice, docs_kb):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from assistants.models import ApiKey, Assistant
     from chat.models import Conversation
+    from tests.browser import Wait
 
-    wait = WebDriverWait(browser, 60)
+    wait = Wait(browser, 60)
     watch_csp(browser)
     open_as(browser, server, alice, "/assistants/")
     browser.find_element(By.ID, "assistant-new").click()
@@ -82,12 +82,12 @@ def test_create_an_assistant_issue_a_key_and_try_it(server, browser, alice, docs
 
 def test_a_kb_owner_issues_and_revokes_a_retrieval_key_on_the_kb_page(server, browser, alice, docs_kb):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from assistants.keys import key_digest
     from assistants.models import ApiKey
+    from tests.browser import Wait
 
-    wait = WebDriverWait(browser, 60)
+    wait = Wait(browser, 60)
     watch_csp(browser)
     open_as(browser, server, alice, f"/kbs/{docs_kb.pk}/")
     section = wait.until(lambda d: d.find_element(By.ID, "kb-keys"))

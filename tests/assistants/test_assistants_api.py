@@ -9,7 +9,7 @@ import pytest
 
 from assistants.keys import key_authenticate
 from assistants.models import ApiKey, Assistant
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.models import Membership, Role
 
 pytestmark = pytest.mark.django_db

@@ -9,13 +9,13 @@ import uuid
 
 import pytest
 import requests
-from tests.browser import daphne
 
 from assistants.dify_conditions import condition_holds, metadata_condition
 from assistants.keys import key_revoke
 from assistants.services import assistant_key_create, kb_key_create
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.models import Document, Membership, Role
+from tests.browser import daphne
 
 LIVE = pytest.mark.django_db(transaction=True)  # the server in another process reads what the test wrote
 

@@ -50,15 +50,17 @@ def other_site(directory):
 def wait_ready(browser) -> None:
     """Until the chat page's script has set up its handlers (it marks ``body[data-ready]``)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-ready]"))
+    from tests.browser import Wait
+
+    Wait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "body[data-ready]"))
 
 
 def ask_in(browser, question: str):
     """Type ``question`` into the visitor chat of the current frame or page; the answer once it has finished."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     ended = ".vc-msg.assistant .vc-feedback:not([hidden]), .vc-msg.assistant .vc-error"
     wait_ready(browser)
@@ -66,7 +68,7 @@ def ask_in(browser, question: str):
     before = len(browser.find_elements(By.CSS_SELECTOR, ended))
     box.send_keys(question)
     browser.find_element(By.ID, "vc-send").click()
-    WebDriverWait(browser, 30).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ended)) > before)
+    Wait(browser, 30).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ended)) > before)
     return browser.find_elements(By.CSS_SELECTOR, ".vc-msg.assistant")[-1]
 
 
@@ -74,17 +76,19 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
                                                                           tmp_path):
     # long because: one browser session walks the listed page, then the same page from an origin not listed
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     with other_site(tmp_path) as port:
         listed = f"http://localhost:{port}"
-        assistant_update(assistant=assistant, user=alice, allowed_origins=[listed], opening_message="您好！我是产品助手，可以回答价格与安装问题。",
+        assistant_update(assistant=assistant, user=alice, allowed_origins=[listed],
+                         opening_message="您好！我是产品助手，可以回答价格与安装问题。",
                          suggested_questions=["知库专业版的价格是多少？", "安装需要什么环境？"])
         (tmp_path / "index.html").write_text(HOST_PAGE.format(server=server, id=assistant.pk), encoding="utf-8")
 
         watch_csp(browser)
         browser.get(listed + "/index.html")
-        bubble = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble"))
+        bubble = Wait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble"))
         assert bubble.get_attribute("aria-label") == "打开对话"
         bubble.click()
         frame = browser.find_element(By.CSS_SELECTOR, "iframe.zhiku-chat-frame")
@@ -96,7 +100,7 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         suggestions = [b.text for b in browser.find_elements(By.CSS_SELECTOR, ".vc-suggest")]
         assert suggestions == ["知库专业版的价格是多少？", "安装需要什么环境？"]
         browser.find_elements(By.CSS_SELECTOR, ".vc-suggest")[0].click()  # a suggested question asks it
-        WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".vc-msg.assistant .vc-feedback button"))
+        Wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".vc-msg.assistant .vc-feedback button"))
         answer = browser.find_elements(By.CSS_SELECTOR, ".vc-msg.assistant")[-1]
         assert "9800" in answer.find_element(By.CSS_SELECTOR, ".vc-answer").text
         assert answer.find_elements(By.CSS_SELECTOR, ".vc-answer .vc-cite")  # [n] shown as a citation
@@ -105,7 +109,7 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         answer.find_element(By.CSS_SELECTOR, ".vc-cite").click()  # the cited source opens with its text
         assert "9800" in answer.find_element(By.CSS_SELECTOR, ".vc-sources li.cited .vc-snippet").text
         answer.find_element(By.CSS_SELECTOR, '.vc-feedback button[data-rating="up"]').click()
-        WebDriverWait(browser, 10).until(lambda d: Feedback.objects.filter(rating="up").exists())
+        Wait(browser, 10).until(lambda d: Feedback.objects.filter(rating="up").exists())
         conversation = Conversation.objects.get()
         assert conversation.channel == Channel.EMBED and conversation.visitor.startswith("v-")
         # A follow-up continues the same conversation (the ticket in the frame's storage names the visitor).
@@ -119,10 +123,10 @@ def test_the_bubble_answers_on_a_listed_site_and_nothing_shows_on_another(server
         # The same page from an origin not listed: the frame shows why, not the chat; the stream cannot be called.
         refused = f"http://127.0.0.1:{port}"
         browser.get(refused + "/index.html")
-        WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble")).click()
+        Wait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".zhiku-chat-bubble")).click()
         frame = browser.find_element(By.CSS_SELECTOR, "iframe.zhiku-chat-frame")
         browser.switch_to.frame(frame)
-        WebDriverWait(browser, 20).until(lambda d: d.execute_script(
+        Wait(browser, 20).until(lambda d: d.execute_script(
             "return document.readyState === 'complete' && location.href !== 'about:blank'"))
         shown = browser.execute_script("return location.href")
         assert shown.startswith(server), shown           # the server's refusal, not Chromium's blocked-frame page
@@ -157,12 +161,12 @@ def test_a_share_link_page_answers_an_anonymous_visitor(server, browser, assista
     # Earlier chats: the visitor's own, reopened with their answers.
     browser.find_element(By.ID, "vc-new").click()
     browser.find_element(By.ID, "vc-history-toggle").click()
-    from selenium.webdriver.support.ui import WebDriverWait
+    from tests.browser import Wait
 
-    item = WebDriverWait(browser, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "#vc-conversations li button"))
+    item = Wait(browser, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "#vc-conversations li button"))
     assert "知库专业版的价格" in item.text
     item.click()
-    WebDriverWait(browser, 10).until(lambda d: "9800" in d.find_element(By.ID, "vc-messages").text)
+    Wait(browser, 10).until(lambda d: "9800" in d.find_element(By.ID, "vc-messages").text)
     assert csp_violations(browser) == []
     browser.save_screenshot("/tmp/share.png")
     assert Conversation.objects.get().channel == Channel.SHARE

@@ -10,14 +10,15 @@ import uuid
 
 import pytest
 import requests
-from fake_llm import FakeLLM
-from tests.browser import daphne
 
 from assistants.keys import key_revoke
 from assistants.services import assistant_create, assistant_key_create, kb_key_create
 from assistants.usage import assistant_usage
 from chat.models import Channel, Conversation, Message, MessageStatus, Role
-from knowledge.models import Membership, Role as KBRole
+from knowledge.models import Membership
+from knowledge.models import Role as KBRole
+from tests.browser import daphne
+from tests.chat.fake_llm import FakeLLM
 
 LIVE = pytest.mark.django_db(transaction=True)  # the server in another process reads what the test wrote
 ANSWER = "知库专业版的价格是每年 9800 元[1]。"

@@ -11,13 +11,20 @@ from django.core.management import call_command
 
 from assistants.keys import bearer_key, key_authenticate, key_digest, key_revoke
 from assistants.models import ApiKey
-from assistants.services import (assistant_create, assistant_kbs, assistant_key_create, assistant_turn_start,
-                                 assistant_update, kb_key_create, key_search)
+from assistants.services import (
+    assistant_create,
+    assistant_kbs,
+    assistant_key_create,
+    assistant_turn_start,
+    assistant_update,
+    kb_key_create,
+    key_search,
+)
 from assistants.usage import assistant_usage
 from chat.models import Channel, Conversation, Message
 from chat.selectors import conversation_list
 from chat.services import turn_stream
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.models import Membership, Role
 from knowledge.retrieval.request import SearchRequest
 

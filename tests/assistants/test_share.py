@@ -247,7 +247,7 @@ def test_manage_py_publishes_a_share_link_and_the_embed_snippets(assistant, alic
 async def test_a_link_whose_owner_lost_the_kb_answers_nothing_from_it(alice, bob, make_kb, ingest):
     from assistants.services import assistant_create
     from knowledge.models import Membership, Role
-    from chat_helpers import DOCS
+    from tests.chat.chat_helpers import DOCS
 
     def setup():
         kb = make_kb(bob, "鲍勃的产品文档")

@@ -32,13 +32,13 @@ def shot(browser, tmp_path, name: str) -> Path:
 def delete_in_console(browser, server, user, kb, source_name: str) -> None:
     """Open the KB page as ``user`` and delete ``source_name`` with its row's button, confirming the dialog."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document
+    from tests.browser import Wait
 
     document = Document.objects.get(kb=kb, source_name=source_name)
     open_as(browser, server, user, f"/kbs/{kb.pk}/")
-    wait = WebDriverWait(browser, 30)
+    wait = Wait(browser, 30)
     row = f'tr[data-doc-id="{document.pk}"]'
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{row} button.delete"))
     browser.find_element(By.CSS_SELECTOR, f"{row} button.delete").click()
@@ -48,9 +48,10 @@ def delete_in_console(browser, server, user, kb, source_name: str) -> None:
 
 def test_an_owner_finds_who_removed_a_document(server, browser, alice, bob, make_kb, ingest, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     kb = make_kb(alice, "售后知识库")
     ingest(kb, FILES, user=alice)
@@ -60,7 +61,7 @@ def test_an_owner_finds_who_removed_a_document(server, browser, alice, bob, make
 
     # The owner: the KB page's audit link, then only deletions.
     open_as(browser, server, alice, f"/kbs/{kb.pk}/")
-    wait = WebDriverWait(browser, 30)
+    wait = Wait(browser, 30)
     browser.find_element(By.ID, "kb-audit").click()
     wait.until(lambda d: d.find_elements(By.ID, "audit-table"))
     assert browser.current_url.endswith(f"/audit/?kb={kb.pk}")

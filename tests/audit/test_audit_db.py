@@ -8,9 +8,9 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from audit import Action, record
 from audit.models import AuditEntry, AuditImmutable
 from audit.purge import audit_purge
+from core.audit import Action, record
 
 pytestmark = pytest.mark.django_db
 

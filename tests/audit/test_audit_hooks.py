@@ -10,9 +10,9 @@ import json
 import pytest
 from django.contrib.auth.models import Group
 
-from audit import Action, record
-from audit.context import acting, detect_process_origin
 from audit.models import AuditEntry
+from core.audit import Action, record
+from core.audit.context import acting, detect_process_origin
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 
 pytestmark = pytest.mark.django_db

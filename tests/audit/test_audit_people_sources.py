@@ -8,8 +8,8 @@ import pytest
 from accounts.people.groups import group_manager_add, group_manager_remove
 from accounts.people.invitations import Grant, invitation_accept_new, invitation_create, invitation_revoke
 from accounts.people.users import user_set_password
-from audit import Action
 from audit.models import AuditEntry
+from core.audit import Action
 from knowledge.models import Role
 from tests.sources.memory_kind import SITES, MemorySite
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from audit import Action, record
-from audit.context import acting
 from audit.export import cell
 from audit.models import AuditEntry
+from core.audit import Action, record
+from core.audit.context import acting
 from knowledge.services.kbs import membership_remove, membership_set
 
 pytestmark = pytest.mark.django_db

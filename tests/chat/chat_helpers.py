@@ -7,7 +7,12 @@ database from being dropped.
 """
 from __future__ import annotations
 
+from django.contrib.auth.models import Group
+
 from chat.services import in_thread
+from knowledge.models import Role
+from knowledge.services.kbs import membership_set
+from tests.helpers import api_token
 
 ORIGIN = (b"origin", b"http://testserver")
 
@@ -69,3 +74,16 @@ async def session_cookie(user) -> bytes:
         return client.cookies["sessionid"].value
 
     return f"sessionid={await in_thread(login)()}".encode()
+
+
+# The HR KB of the saved-conversation tests (the ``hr_kb`` fixture, tests/chat/conftest.py).
+HANDBOOK = "# 员工手册\n\n## 年假\n\n入职满一年的员工每年享有十天带薪年假，可分次休完。\n"
+SALARY = "# 薪资制度\n\n## 年终奖\n\n年终奖为三点五倍月薪，按全年绩效考核结果在次年一月发放。\n"
+SECRET = "三点五倍月薪"  # in the restricted document only
+LEAVE = "十天带薪年假"  # in the unrestricted one
+
+
+def hr_member(user, kb):
+    user.groups.add(Group.objects.get(name="hr"))
+    membership_set(kb=kb, role=Role.VIEWER, user=user)
+    return api_token(user)

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from chat_helpers import DOCS
-from llm_fixtures import fake_llm, llm_on, no_llm_by_default, passage_vectors_once  # noqa: F401 (fixtures)
+from chat_helpers import DOCS, HANDBOOK, SALARY
+from django.contrib.auth.models import Group
+
+from knowledge.models import Document
+from knowledge.services.documents import document_restrict
+from tests.helpers import set_lines
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -61,4 +65,14 @@ def bob_token(bob) -> str:
 def bob_kb(make_kb, bob, ingest):
     kb = make_kb(bob, "Bob KB")
     ingest(kb, {"secret.md": "# 机密\n\n鲍勃的机密价格表：旗舰版每年 50000 元。\n"})
+    return kb
+
+
+@pytest.fixture
+def hr_kb(make_kb, alice, ingest):
+    """Alice's KB: an unrestricted handbook and a salary document restricted to the group hr; every search answered."""
+    kb = make_kb(alice, "人事")
+    ingest(kb, {"handbook.md": HANDBOOK, "salary.md": SALARY})
+    document_restrict(document=Document.objects.get(kb=kb, source_name="salary.md"), groups=[Group.objects.create(name="hr")])
+    set_lines(kb, 0.0, 0.0)
     return kb

@@ -74,7 +74,7 @@ class FakeLLM:
                                                  "code": "invalid_api_key"}})
                 return True
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):  # noqa: N802 - http.server's method name
                 if self._refused():
                     return
                 if self.path.rstrip("/") != "/v1/models":
@@ -83,7 +83,7 @@ class FakeLLM:
                 fake._json(self, 200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
                                                                     "owned_by": "fake"} for m in fake.model_ids]})
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):  # noqa: N802 - http.server's method name
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append(body)

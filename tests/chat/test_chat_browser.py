@@ -32,13 +32,14 @@ def sign_in(server: str, browser, user) -> None:
 def ask(browser, question: str):
     """Send ``question`` from the chat page; the newest answer once its meta line (timings) is filled in."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     box = browser.find_element(By.ID, "question")
     box.clear()
     box.send_keys(question)
     browser.find_element(By.ID, "send").click()
-    WebDriverWait(browser, 20).until(
+    Wait(browser, 20).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant")
         and d.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1].find_element(By.CSS_SELECTOR, ".meta").text)
     return browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")[-1]
@@ -46,9 +47,9 @@ def ask(browser, question: str):
 
 def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, alice, kb, ingest):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from chat.models import Feedback, Message
+    from tests.browser import Wait
 
     ingest(kb, {**DOCS, **XSS_DOC})
     kb.score_threshold = 0.0
@@ -68,7 +69,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     """})
     watch_csp(browser)
     browser.get(server + "/chat/")
-    wait = WebDriverWait(browser, 20)
+    wait = Wait(browser, 20)
     assert kb.name in browser.find_element(By.ID, "kb-list").text
 
     answer = ask(browser, "知库专业版的价格是多少？")
@@ -100,7 +101,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     assert browser.find_elements(By.CSS_SELECTOR, "#messages b") == []
     assert browser.find_elements(By.CSS_SELECTOR, "#messages img") == []
     assert browser.execute_script("return window.__xss === undefined")
-    # All of it under the page's Content-Security-Policy (tests/test_csp.py), which it never ran into.
+    # All of it under the page's Content-Security-Policy (tests/config/test_csp.py), which it never ran into.
     assert csp_violations(browser) == []
 
 
@@ -152,9 +153,9 @@ def test_each_answer_shows_its_verdict_live_and_when_the_conversation_is_reopene
     everything answered; line 1: everything uncertain; gate 1: nothing found)."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from chat.models import Message
+    from tests.browser import Wait
 
     ingest(kb, DOCS)
     sign_in(server, browser, alice)
@@ -183,11 +184,11 @@ def test_each_answer_shows_its_verdict_live_and_when_the_conversation_is_reopene
 
     # Reopened from the sidebar: the saved verdicts, in the same words.
     browser.find_element(By.ID, "new-chat").click()
-    WebDriverWait(browser, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".msg"))
+    Wait(browser, 10).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".msg"))
     # The sidebar is drawn again whenever the list is reloaded: a button read just before may be gone.
-    WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+    Wait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda d: d.find_element(By.CSS_SELECTOR, "#conversations button.open").click() or True)
-    WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 3)
+    Wait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg.assistant")) == 3)
     answers = browser.find_elements(By.CSS_SELECTOR, ".msg.assistant")
     assert [verdict_of(a) for a in answers] == [("answered", "已回答"), ("uncertain", "不确定"), ("not_found", "未找到")]
     assert [a.value_of_css_property("background-color") for a in answers] == [styles[v][0] for v in ("answered", "uncertain", "not_found")]

@@ -1,4 +1,5 @@
-"""The chat websocket: auth, origin, permissions, events, LLM failures, cancel (it joins no channel layer: tests/test_redis_outage.py)."""
+"""The chat websocket: auth, origin, permissions, events, LLM failures, cancel (it joins no channel layer:
+tests/config/test_redis_outage.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -89,7 +90,7 @@ async def test_a_wrong_token_does_not_fall_back_to_the_session(alice):
 
 async def test_another_users_kb_is_an_error_and_nothing_is_searched(chat_kb, bob_kb, alice_token, monkeypatch):
     searched = []
-    monkeypatch.setattr("chat.services.search_kbs", lambda **kw: searched.append(kw))
+    monkeypatch.setattr("chat.services.search", lambda asked: searched.append(asked))
     communicator, _ = await connect(f"/ws/chat/?token={alice_token}")
     events = await ask(communicator, [chat_kb.pk, bob_kb.pk])
     await communicator.disconnect()

@@ -109,7 +109,8 @@ def test_the_evaluate_api_scores_answers_when_asked(kb, ingest, alice, client_fo
 def test_a_question_the_chat_refuses_is_counted_as_an_error(kb, alice):
     from chat.evaluation import AnswerQuestion, answer_evaluate
 
-    metrics = answer_evaluate(user=alice, kb_ids=[kb.pk], questions=[AnswerQuestion(id="x", text="问" * 1001, relevant=["a"], answers=["b"])])
+    question = AnswerQuestion(id="x", text="问" * 1001, relevant=["a"], answers=["b"])
+    metrics = answer_evaluate(user=alice, kb_ids=[kb.pk], questions=[question])
     assert metrics["errors"] == 1 and metrics["answer_contains"] == 0.0 and metrics["not_found_rate_answerable"] == 1.0
 
 

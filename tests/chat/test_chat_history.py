@@ -11,37 +11,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat_helpers import connect, receive_until_end
+from chat_helpers import LEAVE, SECRET, connect, hr_member, receive_until_end
 from django.contrib.auth.models import Group
 
 from chat.history import readable_view
 from chat.models import Conversation, Message, MessageStatus
-from chat.services import in_thread, turn_start
+from chat.services import turn_start
 from knowledge.models import Document, DocumentStatus, Membership, Role
 from knowledge.services.documents import document_restrict
 from knowledge.services.kbs import membership_set
-from tests.helpers import api_token, set_lines
-
-HANDBOOK = "# 员工手册\n\n## 年假\n\n入职满一年的员工每年享有十天带薪年假，可分次休完。\n"
-SALARY = "# 薪资制度\n\n## 年终奖\n\n年终奖为三点五倍月薪，按全年绩效考核结果在次年一月发放。\n"
-SECRET = "三点五倍月薪"  # in the restricted document only
-LEAVE = "十天带薪年假"  # in the unrestricted one
-
-
-@pytest.fixture
-def hr_kb(make_kb, alice, ingest):
-    """Alice's KB: an unrestricted handbook and a salary document restricted to the group hr; every search answered."""
-    kb = make_kb(alice, "人事")
-    ingest(kb, {"handbook.md": HANDBOOK, "salary.md": SALARY})
-    document_restrict(document=Document.objects.get(kb=kb, source_name="salary.md"), groups=[Group.objects.create(name="hr")])
-    set_lines(kb, 0.0, 0.0)
-    return kb
-
-
-def hr_member(user, kb):
-    user.groups.add(Group.objects.get(name="hr"))
-    membership_set(kb=kb, role=Role.VIEWER, user=user)
-    return api_token(user)
 
 
 async def chat(key: str, kb, *questions: str) -> int:
@@ -91,7 +69,7 @@ def test_a_member_who_loses_the_group_then_the_kb_no_longer_reads_the_restricted
     assert (asked["content"], asked_again["content"]) == ("年终奖是多少？", "年假有几天？")  # his own questions stay
     assert first["content"] == "" and first["content_redacted"] is True
     for message, row in ((first, stored[0]), (second, stored[1])):
-        for shown, kept in zip(message["sources"], row.sources):
+        for shown, kept in zip(message["sources"], row.sources, strict=True):
             if kept["document"]["id"] == salary_id(hr_kb):
                 assert shown == {"n": kept["n"], "redacted": True}
             else:

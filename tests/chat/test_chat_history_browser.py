@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from test_chat_history import SECRET, hr_kb, hr_member  # noqa: F401 - hr_kb is a fixture
+from chat_helpers import SECRET, hr_member
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, open_as, selenium
 
@@ -18,11 +18,12 @@ QUESTION = "年终奖是多少？"
 
 def test_the_page_no_longer_shows_a_restricted_passage_once_the_reader_left_its_group(server, browser, bob, hr_kb):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     hr_member(bob, hr_kb)
     open_as(browser, server, bob, "/chat/")
-    wait = WebDriverWait(browser, 20)
+    wait = Wait(browser, 20)
     browser.find_element(By.ID, "question").send_keys(QUESTION)
     browser.find_element(By.ID, "send").click()
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg.assistant .meta")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tests.browser import daphne
 
 LIVE = pytest.mark.django_db(transaction=True)  # the server in another process reads the users
@@ -62,9 +63,10 @@ def test_a_real_server_refuses_forged_origins_and_admits_its_own(live, alice):
 @LIVE
 def test_a_message_over_the_limit_gets_an_error_event_then_close_1009(live, alice):
     """A 5 MB frame used to close the socket with nothing said; a 100 KB one is refused and the socket stays usable."""
-    from tests.helpers import api_token
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
+
+    from tests.helpers import api_token
 
     token = api_token(alice)
     url = live.replace("http://", "ws://") + f"/ws/chat/?token={token}"
@@ -90,8 +92,9 @@ def test_a_message_over_the_limit_gets_an_error_event_then_close_1009(live, alic
 
 @LIVE
 def test_a_message_just_under_the_limit_is_read(live, alice):
-    from tests.helpers import api_token
     from websockets.sync.client import connect
+
+    from tests.helpers import api_token
 
     token = api_token(alice)
     url = live.replace("http://", "ws://") + f"/ws/chat/?token={token}"

@@ -107,7 +107,7 @@ async def test_the_llm_saying_not_found_over_sse_closes_its_stream(chat_kb, alic
 
 async def test_errors_before_streaming_are_json_with_their_status(chat_kb, bob_kb, alice_token, monkeypatch):
     searched = []
-    monkeypatch.setattr("chat.services.search_kbs", lambda **kw: searched.append(kw))
+    monkeypatch.setattr("chat.services.search", lambda asked: searched.append(asked))
     communicator, head = await start({"kb_ids": [bob_kb.pk], "question": QUESTION}, auth(alice_token))
     assert head["status"] == 404
     assert json.loads(await read_body(communicator)) == {"error": {"code": "kb_not_found", "message": "未找到该知识库。"}}

@@ -6,9 +6,10 @@ from chat_helpers import DOCS
 from test_chat_answer_settings import ask
 
 from chat import services as chat_services
-from knowledge.errors import ValidationFailed
+from core.errors import ValidationFailed
 from knowledge.services import search as search_service
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS
+from tests.helpers import searched
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -25,7 +26,7 @@ def test_a_turn_and_a_search_refuse_bad_input_with_the_same_code(alice, question
     with pytest.raises(ValidationFailed) as turn:
         chat_services.turn_start(user=alice, conversation_id=None, kb_ids=kb_ids, question=question)
     with pytest.raises(ValidationFailed) as search:
-        search_service.search_run(user=alice, query=question, kb_ids=kb_ids)
+        searched(user=alice, query=question, kb_ids=kb_ids)
     assert turn.value.code == search.value.code == code
     assert turn.value.message == search.value.message
 
@@ -65,12 +66,12 @@ async def test_not_found_shows_the_first_kbs_text_whichever_kb_decided(make_kb, 
 
 def test_a_chat_source_and_a_search_result_are_one_shape(chat_kb, alice):
     from chat.prompts import context_build
-    from knowledge.services.search import result_payload
+    from knowledge.services.search import payload
 
-    result = search_service.search_run(user=alice, query="知库专业版的价格是多少？", kb_ids=[chat_kb.pk])
-    searched = result_payload(result)["results"][0]
+    result = searched(user=alice, query="知库专业版的价格是多少？", kb_ids=[chat_kb.pk])
+    found = payload(result)["results"][0]
     source = context_build(result.candidates[:1]).sources[0].payload()
-    assert set(source["scores"]) == set(searched["scores"]) and source["scores"] == searched["scores"]
+    assert set(source["scores"]) == set(found["scores"]) and source["scores"] == found["scores"]
     assert {k: source[k] for k in ("chunk_id", "kb_id", "section_path", "pages", "chunk_type")} == \
-        {k: searched[k] for k in ("chunk_id", "kb_id", "section_path", "pages", "chunk_type")}
-    assert source["document"].items() <= searched["document"].items()
+        {k: found[k] for k in ("chunk_id", "kb_id", "section_path", "pages", "chunk_type")}
+    assert source["document"].items() <= found["document"].items()

@@ -82,7 +82,8 @@ def test_a_sentence_that_refers_back_comes_with_the_sentence_it_refers_to():
 
 
 def test_a_sentence_announcing_a_table_brings_the_table_one_row_a_line():
-    text = ("第九条 出差城市分为三类，一类城市为北京、上海、广州、深圳。\n第十条 员工出差住宿费实行限额报销，每人每晚标准如下（单位：元）：\n"
+    text = ("第九条 出差城市分为三类，一类城市为北京、上海、广州、深圳。\n"
+            "第十条 员工出差住宿费实行限额报销，每人每晚标准如下（单位：元）：\n"
             "| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |\n"
             "第十一条 超出标准部分由个人承担。")
     got = answer("出差住宿每晚标准是多少？", cand(1, text))
@@ -174,7 +175,8 @@ def test_an_announced_table_brings_only_the_rows_asked_about_when_the_question_n
 
 def test_the_row_holding_a_setting_s_default_is_chosen_over_the_header_row():
     """「sendMsgTimeout 默认值」: the header holds 默认值, the row holds sendMsgTimeout; the row is read with its header."""
-    table = ("| 名称 | 描述 | 参数类型 | 默认值 |\n| --- | --- | --- | --- |\n| producerGroup | 生产组的名称 | String | DEFAULT_PRODUCER |\n"
+    table = ("| 名称 | 描述 | 参数类型 | 默认值 |\n| --- | --- | --- | --- |\n"
+             "| producerGroup | 生产组的名称 | String | DEFAULT_PRODUCER |\n"
              "| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |\n| maxMessageSize | 允许发送的最大消息体大小 | int | 4M |")
     got = answer("sendMsgTimeout 默认值", cand(1, table, chunk_type="table"))
     assert got == "| 名称 | 描述 | 参数类型 | 默认值 |\n| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |[1]"

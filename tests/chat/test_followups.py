@@ -9,7 +9,7 @@ import pytest
 from chat.rewrite import rewrite_fallback
 from knowledge.models import document_labels
 from knowledge.services.corpus import corpus_ingest
-from knowledge.services.search import search_run
+from tests.helpers import searched
 
 SET = Path(__file__).resolve().parents[2] / "devdata" / "followups-zh"
 GOAL = 0.9
@@ -30,7 +30,7 @@ def standalone_queries(pair: dict) -> list[str]:
 
 def outcome(user, kb, query: str, relevant: set[str]) -> tuple[bool, bool, bool]:
     """(the search is a hit, the answer is the first result, the answer is in the top three)."""
-    result = search_run(user=user, query=query, kb_ids=[kb.pk], top_k=3)
+    result = searched(user=user, query=query, kb_ids=[kb.pk], top_k=3)
     ranks = [bool(document_labels(c.document_id, c.source_name) & relevant) for c in result.candidates[:3]]
     return bool(result.hit), bool(ranks[:1] and ranks[0]), any(ranks)
 

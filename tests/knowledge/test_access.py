@@ -21,17 +21,17 @@ from knowledge.access import (
     kb_role,
     kbs_for_user,
     role_at_least,
-    scope_documents_q,
     scope_chunks_sql,
+    scope_documents_q,
     scope_documents_sql,
     scope_for,
     with_caller_role,
 )
+from knowledge.keyword_store import keyword_store
 from knowledge.models import Chunk, Document, EvalQuestion, KnowledgeBase, Role
 from knowledge.services.calibration import recalibrate_kb
 from knowledge.services.kbs import membership_set
-from knowledge.keyword_store import keyword_store
-from tests.helpers import redis_available
+from tests.helpers import document_with_chunk, redis_available
 
 REDIS_URL = "redis://127.0.0.1:6379/13"
 
@@ -40,46 +40,7 @@ needs_redis = pytest.mark.skipif(not redis_available(REDIS_URL), reason="needs R
 RANKED = [None, Role.VIEWER, Role.EDITOR, Role.OWNER]
 
 
-# --- the matrix -----------------------------------------------------------------------
-
-def _document(kb, name: str, groups=()) -> Document:
-    document = Document.objects.create(kb=kb, source_name=name, doc_type="md", sha256=name, status="ready")
-    Chunk.objects.create(document=document, kb=kb, ordinal=0, content=name, enriched=name, content_hash=name)
-    document.restricted_to_groups.set(groups)
-    return document
-
-
-@pytest.fixture
-def matrix(make_user, make_kb):
-    """Two KBs, documents with every kind of restriction, and users holding each role directly or by group."""
-    hr, sales, legal, editors, readers = (Group.objects.create(name=n) for n in ("hr", "sales", "legal", "editors", "readers"))
-    alice, bob = make_user("alice"), make_user("bob")
-    users = {
-        "root": make_user("root", superuser=True),
-        "alice": alice,  # owns kb1
-        "bob": bob,  # owns kb2
-        "ed": make_user("ed"),  # editor of kb1, viewer of kb2
-        "ged": make_user("ged", groups=[editors, hr]),  # editor of kb1 through a group
-        "vhr": make_user("vhr", groups=[hr]),  # viewer of kb1, in hr
-        "gview": make_user("gview", groups=[readers, sales]),  # viewer of both through a group, in sales
-        "view": make_user("view"),  # viewer of kb1, in no group
-        "twice": make_user("twice", groups=[readers, legal]),  # viewer through a group, editor directly
-        "stranger": make_user("stranger", groups=[hr, sales, legal]),  # no role anywhere
-    }
-    kb1, kb2 = make_kb(alice, "one"), make_kb(bob, "two")
-    membership_set(kb=kb1, user=users["ed"], role=Role.EDITOR)
-    membership_set(kb=kb2, user=users["ed"], role=Role.VIEWER)
-    membership_set(kb=kb1, group=editors, role=Role.EDITOR)
-    membership_set(kb=kb1, user=users["vhr"], role=Role.VIEWER)
-    membership_set(kb=kb1, group=readers, role=Role.VIEWER)
-    membership_set(kb=kb2, group=readers, role=Role.VIEWER)
-    membership_set(kb=kb1, user=users["view"], role=Role.VIEWER)
-    membership_set(kb=kb2, user=users["twice"], role=Role.EDITOR)
-    restrictions = {"open": (), "hr": (hr,), "hr+sales": (hr, sales), "legal": (legal,)}
-    documents = [(_document(kb, f"{kb.name}-{name}.md", groups), {g.pk for g in groups})
-                 for kb in (kb1, kb2) for name, groups in restrictions.items()]
-    return users, (kb1, kb2), documents
-
+# --- the matrix (the ``matrix`` fixture: tests/knowledge/conftest.py) ---------------------
 
 def _expected_role(user, kb) -> Role | None:
     """The role rule in plain Python, from the memberships the fixture made."""
@@ -319,7 +280,7 @@ def test_moving_a_restriction_to_another_group_expires_the_cached_result(cached,
 def test_every_restriction_change_bumps_the_kb_version(kb, change):
     """Restriction changes widen access too; whichever side of the relation makes them, the KB's caches expire."""
     hr, sales = Group.objects.create(name="hr"), Group.objects.create(name="sales")
-    document = _document(kb, "salary.md", [hr])
+    document = document_with_chunk(kb, "salary.md", [hr])
     before = KnowledgeBase.objects.get(pk=kb.pk).version
     change(document, hr, sales)
     assert KnowledgeBase.objects.get(pk=kb.pk).version > before
@@ -328,7 +289,7 @@ def test_every_restriction_change_bumps_the_kb_version(kb, change):
 @pytest.mark.django_db
 def test_a_restriction_left_as_it_was_does_not_bump_the_version(kb):
     hr = Group.objects.create(name="hr")
-    document = _document(kb, "salary.md", [hr])
+    document = document_with_chunk(kb, "salary.md", [hr])
     before = KnowledgeBase.objects.get(pk=kb.pk).version
     document.restricted_to_groups.set([hr])
     document.restricted_to_groups.add(hr)

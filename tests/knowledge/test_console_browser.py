@@ -33,14 +33,15 @@ def server_password(user, password: str) -> None:
 def sign_in(browser, server, username: str, password: str):
     """Through the sign-in page, as a person would."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     browser.delete_all_cookies()
     browser.get(server + "/accounts/login/?next=/")
     browser.find_element(By.NAME, "username").send_keys(username)
     browser.find_element(By.NAME, "password").send_keys(password)
     browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "username"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.ID, "username"))
     assert browser.find_element(By.ID, "username").text == username
 
 
@@ -58,15 +59,15 @@ def shot(browser, tmp_path, name: str):
 
 def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice, bob, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Chunk, Document, KnowledgeBase
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     assert not alice.is_staff
     server_password(alice, "pw-alice")
     server_password(bob, "pw-bob")
-    wait = WebDriverWait(browser, 60)
+    wait = Wait(browser, 60)
     sign_in(browser, server, "alice", "pw-alice")
     assert not browser.find_elements(By.LINK_TEXT, "管理后台")  # the admin link is for staff
 
@@ -88,7 +89,10 @@ def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice
     browser.find_element(By.ID, "file-input").send_keys("\n".join(paths))
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upload-queue li[data-state=waiting]")) == 2)
     browser.find_element(By.ID, "upload-submit").click()
-    ready = lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]")]  # noqa: E731
+
+    def ready(d):
+        return list(d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]"))
+
     wait.until(lambda d: len(ready(d)) == 2)
     assert all(r.find_element(By.CSS_SELECTOR, ".doc-status").text == "已就绪" for r in ready(browser))
     # (the list may show both ready before the browser has the second upload's answer: ingestion is that quick)
@@ -167,12 +171,13 @@ def test_an_editor_builds_a_kb_and_a_viewer_only_reads_it(server, browser, alice
 
 def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from knowledge.models import KnowledgeBase, Membership
+    from tests.browser import Wait
 
     server_password(alice, "pw-alice")
-    wait = WebDriverWait(browser, 30)
+    wait = Wait(browser, 30)
     sign_in(browser, server, "alice", "pw-alice")
     browser.get(f"{server}/kbs/{kb.pk}/settings/")
     wait.until(lambda d: "还没有其他成员" in d.find_element(By.ID, "member-rows").text)
@@ -256,10 +261,10 @@ def test_an_owner_changes_settings_and_members(server, browser, alice, bob, kb, 
 def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, alice, bob, kb):
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     working = Document.objects.create(kb=kb, source_name="手册.pdf", doc_type="pdf", sha256="a" * 64, status="processing",
                                       chunks_done=3, chunks_total=10)
@@ -268,8 +273,11 @@ def test_the_kb_page_follows_progress_live_and_shows_failures(server, browser, a
     membership_set(kb=kb, user=bob, role="editor")
     open_as(browser, server, bob, f"/kbs/{kb.pk}/")
     # The rows are drawn again at every poll: an element read between two polls may be gone.
-    wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
-    row = lambda d, doc: d.find_element(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{doc.pk}"]')  # noqa: E731
+    wait = Wait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
+
+    def row(d, doc):
+        return d.find_element(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{doc.pk}"]')
+
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#doc-rows tr[data-doc-id="{working.pk}"]'))
     wait.until(lambda d: row(d, working).find_element(By.CSS_SELECTOR, ".doc-status").text == "处理中"
                and "3 / 10" in row(d, working).text)
@@ -294,12 +302,13 @@ def test_the_language_switch_turns_the_console_english(server, browser, alice, k
     """Chinese first (the browser asks for zh-CN); the header's switch makes the pages and their scripts English."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     ingest(kb, {"退货政策.md": FILES["退货政策.md"]})
     open_as(browser, server, alice, f"/kbs/{kb.pk}/")
     # A click on the switch reloads the page: an element read while it goes is stale, so read it again.
-    wait = WebDriverWait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))
+    wait = Wait(browser, 20, ignored_exceptions=(StaleElementReferenceException,))
     wait.until(lambda d: "共 1 个文档" in d.find_element(By.ID, "doc-summary").text)
     assert "上传文档" in browser.find_element(By.ID, "upload").text
     assert browser.find_element(By.CSS_SELECTOR, "#doc-rows .doc-status").text == "已就绪"

@@ -24,12 +24,12 @@ def _set(element, value: str) -> None:
 
 def test_an_editor_previews_the_chunking_then_uploads_each_file_with_its_progress(server, browser, alice, bob, kb, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    from knowledge.models import Document
     from knowledge.ingestion.text import Chunking
     from knowledge.ingestion.upload import UploadedItem, document_preview
+    from knowledge.models import Document
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     membership_set(kb=kb, user=bob, role="editor")
     manual, empty = tmp_path / "售后手册.md", tmp_path / "空白.txt"
@@ -40,7 +40,7 @@ def test_an_editor_previews_the_chunking_then_uploads_each_file_with_its_progres
     assert len(wide.drafts) < len(expected.drafts)
 
     open_as(browser, server, bob, f"/kbs/{kb.pk}/")
-    wait = WebDriverWait(browser, 60)
+    wait = Wait(browser, 60)
     wait.until(lambda d: "还没有文档" in d.find_element(By.ID, "doc-rows").text)
     browser.find_element(By.ID, "file-input").send_keys(f"{manual}\n{empty}")
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upload-queue li[data-state=waiting]")) == 2)
@@ -92,16 +92,16 @@ def test_an_editor_previews_the_chunking_then_uploads_each_file_with_its_progres
 def test_an_editor_restricts_a_document_and_adds_a_chunk_by_hand(server, browser, alice, bob, kb, ingest, tmp_path):
     from django.contrib.auth.models import Group
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Chunk, KnowledgeBase
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     Group.objects.create(name="人事")
     (document,) = ingest(kb, {"退货政策.md": "# 退货政策\n\n## 运费\n\n七天内可以无理由退货，退货运费由买家承担。\n"})
     membership_set(kb=kb, user=bob, role="editor")
     open_as(browser, server, bob, f"/kbs/{kb.pk}/documents/{document.pk}/")
-    wait = WebDriverWait(browser, 30)
+    wait = Wait(browser, 30)
     assert browser.find_element(By.ID, "restriction-current").text == "知识库的所有成员均可阅读"
 
     # Restrict to a group: saved through the API, the KB version moves (cached searches expire).
@@ -140,13 +140,13 @@ def test_an_editor_restricts_a_document_and_adds_a_chunk_by_hand(server, browser
 
 def test_a_failure_reads_in_the_viewers_language(server, browser, alice, kb):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document
+    from tests.browser import Wait
 
     failed = Document.objects.create(kb=kb, source_name="坏文件.docx", doc_type="docx", sha256="b" * 64, status="failed",
                                      error_code="corrupt_file", error_message="the DOCX file is damaged: Bad CRC-32")
-    wait = WebDriverWait(browser, 20)
+    wait = Wait(browser, 20)
     open_as(browser, server, alice, f"/kbs/{kb.pk}/documents/{failed.pk}/")
     error = browser.find_element(By.ID, "doc-error").text
     assert "处理失败： 文件已损坏或无法读取。" in error and "技术信息： the DOCX file is damaged: Bad CRC-32" in error
@@ -193,9 +193,9 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     from pathlib import Path
 
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document, EvalQuestion
+    from tests.browser import Wait
 
     (document,) = ingest(kb, {"退货政策.md": "# 退货政策\n\n## 运费\n\n七天内可以无理由退货，退货运费由买家承担。\n"})
     Document.objects.create(kb=kb, source_name="一份名字非常非常长而且没有任何空格的产品说明书最终修订版第三稿.docx", doc_type="docx",
@@ -203,14 +203,14 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
     EvalQuestion.objects.create(kb=kb, text="退货运费谁承担？", relevant=["退货政策.md"], answers=["买家"])
     open_as(browser, server, alice, "/")
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
-    wait = WebDriverWait(browser, 20)
+    wait = Wait(browser, 20)
     pages = {"/": "#kb-table", f"/kbs/{kb.pk}/": "#doc-rows tr[data-status=failed]",
              f"/kbs/{kb.pk}/documents/{document.pk}/": "#chunks .chunk", f"/kbs/{kb.pk}/settings/": "#member-rows",
              f"/kbs/{kb.pk}/hit-test/": "#query", f"/kbs/{kb.pk}/evaluation/": "#questions li", "/chat/": "body",
              "/account/tokens/": "#token-form", "/kbs/999999/": ".error-page"}
     for path, ready in pages.items():
         browser.get(server + path)
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
+        wait.until(lambda d, ready=ready: d.find_elements(By.CSS_SELECTOR, ready))
         assert browser.execute_script("return window.innerWidth") == 390, (path, browser.execute_script(WIDEST))
         found = browser.execute_script(OVERFLOW)
         assert found["scroll"] <= found["client"] and not found["wide"], (path, found)
@@ -242,12 +242,12 @@ def test_the_console_fits_a_phone(server, browser, alice, kb, ingest, tmp_path):
 def test_files_dropped_on_the_box_upload_one_request_each(server, browser, alice, kb):
     """Drag and drop: the dropped files are listed, then each is sent with its own progress and reaches ready."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Document
+    from tests.browser import Wait
 
     open_as(browser, server, alice, f"/kbs/{kb.pk}/")
-    wait = WebDriverWait(browser, 60)
+    wait = Wait(browser, 60)
     wait.until(lambda d: "还没有文档" in d.find_element(By.ID, "doc-rows").text)
     browser.execute_script("""
         const data = new DataTransfer();
@@ -265,3 +265,30 @@ def test_files_dropped_on_the_box_upload_one_request_each(server, browser, alice
         assert int(item.get_attribute("data-sent")) > 0 and item.get_attribute("data-document-id")
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#doc-rows tr[data-status=ready]")) == 2)
     assert sorted(Document.objects.values_list("source_name", flat=True)) == ["积分.txt", "运费.md"]
+
+
+def test_a_waiting_document_shows_its_place_and_when_it_should_be_ready(server, browser, alice, kb, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from knowledge.models import Document, DocumentStatus
+    from tests.browser import Wait
+
+    # The KB's pace: 100 chunks from 10,000 bytes in 10 s. Two waiting files of 20,000 bytes: 20 s each.
+    Document.objects.create(kb=kb, source_name="done.md", doc_type="md", size=10_000, sha256="a", status=DocumentStatus.READY,
+                            chunks_total=100, chunks_done=100, metadata={"timings_ms": {"embed": 10_000}})
+    for name in ("一.md", "二.md"):
+        Document.objects.create(kb=kb, source_name=name, doc_type="md", size=20_000, sha256=name, status=DocumentStatus.PENDING)
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/")
+    wait = Wait(browser, 60)
+
+    def queue_text(name: str) -> str:
+        return browser.find_element(By.XPATH, f'//tr[.//*[contains(text(), "{name}")]]//*[contains(@class, "doc-queue")]').text
+
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".doc-queue"))
+    assert queue_text("一.md") == "排队中 · 第 1 位 · 预计 20 秒后就绪"
+    assert queue_text("二.md") == "排队中 · 第 2 位 · 预计 40 秒后就绪"
+    shot(browser, tmp_path, "console-queue.png")
+    browser.add_cookie({"name": "django_language", "value": "en"})
+    browser.refresh()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".doc-queue"))
+    assert queue_text("二.md") == "Queued · No. 2 in the queue · ready in about 40 seconds"

@@ -27,13 +27,14 @@ FILES = {
 def search(browser, query: str):
     """Search from the KB page's box; (the status line, the result boxes) once the verdict shows."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     box = browser.find_element(By.ID, "search-query")
     box.clear()
     box.send_keys(query)
     browser.find_element(By.ID, "search-submit").click()
-    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-status .badge.verdict"))
+    Wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#search-status .badge.verdict"))
     return browser.find_element(By.ID, "search-status"), browser.find_elements(By.CSS_SELECTOR, "#search-results .result")
 
 
@@ -81,10 +82,10 @@ def test_the_search_box_shows_each_verdict_and_tables_as_tables(server, browser,
 
 def test_the_document_page_shows_the_table_and_edits_its_markdown(server, browser, alice, bob, kb, ingest):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import Chunk
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     documents = ingest(kb, FILES)
     document = next(d for d in documents if d.source_name == "电池参数.txt")
@@ -92,20 +93,21 @@ def test_the_document_page_shows_the_table_and_edits_its_markdown(server, browse
     membership_set(kb=kb, user=bob, role="viewer")
     # A viewer reads the table (the page's editing script is not even loaded for them).
     open_as(browser, server, bob, f"/kbs/{kb.pk}/documents/{document.pk}/")
-    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#chunk-{chunk.pk} .text table"))
-    assert rows_of(browser.find_element(By.CSS_SELECTOR, f"#chunk-{chunk.pk} .text table"))[:2] == [["项目", "参数"], ["充电时间", "6至8小时"]]
+    Wait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#chunk-{chunk.pk} .text table"))
+    table = browser.find_element(By.CSS_SELECTOR, f"#chunk-{chunk.pk} .text table")
+    assert rows_of(table)[:2] == [["项目", "参数"], ["充电时间", "6至8小时"]]
     assert not browser.find_elements(By.CSS_SELECTOR, "#chunks img") and not browser.find_elements(By.CSS_SELECTOR, "#chunks button")
 
     # An editor edits the chunk's Markdown (not the cells' text), and the saved table is shown as a table again.
     open_as(browser, server, alice, f"/kbs/{kb.pk}/documents/{document.pk}/")
     article = browser.find_element(By.ID, f"chunk-{chunk.pk}")
-    WebDriverWait(browser, 10).until(lambda d: article.find_elements(By.CSS_SELECTOR, ".text table"))
+    Wait(browser, 10).until(lambda d: article.find_elements(By.CSS_SELECTOR, ".text table"))
     article.find_element(By.CSS_SELECTOR, "button.edit").click()
     editor = article.find_element(By.CSS_SELECTOR, "textarea.chunk-editor")
     assert editor.get_attribute("value") == chunk.content
     browser.execute_script("arguments[0].value = arguments[0].value.replace('6至8小时', '7至9小时')", editor)
     article.find_element(By.CSS_SELECTOR, "button.save").click()
-    WebDriverWait(browser, 20).until(lambda d: not article.find_elements(By.CSS_SELECTOR, "textarea"))
+    Wait(browser, 20).until(lambda d: not article.find_elements(By.CSS_SELECTOR, "textarea"))
     assert rows_of(article.find_element(By.CSS_SELECTOR, ".text table"))[1] == ["充电时间", "7至9小时"]
     chunk.refresh_from_db()
     assert "| 充电时间 | 7至9小时 |" in chunk.content and "| --- | --- |" in chunk.content

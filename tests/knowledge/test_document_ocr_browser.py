@@ -32,7 +32,7 @@ def test_ocr_chunks_show_as_such_with_their_confidence(server, browser, alice, k
     open_as(browser, server, alice, f"/kbs/{kb.pk}/documents/{scanned.pk}/")
     badges = browser.find_elements(By.CSS_SELECTOR, "#chunks article.chunk .badge.ocr")
     assert len(badges) == len(chunks)
-    for chunk, badge in zip(chunks, badges):
+    for chunk, badge in zip(chunks, badges, strict=True):
         percent = round(chunk.metadata["ocr_confidence"] * 100)
         assert badge.get_attribute("data-ocr-confidence") == str(percent)
         assert badge.text == f"OCR 识别 · 置信度 {percent}%"

@@ -32,8 +32,9 @@ MANUAL = {"电动车使用手册.md": (
     "请使用原装充电器充电，不要长时间连续充电超过12小时。充电时请远离易燃物品。\n\n"
     "### 电池参数\n\n| 项目 | 参数 |\n| --- | --- |\n| 充电时间 | 6至8小时 |\n| 电池容量 | 48V 20Ah |\n| 续航里程 | 80公里 |\n"
 )}
-# The chart's geometry (static/zhiku/calibration.js): x = L + (W - L - R) · threshold.
-CHART_X = lambda t: 52 + (680 - 52 - 16) * t  # noqa: E731
+def chart_x(t: float) -> float:
+    """The chart's geometry (static/zhiku/calibration.js): x = L + (W - L - R) · threshold."""
+    return 52 + (680 - 52 - 16) * t
 
 
 def screenshot_dir(tmp_path) -> Path:
@@ -42,13 +43,14 @@ def screenshot_dir(tmp_path) -> Path:
 
 def search(browser, query: str):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     box = browser.find_element(By.ID, "query")
     box.clear()
     box.send_keys(query)
     browser.find_element(By.CSS_SELECTOR, "#hit-form button[type=submit]").click()
-    WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#verdict .badge.verdict"))
+    Wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#verdict .badge.verdict"))
     return browser.find_element(By.ID, "verdict")
 
 
@@ -56,7 +58,8 @@ def test_the_results_read_in_order_with_the_verdict_and_the_details_behind_a_tog
     """Issue 19 item 7: rows numbered by fusion rank (the first read #2), the section column one character a line,
     raw debug fields printed as text; the verdict and the two lines stated above the results."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     ingest(kb, {**DOCS, **MANUAL})
     open_as(browser, server, alice, f"/kbs/{kb.pk}/hit-test/")
@@ -100,7 +103,7 @@ def test_the_results_read_in_order_with_the_verdict_and_the_details_behind_a_tog
     browser.execute_script("arguments[0].scrollIntoView()", verdict)
     browser.save_screenshot(str(screenshot_dir(tmp_path) / "hit-test-results.png"))
     stages.find_element(By.TAG_NAME, "summary").click()
-    WebDriverWait(browser, 5).until(lambda d: d.find_element(By.ID, "stages-body").is_displayed())
+    Wait(browser, 5).until(lambda d: d.find_element(By.ID, "stages-body").is_displayed())
     body = browser.find_element(By.ID, "stages-body")
     headings = [h.text for h in body.find_elements(By.CSS_SELECTOR, "h3, h4")]
     assert {"向量检索", "关键词检索", "融合后的候选", "相关度判定", "最终结果"} <= set(headings)
@@ -134,16 +137,16 @@ def test_each_outcome_has_its_own_badge_and_sentence(server, browser, alice, kb,
 
 def test_the_owner_reads_the_chart_and_moves_both_lines(server, browser, alice, kb, ingest, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.models import KnowledgeBase
     from knowledge.services.calibration import recalibrate_kb
+    from tests.browser import Wait
 
     ingest(kb, DOCS)
     calibration = recalibrate_kb(kb.pk)
     assert calibration is not None and calibration.status == "ready" and calibration.curve
     open_as(browser, server, alice, f"/kbs/{kb.pk}/hit-test/")
-    wait = WebDriverWait(browser, 20)
+    wait = Wait(browser, 20)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#op-chart svg g[data-line]"))
     summary = browser.find_element(By.ID, "op-summary").text
     assert "未找到门槛 0.12 · 确信线 0.70" in summary and "已校准" in summary and "自动生成的问题" in summary
@@ -155,14 +158,14 @@ def test_the_owner_reads_the_chart_and_moves_both_lines(server, browser, alice, 
         assert len(points) == len(calibration.curve)
     kept = {p["threshold"]: p["answerable_kept"] for p in calibration.curve}
     first = chart.find_element(By.CSS_SELECTOR, 'polyline[data-series="answerable_kept"]').get_attribute("points").split()[0]
-    assert float(first.split(",")[0]) == pytest.approx(CHART_X(min(kept)), abs=0.1)
+    assert float(first.split(",")[0]) == pytest.approx(chart_x(min(kept)), abs=0.1)
     assert float(first.split(",")[1]) == pytest.approx(40 + (310 - 40 - 44) * (1 - kept[min(kept)]), abs=0.1)
 
     def line_x(name):
         return float(chart.find_element(By.CSS_SELECTOR, f'g[data-line="{name}"] line').get_attribute("x1"))
 
-    assert line_x("gate") == pytest.approx(CHART_X(0.12), abs=0.01)
-    assert line_x("confidence") == pytest.approx(CHART_X(0.70), abs=0.01)
+    assert line_x("gate") == pytest.approx(chart_x(0.12), abs=0.01)
+    assert line_x("confidence") == pytest.approx(chart_x(0.70), abs=0.01)
     assert chart.find_element(By.CSS_SELECTOR, 'g[data-line="gate"] text').text == "未找到门槛 0.12"
     assert chart.find_element(By.CSS_SELECTOR, 'g[data-line="confidence"] text').text == "确信线 0.70"
     assert {z.get_attribute("data-zone") for z in chart.find_elements(By.CSS_SELECTOR, "rect[data-zone]")} == \
@@ -193,7 +196,7 @@ def test_the_owner_reads_the_chart_and_moves_both_lines(server, browser, alice, 
     kb = KnowledgeBase.objects.get(pk=kb.pk)
     assert (kb.score_threshold, kb.answer_threshold) == (pytest.approx(0.2), pytest.approx(0.6))
     chart = browser.find_element(By.CSS_SELECTOR, "#op-chart svg")
-    assert line_x("gate") == pytest.approx(CHART_X(0.2), abs=0.01) and line_x("confidence") == pytest.approx(CHART_X(0.6), abs=0.01)
+    assert line_x("gate") == pytest.approx(chart_x(0.2), abs=0.01) and line_x("confidence") == pytest.approx(chart_x(0.6), abs=0.01)
     assert browser.find_element(By.ID, "op-status").text == "已保存。"
 
     # A gate above the line is refused in words, and nothing changes.
@@ -220,10 +223,10 @@ def calibration_outcomes(kb):
 def test_an_editor_reads_the_page_in_english_without_controls(server, browser, alice, bob, kb, ingest):
     """English (the language switch's cookie); an editor who is no owner reads the chart and cannot move the lines."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from knowledge.services.calibration import recalibrate_kb
     from knowledge.services.kbs import membership_set
+    from tests.browser import Wait
 
     ingest(kb, {**DOCS, **MANUAL})
     recalibrate_kb(kb.pk)
@@ -231,7 +234,7 @@ def test_an_editor_reads_the_page_in_english_without_controls(server, browser, a
     open_as(browser, server, bob, "/static/zhiku/console.css")
     browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
     browser.get(f"{server}/kbs/{kb.pk}/hit-test/")
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#op-chart svg g[data-line]"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#op-chart svg g[data-line]"))
     assert "Not-found gate 0.12 · confidence line 0.70" in browser.find_element(By.ID, "op-summary").text
     chart = browser.find_element(By.CSS_SELECTOR, "#op-chart svg")
     assert chart.find_element(By.CSS_SELECTOR, 'g[data-line="gate"] text').text == "not-found gate 0.12"

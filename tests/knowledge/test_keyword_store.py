@@ -126,6 +126,32 @@ def test_a_kb_recreated_with_the_same_id_and_version_does_not_map_the_old_one_s_
     type(loaded).objects.filter(pk=loaded.pk).update(created_at=loaded.created_at + timedelta(seconds=1))
     Chunk.objects.filter(kb=loaded, document__source_name="price.md").update(tokens=["独角兽"])
     BM25IndexRow.objects.filter(kb=loaded).delete()
+    loaded.refresh_from_db()  # the recreated KB's row, as a request reads it
     other = BM25IndexStore(directory=str(machine))
     index = other.get_index(kb_search_config(loaded))
     assert other.last_source[loaded.pk] == "build" and index.search(["独角兽"], 1)
+    # A process that held the first KB's index does not serve it for the recreated one either.
+    assert store.get_index(kb_search_config(loaded)).search(["独角兽"], 1)
+    assert store.last_source[loaded.pk] != "l1"
+
+
+@pytest.mark.django_db
+def test_a_config_read_with_the_kbs_row_costs_no_query_and_an_older_one_is_served_the_newer_copy(
+        loaded, tmp_path, django_assert_num_queries):
+    store = BM25IndexStore(directory=str(tmp_path / "machine"))
+    config = kb_search_config(loaded)
+    assert config.life  # read from the row with the version: the store trusts both
+    store.get_index(config)
+    with django_assert_num_queries(0):
+        store.get_index(config)
+    chunk = Chunk.objects.get(kb=loaded, document__source_name="install.md")
+    chunk_update(chunk=chunk, content="安装知库需要独角兽驱动程序。")
+    loaded.refresh_from_db()
+    newer = store.get_index(kb_search_config(loaded))
+    assert newer.search(["独角兽"], 1)[0][0] == chunk.pk
+    with django_assert_num_queries(0):  # a request that read the KB a moment before the change: the newer copy
+        assert store.get_index(config) is newer
+    from dataclasses import replace
+
+    with django_assert_num_queries(1):  # no life: the store reads the version itself
+        store.get_index(replace(config, life=""))

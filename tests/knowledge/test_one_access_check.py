@@ -1,5 +1,5 @@
 """Issue 22: a search's KBs, the caller's roles and the search scope resolved in one statement
-(``knowledge.selectors.kbs_get_for_user``), and worker threads that keep their connection (``knowledge.dbconn``)."""
+(``knowledge.selectors.kbs_get_for_user``), and worker threads that keep their connection (``core.dbconn``)."""
 from __future__ import annotations
 
 import threading
@@ -8,12 +8,11 @@ import pytest
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
+from core.dbconn import close_worker_connections, in_kept_connection
+from core.errors import ApplicationError
 from knowledge.access import scope_for
-from knowledge.dbconn import close_worker_connections, in_kept_connection
-from knowledge.errors import ApplicationError
 from knowledge.models import Role
 from knowledge.selectors import kb_get_for_user, kbs_get_for_user
-from tests.knowledge.test_access import matrix  # noqa: F401 - the fixture
 
 
 def _outcome(fn):
@@ -24,17 +23,18 @@ def _outcome(fn):
 
 
 @pytest.mark.django_db
-def test_the_one_statement_agrees_with_the_per_kb_checks_on_the_matrix(matrix):  # noqa: F811
+def test_the_one_statement_agrees_with_the_per_kb_checks_on_the_matrix(matrix):
     users, (kb1, kb2), _ = matrix
     missing = kb2.pk + 1000
     orders = [[kb1.pk], [kb2.pk], [kb1.pk, kb2.pk], [kb2.pk, kb1.pk], [missing, kb1.pk], [kb1.pk, missing]]
     for name, user in users.items():
         for ids in orders:
             for min_role in (Role.VIEWER, Role.EDITOR, Role.OWNER):
-                def one_by_one():
+                def one_by_one(user=user, ids=ids, min_role=min_role):
                     return [kb_get_for_user(user=user, kb_id=i, min_role=min_role) for i in ids]
                 expected = _outcome(one_by_one)
-                got = _outcome(lambda: kbs_get_for_user(user=user, kb_ids=ids, min_role=min_role))
+                got = _outcome(lambda user=user, ids=ids, min_role=min_role:
+                               kbs_get_for_user(user=user, kb_ids=ids, min_role=min_role))
                 if isinstance(expected, str):
                     assert got == expected, (name, ids, min_role)
                     continue
@@ -46,7 +46,7 @@ def test_the_one_statement_agrees_with_the_per_kb_checks_on_the_matrix(matrix): 
 
 
 @pytest.mark.django_db
-def test_the_check_is_one_query_for_several_kbs(matrix):  # noqa: F811
+def test_the_check_is_one_query_for_several_kbs(matrix):
     users, (kb1, kb2), _ = matrix
     with CaptureQueriesContext(connection) as queries:
         kbs, scope = kbs_get_for_user(user=users["gview"], kb_ids=[kb2.pk, kb1.pk])

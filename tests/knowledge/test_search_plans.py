@@ -45,7 +45,10 @@ def _fill(kb, n: int, *, faq: int = 0, seed: int = 0) -> None:
         cur.execute("ANALYZE knowledge_document")
 
 
-def _plan(kb_id: int, filters: SearchFilters = SearchFilters(), *, scope: AccessScope | None = None,
+NO_FILTERS = SearchFilters()
+
+
+def _plan(kb_id: int, filters: SearchFilters = NO_FILTERS, *, scope: AccessScope | None = None,
           analyze: bool = False) -> dict:
     scope = scope or AccessScope(user_id=0, full_access_kb_ids=frozenset({kb_id}))
     query = np.ones(settings.ZHIKU_EMBEDDING_DIM, dtype=np.float32)
@@ -128,3 +131,46 @@ def test_the_one_statement_returns_the_faq_blend_and_skips_what_is_not_served(ma
     Document.objects.filter(pk=top.document_id).update(status=DocumentStatus.FAILED)
     again = PgVectorStore().search(kb_id=faq.pk, query_vector=query, top_k=10, filters=SearchFilters(), scope=scope)
     assert top.pk not in [cid for cid, _ in again] and len(again) == 10
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_scan_settings_are_set_once_per_session_and_only_for_the_transaction_inside_one(make_kb, alice, monkeypatch):
+    """Autocommit: the session keeps ef_search (one statement a search after the first); in a transaction a
+    session setting would roll back with it, so it is set for that transaction only, every time."""
+    import psycopg
+    from django.db import transaction
+
+    kb = make_kb(alice, "设置")
+    store = PgVectorStore()
+    vector = np.ones(384, dtype=np.float32)
+    statements: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def counted(cur, query, *args, **kwargs):
+        statements.append(str(query))
+        return execute(cur, query, *args, **kwargs)
+
+    def search(top_k: int) -> int:
+        """The statements one search sent, savepoints aside."""
+        statements.clear()
+        store.search(kb_id=kb.pk, query_vector=vector, top_k=top_k, filters=SearchFilters(), scope=AccessScope())
+        return len([s for s in statements if "SAVEPOINT" not in s])
+
+    def ef_search() -> str:
+        with connection.cursor() as cur:
+            cur.execute("SHOW hnsw.ef_search")
+            return cur.fetchone()[0]
+
+    search(10)  # the process's one-time look-ups (the vector type, pgvector's version)
+    connection.close()
+    connection.ensure_connection()
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    assert search(120) == 2 and "set_config" in statements[0]  # a new session: the settings, then the search
+    assert ef_search() == "240"
+    assert search(120) == 1  # the session holds them: the search alone
+    assert search(30) == 2 and ef_search() == "60"  # another depth: set again
+    with transaction.atomic():
+        assert search(200) == 2 and ef_search() == "400"
+        assert search(200) == 2  # set for each transaction's search, never kept
+    assert ef_search() == "60"  # the transaction's own setting went with it; the session's stays
+    assert search(30) == 1

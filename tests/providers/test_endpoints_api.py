@@ -189,7 +189,7 @@ def test_the_connection_test_resolves_the_endpoints_name_once_and_connects_there
         # The platform's one resolution (netguard) is answered the server's address; any other lookup (a client
         # resolving the name again to connect) an address nothing listens on.
         if host == "models.rebind.test":
-            ours = sys._getframe(1).f_globals.get("__name__") == "sources.kinds.netguard"
+            ours = sys._getframe(1).f_globals.get("__name__") == "core.net.netguard"
             lookups.append("netguard" if ours else "other")
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1" if ours else "127.0.0.3", port_))]
         return real(host, port_, *args, **kwargs)

@@ -1,4 +1,5 @@
-"""Fixtures of the sources tests: in-memory sites (tests/sources/memory_kind.py) and sources over them.
+"""Fixtures of the sources tests: in-memory sites (tests/sources/memory_kind.py) and sources over them, and the live
+server of the console browser tests.
 
 Each real kind is tested against its local counterpart in its own ``test_<kind>_*.py``.
 """
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser import daphne
 from tests.sources.memory_kind import SITES, MemorySite, _names
 
 
@@ -53,3 +55,10 @@ def run_source(django_capture_on_commit_callbacks):
         return queued
 
     return run
+
+
+@pytest.fixture(scope="module")
+def sources_console(tmp_path_factory, django_db_setup):
+    """daphne on the test database, allowed to reach private addresses (the counterparts listen on loopback)."""
+    with daphne(tmp_path_factory.mktemp("sources-console") / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="true") as url:
+        yield url

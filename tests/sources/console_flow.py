@@ -1,20 +1,11 @@
-"""What the sources' browser tests share: a live server that may reach the loopback counterparts, screenshots,
-opening the KB page in a language, and running a source from its page until the run has finished."""
+"""What the sources' browser tests share: screenshots, opening the KB page in a language, and running a source from
+its page until the run has finished (their live server is the ``sources_console`` fixture, tests/sources/conftest.py)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import pytest
-
-from tests.browser import daphne, open_as
-
-
-@pytest.fixture(scope="module")
-def sources_console(tmp_path_factory, django_db_setup):
-    """daphne on the test database, allowed to reach private addresses (the counterparts listen on loopback)."""
-    with daphne(tmp_path_factory.mktemp("sources-console") / "daphne.log", ZHIKU_SOURCES_ALLOW_PRIVATE="true") as url:
-        yield url
+from tests.browser import open_as
 
 
 def shot(browser, tmp_path, name: str) -> None:
@@ -47,11 +38,12 @@ def run_and_count(browser, button, succeeded: str, timeout: float = 60) -> list[
     """Click ``button`` (run now), wait for the newest run to read ``succeeded``; its added / updated / unchanged /
     removed / failed counts."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import Wait
 
     button.click()
-    WebDriverWait(browser, timeout).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
-    row = WebDriverWait(browser, timeout).until(
+    Wait(browser, timeout).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
+    row = Wait(browser, timeout).until(
         lambda d: succeeded in d.find_element(By.CSS_SELECTOR, "#run-table .run-row").text
         and d.find_element(By.CSS_SELECTOR, "#run-table .run-row"))
     return [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")]

@@ -3,9 +3,9 @@
 The tenant token of a custom app (``POST /open-apis/auth/v3/tenant_access_token/internal``), a wiki space's child
 nodes (``GET /open-apis/wiki/v2/spaces/{space_id}/nodes``), a Drive folder's files (``GET /open-apis/drive/v1/files``)
 and a docx document's blocks (``GET /open-apis/docx/v1/documents/{document_id}/blocks``); bodies
-``{"code", "msg", "data"}``; a missing or unknown token answers HTTP 400 with code 99991661 / 99991663; rate limiting answers HTTP 429, code 99991400 and
-``x-ogw-ratelimit-reset``. Page sizes are kept small so every listing takes several pages. A test edits the space
-between scans through the methods below.
+``{"code", "msg", "data"}``; a missing or unknown token answers HTTP 400 with code 99991661 / 99991663; rate limiting
+answers HTTP 429, code 99991400 and ``x-ogw-ratelimit-reset``. Page sizes are kept small so every listing takes
+several pages. A test edits the space between scans through the methods below.
 """
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class FeishuServer:
         self.base_url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FeishuServer":
+    def __enter__(self) -> FeishuServer:
         self._thread.start()
         return self
 

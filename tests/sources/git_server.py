@@ -54,7 +54,7 @@ class GitSource:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "SmartHTTPServer"
+    server: SmartHTTPServer
 
     def log_message(self, *args) -> None:   # quiet
         pass
@@ -133,7 +133,7 @@ class SmartHTTPServer(ThreadingHTTPServer):
         self.seen_auth: list[str] = []
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
-    def __enter__(self) -> "SmartHTTPServer":
+    def __enter__(self) -> SmartHTTPServer:
         self._thread.start()
         return self
 

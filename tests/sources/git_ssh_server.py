@@ -30,7 +30,7 @@ class SSHGitServer:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
-    def __enter__(self) -> "SSHGitServer":
+    def __enter__(self) -> SSHGitServer:
         self._thread.start()
         self.server = asyncio.run_coroutine_threadsafe(self._listen(), self.loop).result(30)
         self.port = self.server.sockets[0].getsockname()[1]

@@ -8,19 +8,17 @@ scheduler, the API and the console. A server process the browser tests start imp
 """
 from __future__ import annotations
 
-import json
-import os
 import hashlib
 import itertools
-from pathlib import Path
+import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
-
-import pytest
+from pathlib import Path
 
 from sources.kinds.base import Failed, Fetched, SettingField, SourceError, Unchanged, register
 
-SITES: dict[str, "MemorySite"] = {}
+SITES: dict[str, MemorySite] = {}
 _names = itertools.count(1)
 
 

@@ -51,11 +51,15 @@ def require_auth(endpoint: str):
 
 def reader_keys(endpoint: str, bucket: str) -> dict[str, str]:
     """An IAM user of moto's whose only policy lets it list and read ``bucket`` (but no key under ``secret/``);
-    its new access key."""
+    its new access key.
+
+    AWS checks ListObjectsV2 against ``s3:ListBucket``; moto 5.2 checks it against the operation's own name,
+    ``s3:ListObjectsV2``, so the policy grants both (neither reaches beyond ``bucket``).
+    """
     iam = client(endpoint, "iam")
     iam.create_user(UserName="reader")
     policy = {"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": f"arn:aws:s3:::{bucket}"},
+        {"Effect": "Allow", "Action": ["s3:ListBucket", "s3:ListObjectsV2"], "Resource": f"arn:aws:s3:::{bucket}"},
         {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": f"arn:aws:s3:::{bucket}/*"},
         {"Effect": "Deny", "Action": ["s3:GetObject"], "Resource": f"arn:aws:s3:::{bucket}/secret/*"}]}
     iam.put_user_policy(UserName="reader", PolicyName="read-one-bucket", PolicyDocument=json.dumps(policy))

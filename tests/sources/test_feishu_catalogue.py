@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from compile_messages import parse_po  # noqa: E402
+from compile_messages import parse_po  # noqa: E402 - importable only once scripts/ is on sys.path (the line above)
 
 MODULES = {"feishu": ["service_errors", "feishu_errors", "feishu"], "yuque": ["yuque_errors", "yuque"]}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
 from tests.sources.feishu_server import FeishuServer
 
 pytestmark = [
@@ -30,7 +30,9 @@ def feishu():
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_editor_adds_a_feishu_source_and_runs_it(sources_console, feishu, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
+
+    from tests.browser import Wait
 
     words = WORDS[language]
     open_kb_page(browser, sources_console, alice, kb, language)
@@ -47,7 +49,7 @@ def test_an_editor_adds_a_feishu_source_and_runs_it(sources_console, feishu, bro
     browser.execute_script("document.getElementById('sources').scrollIntoView()")
     shot(browser, tmp_path, f"feishu-add-{language}.png")
     browser.find_element(By.ID, "source-add-submit").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
     assert feishu.app_secret not in browser.page_source
 
     assert run_and_count(browser, run_button(browser), words["succeeded"]) == ["2", "0", "0", "0", "0"]

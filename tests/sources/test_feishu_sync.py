@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.errors import CODES
+from core.errors import CODES
 from knowledge.parsers import parse_file
 from sources.kinds.base import Failed, Fetched, Known, Limits, ScanResult, SourceError, Unchanged, connector_for
 from tests.sources.feishu_server import FeishuServer

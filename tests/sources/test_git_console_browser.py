@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
 from tests.sources.git_server import GitSource
 
 pytestmark = [
@@ -31,9 +31,10 @@ def label(browser, for_id: str) -> str:
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_git_and_s3_forms_then_a_git_source_runs(sources_console, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from knowledge.models import Document, DocumentStatus
+    from tests.browser import Wait
 
     repo = GitSource(tmp_path / "handbook")
     repo.write("docs/退货.md", "# 退货政策\n\n购买七天内可以无理由退货。\n")
@@ -61,7 +62,7 @@ def test_git_and_s3_forms_then_a_git_source_runs(sources_console, browser, alice
     browser.execute_script("document.getElementById('sources').scrollIntoView()")
     shot(browser, tmp_path, f"sources-git-form-{language}.png")
     browser.find_element(By.ID, "source-add-submit").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
 
     assert run_and_count(browser, run_button(browser), words["succeeded"]) == ["2", "0", "0", "0", "0"]
     shot(browser, tmp_path, f"sources-git-source-{language}.png")

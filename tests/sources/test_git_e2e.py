@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
+from tests.helpers import searched
 from tests.sources.git_server import GitSource, SmartHTTPServer
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ def counts(line: dict) -> dict:
 
 
 def texts(kb, user, query: str) -> str:
-    result = search_kbs(user=user, query=query, kbs=[kb])
+    result = searched(user=user, query=query, kbs=[kb])
     return " ".join(c.content for c in result.candidates) if result.hit else ""
 
 

@@ -17,7 +17,10 @@ def private(settings):
     settings.ZHIKU_SOURCES_ALLOW_PRIVATE = True
 
 
-def scan(settings: dict, known=None, *, limits=Limits(max_bytes_per_item=4096), credentials=None, cancel=lambda: False):
+SMALL_ITEMS = Limits(max_bytes_per_item=4096)
+
+
+def scan(settings: dict, known=None, *, limits=SMALL_ITEMS, credentials=None, cancel=lambda: False):
     connector = connector_for("git")(settings, credentials or {}, limits=limits)
     result = ScanResult()
     try:

@@ -8,9 +8,17 @@ import pytest
 
 pytest.importorskip("asyncssh")
 
-from sources.kinds.base import Fetched, Known, Limits, ScanResult, SourceError, Unchanged, connector_for  # noqa: E402
-from tests.sources.git_server import GitSource  # noqa: E402
-from tests.sources.git_ssh_server import SSHGitServer, new_key  # noqa: E402
+from sources.kinds.base import (  # noqa: E402 - after the asyncssh importorskip
+    Fetched,
+    Known,
+    Limits,
+    ScanResult,
+    SourceError,
+    Unchanged,
+    connector_for,
+)
+from tests.sources.git_server import GitSource  # noqa: E402 - after the asyncssh importorskip
+from tests.sources.git_ssh_server import SSHGitServer, new_key  # noqa: E402 - after the asyncssh importorskip
 
 CLIENT = new_key()
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
+from tests.helpers import searched
 from tests.sources.s3_server import KEYS, client, moto_server
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def counts(line: dict) -> dict:
 
 
 def texts(kb, user, query: str) -> str:
-    result = search_kbs(user=user, query=query, kbs=[kb])
+    result = searched(user=user, query=query, kbs=[kb])
     return " ".join(c.content for c in result.candidates) if result.hit else ""
 
 
@@ -36,7 +36,10 @@ def test_s3_source_through_the_commands(kb, alice, settings, django_capture_on_c
     with moto_server() as endpoint:
         s3 = client(endpoint)
         s3.create_bucket(Bucket="policies")
-        put = lambda key, text: s3.put_object(Bucket="policies", Key=key, Body=text.encode())  # noqa: E731
+
+        def put(key: str, text: str) -> None:
+            s3.put_object(Bucket="policies", Key=key, Body=text.encode())
+
         put("hr/leave.md", "# 请假\n\n年假每年十五天，需提前一周申请。\n")
         put("hr/travel.md", "# 差旅\n\n出差住宿标准是每晚五百元。\n")
         put("hr/old.md", "# 旧制度\n\n这条旧制度已经作废。\n")

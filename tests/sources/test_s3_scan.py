@@ -33,7 +33,10 @@ def private(settings):
     settings.ZHIKU_SOURCES_ALLOW_PRIVATE = True
 
 
-def scan(settings, known=None, *, credentials=KEYS, limits=Limits(max_bytes_per_item=4096), cancel=lambda: False):
+SMALL_ITEMS = Limits(max_bytes_per_item=4096)
+
+
+def scan(settings, known=None, *, credentials=KEYS, limits=SMALL_ITEMS, cancel=lambda: False):
     connector = connector_for("s3")(settings, credentials, limits=limits)
     result = ScanResult()
     try:

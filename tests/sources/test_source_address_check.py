@@ -101,7 +101,7 @@ def test_a_rebinding_name_is_refused_through_source_run(sites, kb, alice, monkey
         # The attacker's name server at its best (TTL 0, perfectly timed): the address check is answered the
         # public address, every other lookup (the one a client makes to connect) loopback.
         if host == "rebind.test":
-            checking = sys._getframe(1).f_globals.get("__name__") == "sources.kinds.netguard"
+            checking = sys._getframe(1).f_globals.get("__name__") == "core.net.netguard"
             lookups.append("check" if checking else "connect")
             address = "127.0.0.2" if checking else "127.0.0.1"
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]

@@ -26,16 +26,17 @@ def guarded_console(tmp_path_factory, django_db_setup):
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_intranet_address_is_refused_by_the_form(guarded_console, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from sources.models import Source
+    from tests.browser import Wait
 
     open_kb_page(browser, guarded_console, alice, kb, language)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("web")
     browser.find_element(By.ID, "add-name").send_keys("内网文档")
     browser.find_element(By.ID, "add-web-url").send_keys("http://127.0.0.1:9901/latest/meta-data/")
     browser.find_element(By.ID, "source-add-submit").click()
-    status = WebDriverWait(browser, 20).until(
+    status = Wait(browser, 20).until(
         lambda d: d.find_element(By.ID, "source-status").text or None)
     browser.execute_script("document.getElementById('sources').scrollIntoView()")
     shot(browser, tmp_path, f"source-refused-{language}.png")

@@ -41,9 +41,10 @@ def source_server(tmp_path, sites):
 def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, browser, alice, kb, tmp_path, language,
                                                             monkeypatch, sites):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from knowledge.models import Document, DocumentStatus
+    from tests.browser import Wait
 
     monkeypatch.setenv("MEMTEST_SITES_DIR", str(sites))  # this process checks the settings too (the same module)
     words = WORDS[language]
@@ -57,13 +58,13 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
     browser.execute_script("document.getElementById('sources').scrollIntoView()")
     shot(browser, tmp_path, f"sources-add-{language}.png")
     browser.find_element(By.ID, "source-add-submit").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
     assert "not-shown-again" not in browser.page_source
 
     run_button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=run]") if b.is_displayed())
     assert run_button.text == words["run"]
     run_button.click()
-    WebDriverWait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
+    Wait(browser, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#run-table .run-row"))
     row = browser.find_element(By.CSS_SELECTOR, "#run-table .run-row")
     assert words["succeeded"] in row.text
     assert [c.text for c in row.find_elements(By.CSS_SELECTOR, "td.num")] == ["2", "0", "0", "0", "0"]
@@ -78,7 +79,7 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
     browser.find_element(By.ID, "edit-cron").send_keys("0 3 * * *")
     shot(browser, tmp_path, f"sources-edit-{language}.png")
     browser.find_element(By.CSS_SELECTOR, "#source-edit-form button[type=submit]").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_element(By.TAG_NAME, "h1").text == "Renamed")
+    Wait(browser, 20).until(lambda d: d.find_element(By.TAG_NAME, "h1").text == "Renamed")
     from sources.models import Source
 
     edited = Source.objects.get(kb=kb)
@@ -87,7 +88,7 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
     shot(browser, tmp_path, f"sources-source-{language}.png")
 
     browser.get(source_server + f"/kbs/{kb.pk}/")
-    table = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.ID, "source-table"))
+    table = Wait(browser, 20).until(lambda d: d.find_element(By.ID, "source-table"))
     assert "+2 ~0 =0 −0 ✗0" in table.text
-    WebDriverWait(browser, 20).until(lambda d: "memory.example" in d.find_element(By.ID, "doc-rows").text)
+    Wait(browser, 20).until(lambda d: "memory.example" in d.find_element(By.ID, "doc-rows").text)
     shot(browser, tmp_path, f"sources-kb-{language}.png")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import compile_messages  # noqa: E402
+import compile_messages  # noqa: E402 - importable only once scripts/ is on sys.path (the line above)
 
 sys.path.pop(0)
 

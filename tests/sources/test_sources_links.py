@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from chat.prompts import context_build, citations_map
+from chat.prompts import citations_map, context_build
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
+from tests.helpers import searched
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ def test_search_results_carry_the_source_url(kb, alice, synced, client_for, inge
 
 
 def test_chat_sources_and_citations_carry_the_source_url(kb, alice, synced):
-    result = search_kbs(user=alice, query="蓝鲸牌水泵的保修期是几年", kbs=[kb])
+    result = searched(user=alice, query="蓝鲸牌水泵的保修期是几年", kbs=[kb])
     context = context_build(result.candidates)
     payload = context.sources[0].payload()
     assert payload["document"]["source_url"] == "https://memory.example/warranty"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
 from sources.models import RunStatus, SourceItem, SourceRun
+from tests.helpers import searched
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def serving(kb) -> dict[str, Document]:
 
 
 def found(kb, user, query: str) -> set[str]:
-    result = search_kbs(user=user, query=query, kbs=[kb])
+    result = searched(user=user, query=query, kbs=[kb])
     return {c.source_name for c in result.candidates} if result.hit else set()
 
 
@@ -57,9 +57,9 @@ def test_a_search_finds_the_new_text_and_not_the_old_after_an_update(kb, alice, 
     assert found(kb, alice, "专业版年费一万二千元") == {"pricing.md"}
     memory.items["p"] = ("pricing.md", "# 价格\n\n旗舰版的月费是九百九十九元，不含培训。")
     assert counts(run_source(source))["updated"] == 1
-    result = search_kbs(user=alice, query="旗舰版月费九百九十九元", kbs=[kb])
+    result = searched(user=alice, query="旗舰版月费九百九十九元", kbs=[kb])
     assert result.hit and any("九百九十九" in c.content for c in result.candidates)
-    old = search_kbs(user=alice, query="专业版年费一万二千元", kbs=[kb])
+    old = searched(user=alice, query="专业版年费一万二千元", kbs=[kb])
     assert not any("一万二千" in c.content for c in old.candidates)
 
 
@@ -147,7 +147,7 @@ def test_a_cancelled_run_stops_and_removes_nothing(kb, alice, site, make_source,
 
 
 def test_two_runs_of_one_source_never_overlap(kb, alice, site, make_source):
-    from knowledge.errors import ApplicationError
+    from core.errors import ApplicationError
     from sources.services.runs import run_create
 
     _, name = site

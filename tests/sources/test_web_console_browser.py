@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot, sources_console  # noqa: F401 (fixture)
+from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
 from tests.sources.web_fixtures import build_site
 from tests.sources.web_server import Site
 
@@ -30,10 +30,11 @@ def site():
 @pytest.mark.parametrize("language", ["zh-hans", "en"])
 def test_an_editor_connects_a_web_site(sources_console, site, browser, alice, kb, tmp_path, language):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from knowledge.models import Document, DocumentStatus
     from sources.models import Source
+    from tests.browser import Wait
 
     words = WORDS[language]
     open_kb_page(browser, sources_console, alice, kb, language)
@@ -49,7 +50,7 @@ def test_an_editor_connects_a_web_site(sources_console, site, browser, alice, kb
     browser.execute_script("document.getElementById('sources').scrollIntoView()")
     shot(browser, tmp_path, f"web-add-{language}.png")
     browser.find_element(By.ID, "source-add-submit").click()
-    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
+    Wait(browser, 20).until(lambda d: d.find_elements(By.ID, "source-page"))
     source = Source.objects.get(kb=kb)
     assert source.settings["exclude"] == ["/files/*", "/broken"] and source.settings["delay_s"] == 0
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
+from tests.helpers import searched
 from tests.sources.web_fixtures import LONG, layout
 from tests.sources.web_server import Resource, Site, page
 
@@ -30,7 +30,7 @@ def command(*args) -> dict:
 
 
 def found(kb, user, query: str):
-    result = search_kbs(user=user, query=query, kbs=[kb])
+    result = searched(user=user, query=query, kbs=[kb])
     return result.candidates if result.hit else []
 
 

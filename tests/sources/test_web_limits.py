@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from sources.kinds import netguard
+from core.net import netguard
 from sources.kinds.base import Failed, Fetched, Limits, SourceError
 from tests.sources.web_fixtures import LONG, build_site, kinds, layout, scan
 from tests.sources.web_server import Resource, Site, page

@@ -1,4 +1,4 @@
-"""The web connector's one parse and one resolution (sources/kinds/netguard.py, web_fetch.PinnedAdapter).
+"""The web connector's one parse and one resolution (core/net/netguard.py, web_fetch.PinnedAdapter).
 
 A "public" site stands on 127.0.0.2 (``ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES``); a secret server on 127.0.0.1
 stands for the metadata service or anything else on the server's own network. Nothing may reach it: not a
@@ -10,8 +10,9 @@ from __future__ import annotations
 import socket
 
 import pytest
+import requests
 
-from sources.kinds import netguard
+from core.net import netguard
 from sources.kinds.base import Failed, Fetched, SourceError
 from sources.kinds.web_fetch import Fetcher, FetchError
 from tests.sources.web_fixtures import LONG, layout, scan
@@ -95,7 +96,7 @@ def test_a_rebinding_name_is_connected_at_the_address_that_was_checked(public, s
 
 def test_a_request_whose_host_was_not_checked_is_not_sent(public):
     fetcher = _fetcher()
-    with pytest.raises(Exception):
+    with pytest.raises(requests.exceptions.InvalidURL, match="was not checked"):
         fetcher.session.get(public.url("/"), timeout=5)      # around the check: the adapter has no pin
     fetcher.close()
     assert public.requested() == []

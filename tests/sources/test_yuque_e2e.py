@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from knowledge.models import Document, DocumentStatus
-from knowledge.services.search import search_kbs
+from tests.helpers import searched
 from tests.sources.yuque_server import YuqueServer
 
 pytestmark = pytest.mark.django_db
@@ -49,9 +49,9 @@ def test_yuque_book_syncs_through_the_commands_and_search_follows(kb, alice, set
             second = command("source_run", str(added["id"]))
     assert {k: second[k] for k in COUNTS} == {"status": "succeeded", "added": 1, "updated": 1, "unchanged": 1,
                                                "removed": 1, "failed": 0}
-    new = search_kbs(user=alice, query="旗舰版月费九百九十九元", kbs=[kb])
+    new = searched(user=alice, query="旗舰版月费九百九十九元", kbs=[kb])
     assert new.hit and any("九百九十九" in c.content for c in new.candidates)
-    old = search_kbs(user=alice, query="专业版年费一万二千元", kbs=[kb])
+    old = searched(user=alice, query="专业版年费一万二千元", kbs=[kb])
     assert not any("一万二千" in c.content for c in old.candidates)
     assert not Document.objects.filter(kb=kb, source_name="旧公告.md").exists()
 

@@ -35,12 +35,12 @@ def http_date(seconds: float) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_Server"
+    server: _Server
 
     def log_message(self, format, *args):  # keep test output quiet
         pass
 
-    def do_GET(self):  # noqa: N802 (http.server's naming)
+    def do_GET(self):  # noqa: N802 - http.server's method name
         site = self.server.site
         with site.lock:
             site.log.append((self.path, dict(self.headers)))
@@ -93,7 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    site: "Site"
+    site: Site
 
     def handle_error(self, request, client_address):  # a client that hangs up (the byte cap) is expected
         pass
@@ -125,7 +125,7 @@ class Site:
         with self.lock:
             self.log.clear()
 
-    def __enter__(self) -> "Site":
+    def __enter__(self) -> Site:
         self.thread.start()
         return self
 

@@ -37,7 +37,7 @@ class YuqueServer:
         self.base_url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "YuqueServer":
+    def __enter__(self) -> YuqueServer:
         self._thread.start()
         return self
 

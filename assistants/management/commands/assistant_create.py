@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assistants.models import Assistant
 from assistants.services import assistant_create, assistant_key_create, assistant_update
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.models import KnowledgeBase
 
 

@@ -16,7 +16,7 @@ from django.utils.html import escape
 
 from assistants.models import Assistant, ShareAccess
 from assistants.services import assistant_update, share_token_rotate
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 def published(assistant: Assistant, site: str) -> dict:

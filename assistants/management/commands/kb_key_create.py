@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assistants.management.commands.assistant_create import kb_ids_named
 from assistants.services import kb_key_create
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

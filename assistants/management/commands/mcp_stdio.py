@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from assistants.keys import key_authenticate
 from assistants.mcp_server import CALLER, server
 from assistants.mcp_tools import Caller
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

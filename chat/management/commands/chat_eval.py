@@ -1,4 +1,7 @@
-"""Evaluate answers on a labelled corpus: `manage.py chat_eval (--corpus C | --files DIR) (--queries Q | --followups F) --kb NAME [--llm] [--limit N] [--json]`."""
+"""Evaluate answers on a labelled corpus.
+
+`manage.py chat_eval (--corpus C | --files DIR) (--queries Q | --followups F) --kb NAME [--llm] [--limit N] [--json]`
+"""
 from __future__ import annotations
 
 import json
@@ -23,8 +26,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         add_corpus_arguments(parser)
         parser.add_argument("--llm", action="store_true",
-                            help="answer with the site's default LLM (the console's default model, else ZHIKU_LLM_BASE_URL and ZHIKU_LLM_MODEL); "
-                                 "default: extractive")
+                            help="answer with the site's default LLM (the console's default model, else ZHIKU_LLM_BASE_URL "
+                                 "and ZHIKU_LLM_MODEL); default: extractive")
         parser.add_argument("--followups", metavar="FILE",
                             help="JSONL of follow-up pairs {\"id\", \"previous\" (a question or a list of them), \"followup\", "
                                  "\"answer\"}: each follow-up is asked after its previous question(s) in one conversation; "

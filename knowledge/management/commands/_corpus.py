@@ -16,11 +16,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from knowledge.errors import ApplicationError
-from knowledge.models import Document, DocumentStatus, KnowledgeBase
-from knowledge.services.corpus import corpus_ingest
+from core.errors import ApplicationError
 from knowledge.ingestion.run import document_ingest
 from knowledge.ingestion.upload import UploadedItem, document_upload
+from knowledge.models import Document, DocumentStatus, KnowledgeBase
+from knowledge.services.corpus import corpus_ingest
 from knowledge.services.kbs import kb_create
 
 from ._util import named_user

@@ -42,7 +42,7 @@ def wait_for_documents(ids: list[int], *, timeout: float = 3600.0) -> None:
     if settings.ZHIKU_INGEST_MODE == "sync":
         return  # already ingested when the upload committed
     if settings.ZHIKU_INGEST_MODE == "thread":
-        from knowledge.later import wait_for_background_ingestion
+        from core.jobs import wait_for_background_ingestion
 
         wait_for_background_ingestion(timeout=timeout)
         return

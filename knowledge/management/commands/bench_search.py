@@ -12,15 +12,16 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
 from knowledge.embeddings import StandInEmbedder, get_embedder, standin_vectors
+from knowledge.keyword_store import index_load_timings, keyword_store
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
+from knowledge.retrieval.request import SearchRequest
 from knowledge.services.kbs import kb_bump_version
-from knowledge.services.search import kb_search_config, search_run
-from knowledge.keyword_store import index_load_timings, keyword_store
+from knowledge.services.search import Search, kb_search_config, search
 from knowledge.stores import binary_cursor
 
 STAND_IN = StandInEmbedder.model_id
@@ -93,16 +94,19 @@ class Command(BaseCommand):
         self.stdout.write("BM25 index load (s): " + ", ".join(f"{k} {v:.3f}" for k, v in loads.items())
                           + ("" if settings.REDIS_URL else "  (set REDIS_URL for the Redis tier)"))
         queries = [q["text"] for q in read_jsonl(bench_dir() / "drcd" / "dev" / "queries.jsonl", opts["queries"])]
-        search_run(user=user, query=queries[0], kb_ids=[kb.pk])  # warm: models, index in L1, connections
+        search(Search(SearchRequest(query=queries[0]), user=user, kb_ids=[kb.pk]))  # warm: models, index in L1, connections
         totals, stages = [], {}
         for q in queries:
             t = time.perf_counter()
-            result = search_run(user=user, query=q, kb_ids=[kb.pk], mode="hybrid")
+            result = search(Search(SearchRequest(query=q, mode="hybrid"), user=user, kb_ids=[kb.pk]))
             totals.append((time.perf_counter() - t) * 1000)
             for s in result.timings:
                 stages.setdefault(s.name, []).append(s.ms)
-        p = lambda v, q: float(np.percentile(v, q))  # noqa: E731
-        self.stdout.write(f"search_run hybrid + {result.reranker} rerank, {len(queries)} warm queries: "
+
+        def p(v: list[float], q: float) -> float:
+            return float(np.percentile(v, q))
+
+        self.stdout.write(f"search hybrid + {result.reranker} rerank, {len(queries)} warm queries: "
                           f"p50 {p(totals, 50):.1f} ms, p95 {p(totals, 95):.1f} ms")
         for name_, v in stages.items():
             self.stdout.write(f"  {name_:<8} p50 {p(v, 50):7.2f} ms  p95 {p(v, 95):7.2f} ms")
@@ -140,13 +144,14 @@ class Command(BaseCommand):
                 Chunk.objects.bulk_create([
                     Chunk(document=d, kb=kb, ordinal=0, content=p["text"], enriched=t, content_hash=hashlib.sha256(t.encode()).hexdigest(),
                           section_path=[p.get("title", "")], tokens=analyzer.tokenize(t), embedding=v)
-                    for d, p, t, v in zip(docs, part, texts, vectors)
+                    for d, p, t, v in zip(docs, part, texts, vectors, strict=True)
                 ])
             self.stderr.write(f"\r  {start + len(part)}/{len(passages)} ({time.perf_counter() - t0:.0f} s)")
         t1 = time.perf_counter()
         with connection.cursor() as cur:
             cur.execute("SET maintenance_work_mem = '1GB'")
-            cur.execute("CREATE INDEX IF NOT EXISTS chunk_embedding_hnsw ON knowledge_chunk USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
+            cur.execute("CREATE INDEX IF NOT EXISTS chunk_embedding_hnsw ON knowledge_chunk "
+                        "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)")
             cur.execute("ANALYZE knowledge_chunk")
         kb_bump_version(kb_id=kb.pk)
         kb.refresh_from_db()

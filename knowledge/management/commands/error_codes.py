@@ -1,4 +1,4 @@
-"""List the registered error codes (knowledge.errors.CODES): ``--markdown`` writes the table docs/api.md holds.
+"""List the registered error codes (core.errors.CODES): ``--markdown`` writes the table docs/api.md holds.
 
     python manage.py error_codes --markdown            # the table, to paste between the markers in docs/api.md
     python manage.py error_codes --markdown --write    # rewrite that part of docs/api.md in place
@@ -10,15 +10,16 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
+from django.utils.functional import Promise
 
-from knowledge.errors import CODES
+from core.errors import CODES
 from knowledge.ingest_errors import BUDGET_MESSAGES, MESSAGES
 
 DOC = Path(settings.BASE_DIR) / "docs" / "api.md"
 START, END = "<!-- error-codes:start (manage.py error_codes --markdown --write) -->", "<!-- error-codes:end -->"
 
 
-def _cell(text: str) -> str:
+def _cell(text: str | Promise) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 

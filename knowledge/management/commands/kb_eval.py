@@ -1,4 +1,6 @@
-"""Evaluate retrieval on a labelled corpus: `manage.py kb_eval (--corpus C | --files DIR) --queries Q [--mode M] [--top-k N] [--kb NAME] [--json]`."""
+"""Evaluate retrieval on a labelled corpus.
+
+`manage.py kb_eval (--corpus C | --files DIR) --queries Q [--mode M] [--top-k N] [--kb NAME] [--json]`."""
 from __future__ import annotations
 
 import json

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.services.kbs import kb_reembed
 
 from ._util import resolve_kb

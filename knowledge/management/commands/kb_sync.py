@@ -35,7 +35,8 @@ class Command(BaseCommand):
             wait_for_documents(report.document_ids)
         for label in ("added", "updated", "unchanged", "removed"):
             names = getattr(report, label)
-            self.stdout.write(f"{label}: {len(names)}" + (f"  ({', '.join(names[:10])}{' …' if len(names) > 10 else ''})" if names and label != "unchanged" else ""))
+            listed = f"  ({', '.join(names[:10])}{' …' if len(names) > 10 else ''})" if names and label != "unchanged" else ""
+            self.stdout.write(f"{label}: {len(names)}" + listed)
         for name, why in report.rejected.items():
             self.stderr.write(f"rejected {name}: {why}")
         failed = Document.objects.filter(pk__in=report.document_ids, status=DocumentStatus.FAILED)

@@ -5,8 +5,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import ApplicationError
 from knowledge.access import has_role
-from knowledge.errors import ApplicationError
 from knowledge.management.commands._util import named_user, resolve_kb
 from knowledge.models import Role
 from sources.services.sources import source_create

@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from knowledge.errors import ApplicationError
+from core.errors import ApplicationError
 from knowledge.management.commands._util import wait_for_documents
 from sources.models import Source, Trigger
 from sources.run import execute_run

@@ -1,0 +1,21 @@
+"""Chat's error codes, in the one registry (core/errors.py); imported by the app's AppConfig.ready."""
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from core.errors import NotFound as N
+from core.errors import ValidationFailed as V
+from core.errors import register as _code
+
+# --- chat ------------------------------------------------------------------------------------------------------
+_code("conversation_not_found", N, _("Conversation not found."))
+_code("message_not_found", N, _("Message not found."))
+_code("invalid_conversation", V, _("conversation must be an id or null."))
+_code("invalid_rating", V, _("rating must be up or down."))
+_code("invalid_message", None, _("Send JSON text frames, not binary ones."), status=400)
+_code("too_large", None, _("A message may be at most %(limit)s bytes."), status=400,
+      closing=_("A message may be at most %(limit)s bytes; this one is larger, so the connection is closed."))
+_code("unknown_type", None, _('The message type must be "ask" or "cancel".'), status=400)
+_code("nothing_to_cancel", None, _("No answer is streaming."), status=400)
+_code("internal_error", None, _("The answer could not be produced."), status=500,
+      server=_("The server met an error; try again later."))

@@ -1,0 +1,35 @@
+"""The thread worker's lanes (core/jobs.py): each lane first come, first served; lanes take turns."""
+from __future__ import annotations
+
+import threading
+
+from core import jobs
+
+
+def test_lanes_take_turns_so_a_long_queue_holds_another_lane_back_by_one_job():
+    ran: list[str] = []
+    demo, mine = object(), object()  # lanes no other test has used (a lane remembers its last turn)
+    gate = threading.Event()
+    jobs.submit_in_thread(gate.wait, what="a job holding the worker")  # the worker is busy while the rest queue
+    for i in range(4):
+        jobs.submit_in_thread(ran.append, f"demo-{i}", what="demo", lane=demo)
+    jobs.submit_in_thread(ran.append, "mine-0", what="mine", lane=mine)
+    jobs.submit_in_thread(ran.append, "mine-1", what="mine", lane=mine)
+    gate.set()
+    jobs.wait_for_background_ingestion(timeout=30)
+    assert ran == ["demo-0", "mine-0", "demo-1", "mine-1", "demo-2", "demo-3"]
+
+
+def test_every_job_runs_once_even_when_one_crashes(caplog):
+    ran: list[int] = []
+
+    def boom() -> None:
+        raise RuntimeError("broken")
+
+    lane = object()
+    jobs.submit_in_thread(boom, what="a crashing job", lane=lane)
+    for i in range(3):
+        jobs.submit_in_thread(ran.append, i, what="after it", lane=lane)
+    jobs.wait_for_background_ingestion(timeout=30)
+    assert ran == [0, 1, 2]
+    assert "background a crashing job crashed" in caplog.text
