@@ -33,13 +33,17 @@ class Caller:
     """Who calls the tools: the key as sent, and its row when the HTTP request already authenticated it.
 
     Over streamable HTTP each request is authenticated before the SDK sees it (``assistants.mcp_http``), so
-    ``row`` is set; over stdio (``manage.py mcp_stdio``) ``row`` is None and each tool call authenticates the
-    key again, so a key revoked while a desktop client stays open stops working at its next call.
+    ``row`` is set (for an OAuth token, an unsaved key row of the token's target and person); over stdio
+    (``manage.py mcp_stdio``) ``row`` is None and each tool call authenticates the key again, so a key revoked
+    while a desktop client stays open stops working at its next call.
     """
 
     key: str
     row: ApiKey | None = None
     language: str = ""
+    visitor: str = ""
+    """Whose conversations ``ask_assistant`` continues: a signed-in client's (assistants/mcp_auth/bearer.py);
+    empty for a key, whose conversations are its own (``visitor_of``)."""
 
 
 def caller_key(caller: Caller) -> ApiKey:
@@ -144,7 +148,7 @@ def ask_start(caller: Caller, *, question: Any, conversation_id: Any = None) -> 
     if row.kind != KeyKind.ASSISTANT:
         raise fail("key_wrong_kind", needed=KeyKind.ASSISTANT.label)
     return assistant_turn_start(assistant=row.target_assistant, question=question, channel=Channel.MCP,
-                                visitor=visitor_of(row), conversation_id=conversation_id)
+                                visitor=caller.visitor or visitor_of(row), conversation_id=conversation_id)
 
 
 def answer_payload(finish: dict[str, Any], sources: list[dict[str, Any]]) -> dict[str, Any]:

