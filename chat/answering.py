@@ -7,12 +7,13 @@ given to it; ``answer_outcome`` reads the streamed answer back into the fields
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.utils.translation import gettext
 
 from chat.extractive import extractive_answer, is_list_question
+from chat.gfm import gfm_stream
 from chat.llm import LLMConfig, MarkerGuard, judged_stream, llm_stream, text_stream, usage_of
 from chat.models import NotFoundBy, Verdict
 from chat.prompts import MAX_CHUNK_CHARS, Context, answer_candidates, answer_messages, citations_map, confidence_of, context_build
@@ -102,7 +103,11 @@ def answer_plan(turn, result: RetrievalResult, query: str, config: LLMConfig | N
         messages = answer_messages(question=turn.question, standalone=query, context=context,
                                    history=turn.history, custom_prompt=turn.answer.system_prompt,
                                    uncertain=uncertain)
+        if turn.answer.max_tokens:  # a caller's cap (the OpenAI-compatible API's max_tokens and successors)
+            config = replace(config, max_tokens=turn.answer.max_tokens)
         mode, generator = "llm", judged_stream(llm_stream(config, messages, usage), guard, turn.not_found_text)
+    # Whoever wrote it (an LLM, a FAQ's owner), every answer's table rows reach every client as a GFM table.
+    generator = gfm_stream(generator)
     return AnswerPlan(mode=mode, context=context, generator=generator, verdict=verdict, hit=hit, guard=guard,
                       messages=messages, usage=usage)
 

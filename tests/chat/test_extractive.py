@@ -4,6 +4,7 @@ from __future__ import annotations
 from chat.extractive import extractive_answer, holds, is_list_question, question_asks
 from chat.prompts import answer_candidates, context_build
 from knowledge.retrieval.types import Candidate
+from tests.gfm import gfm_tables
 
 
 def cand(chunk_id: int, content: str, *, relevance: float = 0.9, chunk_type: str = "text",
@@ -87,8 +88,9 @@ def test_a_sentence_announcing_a_table_brings_the_table_one_row_a_line():
             "| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |\n"
             "第十一条 超出标准部分由个人承担。")
     got = answer("出差住宿每晚标准是多少？", cand(1, text))
-    assert "每人每晚标准如下（单位：元）：\n| 职级 | 一类城市 | 二类城市 |\n| 总监 | 700 | 550 |\n| 经理 | 550 | 450 |" in got
-    assert "| --- |" not in got
+    assert ("每人每晚标准如下（单位：元）：\n\n| 职级 | 一类城市 | 二类城市 |\n| --- | --- | --- |\n| 总监 | 700 | 550 |\n"
+            "| 经理 | 550 | 450[1] |") in got
+    assert gfm_tables(got) == [[["职级", "一类城市", "二类城市"], ["总监", "700", "550"], ["经理", "550", "450[1]"]]]
 
 
 def test_a_list_question_gets_the_whole_list_one_item_a_line():
@@ -144,7 +146,8 @@ def test_a_table_row_that_states_the_duration_asked_for_is_chosen_over_a_sentenc
     light = cand(2, "电池充满后，充电器指示灯由红变绿。", section_path=("充电与保养",))
     specs = cand(3, SPECS, chunk_type="table", section_path=("技术参数",))
     got = answer("充电要多长时间？", care, light, specs)
-    assert got.startswith("| 参数 | 数值 |\n| 充电时间 | 6至8小时 |[3]")
+    assert got.startswith("| 参数 | 数值 |\n| --- | --- |\n| 充电时间 | 6至8小时[3] |")
+    assert gfm_tables(got)[0] == [["参数", "数值"], ["充电时间", "6至8小时[3]"]]
     assert "续航里程" not in got and "整车重量" not in got
 
 
@@ -162,15 +165,18 @@ def test_a_date_line_is_quoted_for_a_when_question_not_only_the_lines_naming_the
 def test_a_row_is_quoted_with_its_header_and_without_the_rows_not_asked_about():
     """「车架保修几年？」: one header, then the 车架 row; not the header glued to it as text, not the 控制器 row."""
     got = answer("车架保修几年？", cand(1, WARRANTY, chunk_type="table", section_path=("售后服务", "保修期限")))
-    assert got == "| 部件 | 保修期 | 说明 |\n| 车架 | 3年 | 非人为断裂免费更换 |[1]"
+    assert got == "| 部件 | 保修期 | 说明 |\n| --- | --- | --- |\n| 车架 | 3年 | 非人为断裂免费更换[1] |"
     both = answer("车架和锂电池各保修几年？", cand(1, WARRANTY, chunk_type="table"))
-    assert both == "| 部件 | 保修期 | 说明 |\n| 车架 | 3年 | 非人为断裂免费更换 |\n| 锂电池 | 2年 | 容量低于70%免费更换 |[1]"
+    assert both == ("| 部件 | 保修期 | 说明 |\n| --- | --- | --- |\n| 车架 | 3年 | 非人为断裂免费更换 |\n"
+                    "| 锂电池 | 2年 | 容量低于70%免费更换[1] |")
+    assert gfm_tables(both) == [[["部件", "保修期", "说明"], ["车架", "3年", "非人为断裂免费更换"],
+                                 ["锂电池", "2年", "容量低于70%免费更换[1]"]]]
 
 
 def test_an_announced_table_brings_only_the_rows_asked_about_when_the_question_names_one():
     text = "各部件的保修期限如下：\n" + WARRANTY
     got = answer("控制器的保修期限是多久？", cand(1, text))
-    assert got == "各部件的保修期限如下：\n| 部件 | 保修期 | 说明 |\n| 控制器 | 1年 | 进水损坏不保修 |[1]"
+    assert got == "各部件的保修期限如下：\n\n| 部件 | 保修期 | 说明 |\n| --- | --- | --- |\n| 控制器 | 1年 | 进水损坏不保修[1] |"
 
 
 def test_the_row_holding_a_setting_s_default_is_chosen_over_the_header_row():
@@ -179,7 +185,8 @@ def test_the_row_holding_a_setting_s_default_is_chosen_over_the_header_row():
              "| producerGroup | 生产组的名称 | String | DEFAULT_PRODUCER |\n"
              "| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |\n| maxMessageSize | 允许发送的最大消息体大小 | int | 4M |")
     got = answer("sendMsgTimeout 默认值", cand(1, table, chunk_type="table"))
-    assert got == "| 名称 | 描述 | 参数类型 | 默认值 |\n| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒 |[1]"
+    assert got == ("| 名称 | 描述 | 参数类型 | 默认值 |\n| --- | --- | --- | --- |\n"
+                   "| sendMsgTimeout | 默认的发送超时时间 | int | 3000，单位毫秒[1] |")
 
 
 def test_a_code_block_holding_the_default_is_quoted_whole():
