@@ -16,6 +16,9 @@ class Channel(models.TextChoices):
     EMBED = "embed", _("embedded chat")
     SHARE = "share", _("share link")
     TRY = "try", _("assistant preview")
+    FEISHU = "feishu", _("Feishu")
+    DINGTALK = "dingtalk", _("DingTalk")
+    WECOM = "wecom", _("WeCom")
 
 
 class Conversation(models.Model):

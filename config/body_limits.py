@@ -41,6 +41,9 @@ def family(path: str) -> Family:
     if path == "/mcp" or path.startswith("/mcp/"):
         from assistants.mcp_http import MAX_BODY_BYTES as MCP_BYTES
         return Family(MCP_BYTES, "jsonrpc")
+    if path.startswith("/bots/"):
+        from bots.callback import MAX_BODY_BYTES as BOT_BYTES
+        return Family(BOT_BYTES, "rest")
     if UPLOADS.match(path):
         return Family(settings.ZHIKU_MAX_UPLOAD_BYTES * settings.ZHIKU_MAX_FILES_PER_UPLOAD + MiB, "rest")
     return Family(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "rest")

@@ -24,6 +24,9 @@ logger = logging.getLogger(__name__)
 MODES = ("celery", "thread", "sync")
 
 _executor: ThreadPoolExecutor | None = None
+# Pools of their own (``after_commit``'s ``pool``): jobs that must not wait behind an ingestion (a chat bot's reply).
+_pools: dict[str, ThreadPoolExecutor] = {}
+POOL_WORKERS = 2
 _executor_lock = threading.Lock()
 _pending: set[Future[None]] = set()
 # The thread worker's jobs by lane (``after_commit``'s ``lane``: a KB's ingestions share one), and when each lane
@@ -67,7 +70,7 @@ def queue_only() -> Iterator[None]:
 
 def after_commit(task: str, fn: Callable[..., None], *args: Any, what: str, countdown: float | None = None,
                  run_here_if_broker_down: bool = False, once: Hashable | None = None,
-                 honour_queue_only: bool = True, lane: Hashable | None = None) -> None:
+                 honour_queue_only: bool = True, lane: Hashable | None = None, pool: str | None = None) -> None:
     """Run ``fn(*args)`` later (the Celery task named ``task`` runs the same), once the transaction commits.
 
     ``run_here_if_broker_down``: in Celery mode, a broker that cannot be reached makes this process's
@@ -75,7 +78,8 @@ def after_commit(task: str, fn: Callable[..., None], *args: Any, what: str, coun
     ``once``: in thread mode, a job already waiting under this key is not queued twice. ``countdown``:
     the Celery task waits that many seconds first. ``honour_queue_only`` false: ``queue_only`` does not apply.
     ``lane``: in thread mode, the worker takes one job from each lane in turn (a KB's ingestions share a lane,
-    so one KB's long queue does not hold back another's first file).
+    so one KB's long queue does not hold back another's first file). ``pool``: in thread mode, the job runs on
+    that pool's own threads, in the order it came (never behind an ingestion on the shared worker).
     """
     # A job that may run here (an ingestion) fails its caller: an unknown mode now, before the transaction
     # commits, and its own failure at the commit. Any other (a recalibration) never fails the caller: Django
@@ -85,11 +89,13 @@ def after_commit(task: str, fn: Callable[..., None], *args: Any, what: str, coun
         mode()
     held = honour_queue_only and _queue_only.get()
     transaction.on_commit(lambda: _dispatch(task, fn, args, what=what, countdown=countdown, queue_only=held,
-                                            run_here=run_here_if_broker_down, once=once, lane=lane), robust=robust)
+                                            run_here=run_here_if_broker_down, once=once, lane=lane, pool=pool),
+                        robust=robust)
 
 
 def _dispatch(task: str, fn: Callable[..., None], args: tuple[Any, ...], *, what: str, countdown: float | None,
-              queue_only: bool, run_here: bool, once: Hashable | None, lane: Hashable | None) -> None:
+              queue_only: bool, run_here: bool, once: Hashable | None, lane: Hashable | None,
+              pool: str | None = None) -> None:
     current = mode()
     if current == "celery":
         try:
@@ -97,7 +103,7 @@ def _dispatch(task: str, fn: Callable[..., None], args: tuple[Any, ...], *, what
         except Exception:  # kombu/redis raise several types for an unreachable broker
             if run_here and not queue_only:
                 logger.warning("broker unreachable: running %s in this process", what, exc_info=True)
-                submit_in_thread(fn, *args, what=what, lane=lane)
+                submit_in_thread(fn, *args, what=what, lane=lane, pool=pool)
             else:
                 logger.warning("broker unreachable: %s waits for a worker's sweeper", what, exc_info=True)
     elif queue_only:
@@ -108,13 +114,13 @@ def _dispatch(task: str, fn: Callable[..., None], args: tuple[Any, ...], *, what
                 if once in _waiting:
                     return
                 _waiting.add(once)
-        submit_in_thread(fn, *args, what=what, once=once, lane=lane)
+        submit_in_thread(fn, *args, what=what, once=once, lane=lane, pool=pool)
     else:
         fn(*args)
 
 
 def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hashable | None = None,
-                     lane: Hashable | None = None) -> None:
+                     lane: Hashable | None = None, pool: str | None = None) -> None:
     """Run ``fn(*args)`` on the in-process background worker (thread mode), with a fresh DB connection.
 
     Crashes are logged as ``what`` (the job's own row already records a failure);
@@ -133,6 +139,11 @@ def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hasha
         finally:
             close_old_connections()
 
+    if pool is not None:
+        future = _pool_executor(pool).submit(run)
+        _pending.add(future)
+        future.add_done_callback(_pending.discard)
+        return
     with _lanes_lock:
         _lanes.setdefault(lane, deque()).append(run)
     # One turn on the worker per job: whichever lane's turn it is then runs (the executor's own exit drains them all).
@@ -163,6 +174,13 @@ def _thread_executor() -> ThreadPoolExecutor:
             # must not starve the request threads.
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhiku-ingest")
         return _executor
+
+
+def _pool_executor(name: str) -> ThreadPoolExecutor:
+    with _executor_lock:
+        if name not in _pools:
+            _pools[name] = ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix=f"zhiku-{name}")
+        return _pools[name]
 
 
 def wait_for_background_ingestion(timeout: float = 120.0) -> None:

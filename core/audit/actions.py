@@ -57,6 +57,9 @@ class Action(models.TextChoices):
     SOURCE_DELETE = "source.delete", _("Source removed")
     SOURCE_RUN = "source.run", _("Source run started")
     SOURCE_RUN_CANCEL = "source.run_cancel", _("Source run cancelled")
+    BOT_CHANNEL_CREATE = "bot_channel.create", _("Chat-bot channel added")
+    BOT_CHANNEL_UPDATE = "bot_channel.update", _("Chat-bot channel changed")
+    BOT_CHANNEL_DELETE = "bot_channel.delete", _("Chat-bot channel removed")
     AUDIT_PURGE = "audit.purge", _("Old audit entries purged")
 
 

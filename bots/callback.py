@@ -1,0 +1,59 @@
+"""What a platform's callback does (``/bots/<kind>/<callback_id>/``, bots/views.py), and the self-test's too.
+
+Acknowledge first, reply after: a callback is checked (its platform's signature or token), a question is stored
+once per platform event id (``BotEvent``; a retried event is acknowledged and not answered again) and answered
+later (bots/answering.py, through ``core.jobs``), so the platform's ~3 s timeout is never reached. Refusals are
+JSON ``{"error": {"code", "message"}}`` with the code's status: 404 for an unknown or disabled channel, 403 for a
+bad signature or token, 400 for an unreadable body, 413 for a body over ``MAX_BODY_BYTES`` (also refused as it
+arrives, config/body_limits.py).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from bots import dingtalk, feishu, wecom
+from bots.answering import enqueue_answer
+from bots.models import BotChannel
+from bots.protocol import Outcome
+from bots.services import callback_channel, channel_credentials, event_store
+from core.errors import ApplicationError, fail
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024
+"""A platform's event is a few kilobytes (a message of up to a few thousand characters, its envelope)."""
+RECEIVERS: dict[str, Callable[[BotChannel, dict[str, str], HttpRequest, int], Outcome]] = {
+    "feishu": feishu.receive, "dingtalk": dingtalk.receive, "wecom": wecom.receive,
+}
+
+
+def _error(exc: ApplicationError) -> JsonResponse:
+    return JsonResponse({"error": {"code": exc.code, "message": exc.message}}, status=exc.status_code,
+                        json_dumps_params={"ensure_ascii": False})
+
+
+def handle(request: HttpRequest, kind: str, callback_id: str) -> HttpResponse:
+    """Check, store and acknowledge one callback (``kind`` is one of ``RECEIVERS``, as the URL pattern says)."""
+    try:
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise fail("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        channel = callback_channel(kind, callback_id)
+        outcome = RECEIVERS[kind](channel, channel_credentials(channel), request, MAX_BODY_BYTES)
+    except ApplicationError as exc:
+        if exc.code == "bot_signature_invalid":
+            logger.warning("chat-bot callback %s refused: %s", request.path, exc.message)
+        return _error(exc)
+    incoming = outcome.incoming
+    if incoming is not None:
+        event = event_store(channel=channel, event_id=incoming.event_id, question=incoming.question,
+                            chat=incoming.chat, reply_to=incoming.reply_to)
+        if event is None:
+            logger.info("chat-bot channel %s: event %s again (a retry): acknowledged, not answered", channel.pk,
+                        incoming.event_id)
+        else:
+            enqueue_answer(event.pk)
+    return outcome.response

@@ -1,0 +1,27 @@
+"""The chat bots' error codes, registered in the one registry (core/errors.py) when the app loads."""
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+from core.errors import Conflict, NotFound, PermissionDenied, ValidationFailed, register
+
+# --- channels (bots/services.py, bots/api.py, manage.py channel_create) ------------------------------------------
+register("bot_channel_not_found", NotFound, _("Chat-bot channel not found."))
+register("bot_channel_name_taken", Conflict, _("This assistant already has a channel named %(name)r."))
+register("bot_channel_invalid", ValidationFailed, _("A channel needs a kind (feishu, dingtalk or wecom) and a name."),
+         kind=_("kind is feishu, dingtalk or wecom."),
+         name=_("name must be a non-empty text of at most %(limit)s characters."),
+         settings=_("settings must be an object of text values, naming only %(names)s."),
+         credentials=_("credentials must be an object of text values, naming only %(names)s."),
+         missing=_("A %(kind)s channel needs %(names)s."),
+         value=_("%(field)s is not valid: %(rule)s"),
+         enabled=_("enabled must be true or false."))
+register("bot_credentials_unreadable", ValidationFailed,
+         _("The channel's stored credentials cannot be decrypted (the secrets key changed); enter them again."))
+
+# --- the callbacks (bots/views.py) ------------------------------------------------------------------------------
+register("bot_event_invalid", ValidationFailed, _("The callback's body cannot be read: %(detail)s"))
+register("bot_signature_invalid", PermissionDenied, _("The callback's signature or token does not match: %(detail)s"))
+
+# --- replies, kept on the event (bots/answering.py) ---------------------------------------------------------------
+register("bot_reply_failed", None, _("The reply could not be sent: %(detail)s"))

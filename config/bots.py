@@ -1,0 +1,23 @@
+"""Settings of the chat bots (bots/; docs/integrations.md "飞书、钉钉、企业微信"), read from the environment."""
+from __future__ import annotations
+
+import os
+
+from core.env import env_int
+
+# Each platform's open API (the real ones by default; a test points them at a local server speaking the protocol).
+# DingTalk has none here: a DingTalk robot replies to the sessionWebhook each message carries.
+ZHIKU_BOTS_FEISHU_BASE_URL = os.environ.get("ZHIKU_BOTS_FEISHU_BASE_URL", "https://open.feishu.cn").rstrip("/")
+ZHIKU_BOTS_WECOM_BASE_URL = os.environ.get("ZHIKU_BOTS_WECOM_BASE_URL", "https://qyapi.weixin.qq.com").rstrip("/")
+# The hosts a DingTalk sessionWebhook may name (comma-separated): the message's own URL is POSTed to, so any other
+# host is refused. Over https only (http for a loopback address, which the address check refuses outside tests).
+ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS = tuple(
+    h.strip().lower() for h in os.environ.get("ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS", "oapi.dingtalk.com,api.dingtalk.com").split(",")
+    if h.strip())
+# Days a received event's id is kept, so a retried event is answered once (older rows are pruned).
+ZHIKU_BOTS_DEDUP_DAYS = env_int("ZHIKU_BOTS_DEDUP_DAYS", 7)
+# A chat's follow-ups join its last conversation while it was used within these seconds; later, a new one starts.
+ZHIKU_BOTS_CONVERSATION_IDLE_SECONDS = env_int("ZHIKU_BOTS_CONVERSATION_IDLE_SECONDS", 3600)
+# Seconds each call to a platform's API may take, and the signed timestamp's window (DingTalk: one hour).
+ZHIKU_BOTS_TIMEOUT_SECONDS = float(os.environ.get("ZHIKU_BOTS_TIMEOUT_SECONDS", "10"))
+ZHIKU_BOTS_REPLAY_WINDOW_SECONDS = env_int("ZHIKU_BOTS_REPLAY_WINDOW_SECONDS", 3600)
