@@ -49,6 +49,9 @@ RULES_BEYOND_THE_SCHEMA = {
     "PATCH /api/sources/{source_id}/": {"source_settings_invalid", "source_url_invalid", "source_address_refused",
                                         "source_unreachable", "source_invalid"},
     "GET /api/audit/": {"invalid_time_range"},  # since must come before until
+    # A channel's kind decides which settings and credentials it needs, and what each must look like (bots/kinds.py).
+    "POST /api/assistants/{assistant_id}/channels/": {"bot_channel_invalid"},
+    "PATCH /api/assistants/{assistant_id}/channels/{channel_id}/": {"bot_channel_invalid"},
     # People (accounts/api/): Django's username and password validators, e-mail syntax, who exists.
     "POST /api/people/users/": {"invalid_username", "invalid_password", "invalid_email"},
     "PATCH /api/people/users/{user_id}/": {"invalid_email"},

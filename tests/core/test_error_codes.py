@@ -17,7 +17,7 @@ from core.errors import CODES, ApplicationError, fail, stored, stored_text
 from knowledge.management.commands.error_codes import DOC, documented_table, markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "sources")
+PACKAGES = ("knowledge", "chat", "accounts", "config", "assistants", "providers", "sources", "bots")
 
 # Where first-party code names an error code: a registry call, an exception's ``code=``, a class's
 # ``default_code``, the chat endpoints' error helpers, and the (status, code, message) of the request limits.
