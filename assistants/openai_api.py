@@ -3,7 +3,8 @@
 The key decides the assistant (``model`` is echoed, never followed: a key reaches its own assistant only) and
 the turn runs through the chat pipeline as the assistant's owner, re-checked at this request
 (``assistants.services.assistant_turn_start``). The wire format is assistants/openai_wire.py; the citations
-travel in its ``zhiku`` extension (docs/integrations.md).
+travel in its ``zhiku`` extension (docs/integrations.md). ``POST /v1/responses`` is assistants/openai_responses.py;
+the key, body and error helpers both use are assistants/openai_http.py.
 """
 from __future__ import annotations
 
@@ -15,63 +16,20 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
-from assistants.keys import bearer_key, key_authenticate
-from assistants.models import ApiKey, Assistant, KeyKind
+from assistants.models import ApiKey, Assistant
+from assistants.openai_http import MAX_BODY_BYTES as MAX_BODY_BYTES  # config/body_limits.py reads it here
+from assistants.openai_http import authenticate, coded, method_not_allowed, openai_error, request_body, stream_failure
 from assistants.openai_wire import ChatRequest, Reply, chat_request, error_body, extension, sse, usage_block
 from assistants.services import assistant_turn_start
 from chat.models import Channel
 from chat.services import Turn, in_thread, turn_stream
-from core.errors import CODES, ApplicationError, message
-from core.http.body import body_over_limit, json_body
+from core.errors import ApplicationError
 from core.http.sse import event_stream_response
-
-MAX_BODY_BYTES = 256 * 1024
-"""A long history of pasted messages fits; only the last few turns are read (``services.HISTORY_TURNS``)."""
-LLM_CODES = ("llm_timeout", "llm_failed")
-
-
-def coded(code: str, variant: str | None = None, **params: Any) -> ApplicationError:
-    """An ApplicationError for a registered code answered outside the error classes (its status from ``CODES``)."""
-    exc = ApplicationError(message(code, variant, **params), code=code)
-    exc.status_code = CODES[code].http_status or 400
-    return exc
-
-
-def openai_error(exc: ApplicationError) -> JsonResponse:
-    response = JsonResponse(error_body(exc), status=exc.status_code, json_dumps_params={"ensure_ascii": False})
-    if "retry_after" in exc.extra:
-        response["Retry-After"] = str(exc.extra["retry_after"])
-    if exc.status_code == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="zhiku"'
-    return response
-
-
-def _stream_failure(event: dict[str, Any]) -> ApplicationError:
-    """The ``error`` event of a turn that failed after it started, as an error of its own (502 for the LLM's)."""
-    exc = ApplicationError(event.get("message") or message("internal_error"), code=event.get("code") or "internal_error")
-    exc.status_code = 502 if exc.code in LLM_CODES else 500
-    return exc
-
-
-def _authenticate(request: HttpRequest) -> ApiKey:
-    return key_authenticate(bearer_key(request.headers.get("Authorization", "")), kind=KeyKind.ASSISTANT)
-
-
-def _body(request: HttpRequest) -> Any:
-    if body_over_limit(request, MAX_BODY_BYTES) is not None:
-        raise coded("body_too_large", "stream", limit=MAX_BODY_BYTES)
-    return json_body(request, MAX_BODY_BYTES)
 
 
 def _start(key: ApiKey, asked: ChatRequest) -> Turn:
     return assistant_turn_start(assistant=key.target_assistant, question=asked.question, channel=Channel.API,
-                                history=asked.history)
-
-
-def _method_not_allowed(allowed: str) -> JsonResponse:
-    response = openai_error(coded("method_not_allowed"))
-    response["Allow"] = allowed
-    return response
+                                history=asked.history, max_tokens=asked.max_tokens)
 
 
 @csrf_exempt  # a bearer key, never a cookie
@@ -83,10 +41,10 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
     object, then ``[DONE]``.
     """
     if request.method != "POST":
-        return _method_not_allowed("POST")
+        return method_not_allowed("POST")
     try:
-        key = await in_thread(_authenticate)(request)
-        asked = chat_request(_body(request))
+        key = await in_thread(authenticate)(request)
+        asked = chat_request(request_body(request))
         turn = await in_thread(_start)(key, asked)
     except ApplicationError as exc:
         return openai_error(exc)
@@ -104,7 +62,7 @@ async def _completion(reply: Reply, events: AsyncGenerator[dict[str, Any], None]
             if event["type"] == "sources":
                 sources = event["sources"]
             elif event["type"] == "error":
-                return openai_error(_stream_failure(event))
+                return openai_error(stream_failure(event))
             elif event["type"] == "finish":
                 return JsonResponse(reply.completion(event["answer"], event, sources),
                                     json_dumps_params={"ensure_ascii": False})
@@ -130,7 +88,7 @@ async def _frames(reply: Reply, events: AsyncGenerator[dict[str, Any], None], *,
                     if include_usage:
                         yield sse(reply.usage_chunk(usage_block(event)))
                 elif kind == "error":
-                    yield sse(error_body(_stream_failure(event)))
+                    yield sse(error_body(stream_failure(event)))
             yield sse("[DONE]")
 
 
@@ -140,7 +98,7 @@ def _model(assistant: Assistant) -> dict[str, Any]:
 
 
 def _models(request: HttpRequest, model_id: str | None) -> dict[str, Any]:
-    assistant = _authenticate(request).target_assistant
+    assistant = authenticate(request).target_assistant
     if model_id is None:
         return {"object": "list", "data": [_model(assistant)]}
     if model_id not in (assistant.name, str(assistant.pk)):
@@ -151,7 +109,7 @@ def _models(request: HttpRequest, model_id: str | None) -> dict[str, Any]:
 async def models(request: HttpRequest, model_id: str | None = None) -> HttpResponse:
     """``GET /v1/models``: the key's assistant as the one model (``/v1/models/<name or id>``: that model)."""
     if request.method != "GET":
-        return _method_not_allowed("GET")
+        return method_not_allowed("GET")
     try:
         return JsonResponse(await in_thread(_models)(request, model_id), json_dumps_params={"ensure_ascii": False})
     except ApplicationError as exc:

@@ -15,6 +15,8 @@ from typing import Any
 from core.errors import ApplicationError, fail
 
 MAX_MESSAGES = 200
+MAX_OUTPUT_TOKENS = 131072
+"""The largest ``max_tokens`` / ``max_completion_tokens`` / ``max_output_tokens`` taken; the endpoint's model may allow fewer."""
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 # OpenAI's error ``type`` by HTTP status (its SDK raises by status; the type names the kind for other clients).
@@ -34,6 +36,8 @@ class ChatRequest:
     stream: bool = False
     include_usage: bool = False
     model: str = ""
+    max_tokens: int | None = None
+    """The cap on the tokens the LLM writes (None: the site's, ``chat.llm.LLMConfig.max_tokens``)."""
 
 
 def _text(content: Any) -> str | None:
@@ -62,6 +66,16 @@ def _messages(value: Any) -> list[tuple[str, str]]:
     return out
 
 
+def token_cap(value: Any, code: str, param: str) -> int | None:
+    """A request's cap on the answer's tokens: None when absent, else a whole number from 1 to ``MAX_OUTPUT_TOKENS``
+    (``code``'s ``max_tokens`` sentence, 400, naming ``param`` otherwise: a float, a string or true is refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_OUTPUT_TOKENS:
+        raise fail(code, "max_tokens", param=param, limit=MAX_OUTPUT_TOKENS, extra={"param": param})
+    return value
+
+
 def chat_request(body: Any) -> ChatRequest:
     """The body read: the last user message is the question, the user and assistant messages before it its history.
 
@@ -81,15 +95,20 @@ def chat_request(body: Any) -> ChatRequest:
     users = [i for i, (role, _) in enumerate(messages) if role == "user"]
     if not users:
         raise fail("invalid_chat_request", "no_user", extra={"param": "messages"})
+    # max_completion_tokens succeeds max_tokens (OpenAI's chat-completions reference): given both, it wins.
+    cap = token_cap(body.get("max_tokens"), "invalid_chat_request", "max_tokens")
+    completion_cap = token_cap(body.get("max_completion_tokens"), "invalid_chat_request", "max_completion_tokens")
     last = users[-1]
     history = [(role, text) for role, text in messages[:last] if role in ("user", "assistant") and text.strip()]
     return ChatRequest(question=messages[last][1], history=history, stream=bool(stream),
-                       include_usage=bool((options or {}).get("include_usage")), model=model or "")
+                       include_usage=bool((options or {}).get("include_usage")), model=model or "",
+                       max_tokens=completion_cap if completion_cap is not None else cap)
 
 
-def error_body(exc: ApplicationError) -> dict[str, Any]:
-    """OpenAI's error object for ``exc``: ``message``, ``type``, ``param`` and our registered ``code``."""
-    param = exc.extra.get("param", ERROR_PARAMS.get(exc.code))
+def error_body(exc: ApplicationError, params: dict[str, str] = ERROR_PARAMS) -> dict[str, Any]:
+    """OpenAI's error object for ``exc``: ``message``, ``type``, ``param`` and our registered ``code``
+    (``params``: the request field a code is about when the error does not name one)."""
+    param = exc.extra.get("param", params.get(exc.code))
     kind = ERROR_TYPES.get(exc.status_code, "server_error" if exc.status_code >= 500 else "invalid_request_error")
     return {"error": {"message": exc.message, "type": kind, "param": param, "code": exc.code}}
 

@@ -284,12 +284,14 @@ def _clean_history(history: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def assistant_turn_start(*, assistant: Assistant, question: Any, channel: str = Channel.API, visitor: str = "",
-                         conversation_id: Any = None, history: Sequence[tuple[str, str]] | None = None) -> Turn:
+                         conversation_id: Any = None, history: Sequence[tuple[str, str]] | None = None,
+                         max_tokens: int | None = None) -> Turn:
     """A turn of ``assistant`` as its owner (``chat.services.turn_stream`` answers it), recorded for its usage.
 
     ``history``: the earlier (role, content) pairs as the client sent them (the OpenAI-compatible API);
     without it, the conversation ``conversation_id`` of this assistant and ``visitor`` (a share link's) gives
-    them. The KBs are the ones the owner may read now (``assistant_kbs``).
+    them. The KBs are the ones the owner may read now (``assistant_kbs``). ``max_tokens``: the caller's cap on
+    the answer's LLM tokens (the OpenAI-compatible API's ``max_tokens`` and its successors).
     """
     question = query_clean(question)
     kbs, scope = assistant_kbs(assistant)
@@ -314,7 +316,7 @@ def assistant_turn_start(*, assistant: Assistant, question: Any, channel: str = 
     pairs = _clean_history(history) if history is not None else history_pairs(user=owner, messages=earlier)
     settings = answer_settings_for(kbs)
     settings = replace(settings, system_prompt=assistant.system_prompt or settings.system_prompt,
-                       model=assistant.model or settings.model)
+                       model=assistant.model or settings.model, max_tokens=max_tokens)
     return Turn(
         user=owner, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question,

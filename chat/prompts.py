@@ -197,6 +197,12 @@ def cited_numbers(answer: str) -> list[int]:
     return seen
 
 
+def citation_marks(answer: str) -> list[tuple[int, int, list[int]]]:
+    """Each citation marker of ``answer`` as (start, end, its numbers), in order: ``answer[start:end]`` is the marker."""
+    return [(m.start(), m.end(), [int(p.strip()) for p in re.split(r"[,，、]", m.group(1))])
+            for m in _CITE_RE.finditer(answer)]
+
+
 def without_citations(answer: str) -> str:
     """The answer as read, without its ``[n]`` markers (answer evaluation measures the text)."""
     return _CITE_RE.sub("", answer or "")

@@ -81,6 +81,7 @@ class AnswerSettings:
     max_sources: int | None = None
     faq_thresholds: dict[int, float] = field(default_factory=dict)
     """KB id → the relevance at which a FAQ ranked first is the answer (KBs without one: off)."""
+    max_tokens: int | None = None  # the cap on the answer's LLM tokens a caller asked for (None: LLMConfig's)
 
 
 def answer_settings_for(kbs: list[KnowledgeBase]) -> AnswerSettings:

@@ -301,3 +301,45 @@ def test_a_client_that_goes_away_mid_stream_cancels_the_turn_and_the_upstream_re
             break
         threading.Event().wait(0.1)
     assert answer.status == MessageStatus.CANCELLED and answer.content
+
+
+@LIVE
+def test_max_completion_tokens_and_max_tokens_are_the_llms_max_tokens_the_successor_winning(live, upstream, key):
+    client = sdk(live, key)
+    question = [{"role": "user", "content": "知库专业版的价格是多少？"}]
+    sent = []
+    for options in ({"max_completion_tokens": 77}, {"max_tokens": 55}, {"max_tokens": 55, "max_completion_tokens": 66},
+                    {}):
+        upstream.requests.clear()
+        reply = client.chat.completions.create(model="产品助手", messages=question, **options)
+        assert reply.choices[0].message.content == ANSWER
+        sent.append(upstream.stream_requests[0]["max_tokens"])
+    assert sent == [77, 55, 66, 1024]  # without one: the site's (chat.llm.LLMConfig)
+    upstream.requests.clear()
+    list(client.chat.completions.create(model="产品助手", messages=question, stream=True, max_completion_tokens=9))
+    assert upstream.stream_requests[0]["max_tokens"] == 9
+
+
+@LIVE
+def test_a_bad_max_tokens_or_max_completion_tokens_is_a_400_naming_it(live, key):
+    question = [{"role": "user", "content": "知库专业版的价格是多少？"}]
+    for name in ("max_tokens", "max_completion_tokens"):
+        for value in (0, -1, 1.5, "10", True, 10**9):
+            response = post(live, key, {"messages": question, name: value, "max_tokens": 10} if name != "max_tokens"
+                            else {"messages": question, name: value})
+            assert response.status_code == 400, (name, value)
+            error = response.json()["error"]
+            assert (error["code"], error["param"]) == ("invalid_chat_request", name) and name in error["message"]
+    assert not Message.objects.exists()
+
+
+@LIVE
+def test_max_tokens_leaves_an_extractive_answer_whole(live, upstream, key, docs_kb):
+    from knowledge.models import AnswerMode
+
+    docs_kb.answer_mode = AnswerMode.EXTRACTIVE
+    docs_kb.save(update_fields=["answer_mode"])
+    reply = sdk(live, key).chat.completions.create(model="产品助手", max_completion_tokens=1,
+                                                  messages=[{"role": "user", "content": "知库专业版的价格是多少？"}])
+    assert "9800" in reply.choices[0].message.content and upstream.requests == []
+    assert reply.choices[0].message.zhiku["answered_by"] == "extractive" and reply.usage.total_tokens == 0
