@@ -1,0 +1,84 @@
+"""An assistant's chat-bot channels in its console page, in headless Chromium against daphne: an owner adds a Feishu
+channel with the fields its kind asks for, sees the callback URL to paste, and 「测试」 sends a signed sample event
+through the real callback and fetches a tenant token from the Feishu server on loopback (tests/bots/platforms.py)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.bots.platforms import FEISHU_APP, Platforms
+from tests.browser import CHROMEDRIVER, CHROMIUM, csp_violations, daphne, open_as, selenium, watch_csp
+
+pytestmark = [
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
+    pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@pytest.fixture
+def feishu_site(tmp_path):
+    """daphne whose Feishu API is the loopback server (treated as a public address, as in tests/bots/conftest.py)."""
+    platforms = Platforms()
+    try:
+        with daphne(tmp_path / "daphne.log", ZHIKU_BOTS_FEISHU_BASE_URL=platforms.url,
+                    ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES="127.0.0.1", ZHIKU_SOURCES_ALLOW_PRIVATE="false") as url:
+            yield url, platforms
+    finally:
+        platforms.close()
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "en"])
+def test_an_owner_adds_a_feishu_channel_and_tests_it(feishu_site, browser, alice, assistant, language):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from bots.models import BotChannel
+    from tests.browser import Wait
+
+    server, platforms = feishu_site
+    wait = Wait(browser, 60)
+    watch_csp(browser)
+    open_as(browser, server, alice, "/static/zhiku/console.css")
+    browser.add_cookie({"name": "django_language", "value": language, "path": "/"})
+    browser.get(f"{server}/assistants/{assistant.pk}/")
+    section = wait.until(lambda d: d.find_element(By.ID, "channels"))
+    wait.until(lambda d: not section.find_element(By.CSS_SELECTOR, ".channel-rows").text.endswith("…"))
+
+    section.find_element(By.CSS_SELECTOR, ".channel-add summary").click()
+    Select(section.find_element(By.CSS_SELECTOR, ".channel-kind")).select_by_value("feishu")
+    wait.until(lambda d: section.find_elements(By.CSS_SELECTOR, 'input[name="app_id"]'))
+    section.find_element(By.CSS_SELECTOR, ".channel-name").send_keys("客服群")
+    section.find_element(By.CSS_SELECTOR, 'input[name="app_id"]').send_keys(FEISHU_APP[0])
+    section.find_element(By.CSS_SELECTOR, 'input[name="app_secret"]').send_keys(FEISHU_APP[1])
+    section.find_element(By.CSS_SELECTOR, 'input[name="verification_token"]').send_keys("verify-me")
+    assert section.find_element(By.CSS_SELECTOR, 'input[name="app_secret"]').get_attribute("type") == "password"
+    browser.set_window_size(1280, browser.execute_script("return document.documentElement.scrollHeight") + 120)
+    browser.save_screenshot(f"/tmp/bots-console-form-{language}.png")
+    section.find_element(By.CSS_SELECTOR, ".channel-create").click()
+
+    wait.until(lambda d: section.find_elements(By.CSS_SELECTOR, ".channel-rows tr[data-channel-id]"))
+    channel = BotChannel.objects.get(assistant=assistant, name="客服群")
+    assert channel.kind == "feishu" and channel.settings == {"app_id": FEISHU_APP[0]}
+    url = section.find_element(By.CSS_SELECTOR, ".channel-url").text
+    assert url == server + channel.callback_url
+    assert FEISHU_APP[1] not in browser.page_source and "verify-me" not in browser.page_source
+
+    section.find_element(By.CSS_SELECTOR, ".channel-test").click()
+    status = section.find_element(By.CSS_SELECTOR, ".channel-status")
+    wait.until(lambda d: status.get_attribute("data-ok") in ("true", "false"))
+    assert status.get_attribute("data-ok") == "true", status.text
+    assert ("测试通过" if language == "zh-hans" else "the test passed") in status.text
+    assert platforms.token_requests["feishu"] == 1
+    browser.set_window_size(1280, browser.execute_script("return document.documentElement.scrollHeight") + 120)
+    browser.save_screenshot(f"/tmp/bots-console-{language}.png")
+    section.screenshot(f"/tmp/bots-console-section-{language}.png")
+
+    # A wrong secret: the test says which step failed, in words, without the secret.
+    from bots.services import channel_update
+
+    channel_update(channel=BotChannel.objects.get(pk=channel.pk), credentials={"app_secret": "not-the-secret"})
+    section.find_element(By.CSS_SELECTOR, ".channel-test").click()
+    wait.until(lambda d: status.get_attribute("data-ok") == "false")
+    assert "not-the-secret" not in status.text
+    assert csp_violations(browser) == []
