@@ -44,7 +44,7 @@ def receive(channel: BotChannel, credentials: dict[str, str], request: HttpReque
     check_timestamp(timestamp)
     body = json_object(request.body, limit)
     ack = JsonResponse({})
-    text = body.get("text") if isinstance(body.get("text"), dict) else {}
+    text: dict[str, Any] = body["text"] if isinstance(body.get("text"), dict) else {}
     question = str(text.get("content") or "").strip()
     msg_id = str(body.get("msgId") or "")
     if body.get("msgtype") != "text" or not question or not msg_id:

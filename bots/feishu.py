@@ -74,17 +74,17 @@ def receive(channel: BotChannel, credentials: dict[str, str], request: HttpReque
     if request.method != "POST":
         raise unreadable("Feishu sends its events with POST")
     event = _open(request, credentials, limit)
-    header = event.get("header") if isinstance(event.get("header"), dict) else {}
+    header: dict[str, Any] = event["header"] if isinstance(event.get("header"), dict) else {}
     token = event.get("token") if "header" not in event else header.get("token")
     if not same(str(token or ""), credentials.get("verification_token", "")):
         raise refused("Verification Token")
     if event.get("type") == "url_verification":
         return Outcome(JsonResponse({"challenge": str(event.get("challenge") or "")}))
     ack = JsonResponse({})
-    body = event.get("event") if isinstance(event.get("event"), dict) else {}
+    body: dict[str, Any] = event["event"] if isinstance(event.get("event"), dict) else {}
     if header.get("event_type") != "im.message.receive_v1" or (body.get("sender") or {}).get("sender_type") == "app":
         return Outcome(ack)
-    message = body.get("message") if isinstance(body.get("message"), dict) else {}
+    message: dict[str, Any] = body["message"] if isinstance(body.get("message"), dict) else {}
     question = _question(message, channel.settings.get("bot_open_id", ""))
     message_id = str(message.get("message_id") or "")
     if question is None or not _MESSAGE_ID.match(message_id):

@@ -67,7 +67,7 @@ def verdict_line(verdict: str) -> str:
 
 
 def citations_of(finish: dict[str, Any]) -> list[Citation]:
-    """The finish event's citations (chat.services.turn_stream), each document once, in the order first cited."""
+    """The finish event's citations (chat.services.turn_stream), numbered as the answer cites them."""
     out: list[Citation] = []
     for c in finish.get("citations") or []:
         document = c.get("document") or {}

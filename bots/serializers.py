@@ -65,7 +65,7 @@ class TestOutput(serializers.Serializer):
 
 class KindFieldOutput(serializers.Serializer):
     name = serializers.CharField()
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # a field, not Field.required: DRF's metaclass takes it off the class
     help = serializers.CharField()
 
 

@@ -317,7 +317,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role",
                             "ChunkTypeEnum": "knowledge.models.ChunkType",
                             "ApiKeyKindEnum": "assistants.models.KeyKind",
-                            "EndpointKindEnum": "providers.presets.EndpointKind"},
+                            "EndpointKindEnum": "providers.presets.EndpointKind", "BotKindEnum": "bots.models.BotKind"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
