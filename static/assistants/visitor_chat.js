@@ -61,21 +61,14 @@
     box.appendChild(root);
     return view;
   }
+  // The answer as Markdown, drawn by the console's own renderer (static/zhiku/richtext.js: tables, lists, code, all
+  // built with textContent); a citation [n] of a source the answer has becomes a marker that opens that source.
   function renderAnswer(view) {
-    view.answer.textContent = "";
-    view.text.split(/\n{2,}|\n/).forEach((line) => {
-      if (!line.trim()) return;
-      const p = el("p");
-      const parts = line.split(/([\[【]\d{1,3}[\]】])/);
-      parts.forEach((part) => {
-        const m = /^[\[【](\d{1,3})[\]】]$/.exec(part);
-        if (m && view.sources.some((s) => s.n === Number(m[1]))) {
-          const cite = el("span", "[" + m[1] + "]", "vc-cite");
-          cite.addEventListener("click", () => flash(view, m[1]));
-          p.appendChild(cite);
-        } else if (part) p.appendChild(document.createTextNode(part));
-      });
-      view.answer.appendChild(p);
+    window.zhikuRich.markdown(view.text, view.answer, (n) => {
+      if (!view.sources.some((s) => s.n === n)) return null;
+      const cite = el("span", "[" + n + "]", "vc-cite");
+      cite.addEventListener("click", () => flash(view, n));
+      return cite;
     });
     scrollDown();
   }
@@ -104,7 +97,7 @@
       if (where) li.appendChild(el("span", " · " + where, "vc-where"));
       if (s.content) {
         const snippet = el("div", null, "vc-snippet");
-        if (window.zhikuRich) window.zhikuRich.render(s.content, snippet); else snippet.textContent = s.content;
+        window.zhikuRich.render(s.content, snippet);
         snippet.hidden = true;
         li.appendChild(snippet);
         li.addEventListener("click", () => { snippet.hidden = !snippet.hidden; });

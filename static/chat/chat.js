@@ -1,7 +1,7 @@
 // Chat page: websocket (SSE fallback) streaming, each answer's verdict, sources, feedback, past conversations.
 // Every node is built with DOM APIs and textContent; nothing from documents, answers or
-// titles is ever parsed as HTML. Markdown is a tiny subset rendered the same way; table rows are read by the
-// console's shared static/zhiku/richtext.js, the verdict's words come from static/zhiku/verdict.js.
+// titles is ever parsed as HTML. Answers are a tiny Markdown subset rendered the same way by the console's shared
+// static/zhiku/richtext.js (markdown(), also the share link's and the embed's), the verdict's words come from static/zhiku/verdict.js.
 (function () {
   "use strict";
 
@@ -66,77 +66,18 @@
   function setStatus(text) { statusLine.textContent = text || ""; }
   function scrollDown() { window.scrollTo(0, document.body.scrollHeight); }
 
-  // --- a safe Markdown subset: paragraphs, headings, lists, tables, code, bold, [n] citations ---
-  const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\[\d{1,3}\]|【\d{1,3}】)/;
-  function renderInline(text, parent, view) {
-    text.split(INLINE).forEach((part) => {
-      if (!part) return;
-      let m;
-      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") {
-        parent.appendChild(el("code", part.slice(1, -1)));
-      } else if (part.startsWith("**") && part.endsWith("**") && part.length > 4) {
-        parent.appendChild(el("strong", part.slice(2, -2)));
-      } else if ((m = /^[\[【](\d{1,3})[\]】]$/.exec(part))) {
-        const n = Number(m[1]);
-        const cite = el("span", "[" + n + "]", "cite");
-        cite.dataset.n = String(n);
-        cite.title = T.source(n);
-        cite.addEventListener("click", () => flashSource(view, n));
-        parent.appendChild(cite);
-      } else {
-        parent.appendChild(document.createTextNode(part));
-      }
-    });
+  // --- answers as Markdown: the console's renderer, shared with the share link and the embed (richtext.js) ---
+  function citeFor(view) {
+    return (n) => {
+      const cite = el("span", "[" + n + "]", "cite");
+      cite.dataset.n = String(n);
+      cite.title = T.source(n);
+      cite.addEventListener("click", () => flashSource(view, n));
+      return cite;
+    };
   }
-  // A table row "| a | b |", citations allowed after it; the "|---|---|" rule under a header row (richtext.js).
-  const { tableRow, isRule } = window.zhikuRich;
   function renderMarkdown(text, container, view) {
-    container.replaceChildren();
-    const lines = String(text).split("\n");
-    let para = null, list = null, code = null, table = null;
-    const closeBlocks = () => { para = null; list = null; table = null; };
-    for (const line of lines) {
-      if (code) {
-        if (/^```/.test(line)) { code = null; continue; }
-        code.textContent += (code.textContent ? "\n" : "") + line;
-        continue;
-      }
-      let m;
-      if (/^```/.test(line)) {
-        closeBlocks();
-        const pre = el("pre"); code = el("code"); pre.appendChild(code); container.appendChild(pre);
-      } else if (!line.trim()) {
-        closeBlocks();
-      } else if (table && isRule(line)) {
-        continue;
-      } else if ((m = tableRow(line))) {
-        para = null; list = null;
-        if (!table) {
-          const box = el("div", null, "table-box"); table = el("table"); box.appendChild(table); container.appendChild(box);
-        }
-        // The first row is the header (the extractive answer leaves the |---| rule out).
-        const tag = table.rows.length ? "td" : "th";
-        const tr = el("tr");
-        m.cells.forEach((cell, i) => {
-          const td = el(tag);
-          renderInline(cell + (i === m.cells.length - 1 ? m.tail : ""), td, view);
-          tr.appendChild(td);
-        });
-        table.appendChild(tr);
-      } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
-        closeBlocks();
-        const h = el("h" + Math.min(6, m[1].length + 3)); renderInline(m[2], h, view); container.appendChild(h);
-      } else if ((m = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line))) {
-        para = null;
-        const tag = m[1] ? "ul" : "ol";
-        if (!list || list.tagName.toLowerCase() !== tag) { list = el(tag); container.appendChild(list); }
-        const li = el("li"); renderInline(m[3], li, view); list.appendChild(li);
-      } else {
-        list = null;
-        if (!para) { para = el("p"); container.appendChild(para); } else { para.appendChild(el("br")); }
-        renderInline(line, para, view);
-      }
-    }
+    window.zhikuRich.markdown(text, container, citeFor(view));
   }
 
   // --- one assistant message on screen -----------------------------------------

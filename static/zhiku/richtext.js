@@ -1,6 +1,7 @@
 // Text from documents shown with its tables as tables, on every page (window.zhikuRich): chunk texts in search
-// results, hit testing, the document page and the chunking preview, chat sources, and (through its own Markdown
-// subset, static/chat/chat.js) chat answers. A Markdown table row is "| a | b |"; the "|---|---|" rule under the
+// results, hit testing, the document page and the chunking preview, chat sources; and answers as Markdown
+// (markdown(): the console's chat, static/chat/chat.js, and the share link's and embedded chat's,
+// static/assistants/visitor_chat.js). A Markdown table row is "| a | b |"; the "|---|---|" rule under the
 // header is skipped, the first row becomes the header. Tables are written by knowledge/parsers/base.py
 // (markdown_table: "\|" for a "|" inside a cell). Every node is built with the DOM and textContent: nothing from a
 // document is ever parsed as HTML.
@@ -92,6 +93,84 @@
     return container;
   }
 
+  // --- answers: a safe Markdown subset (paragraphs, headings, lists, tables, code, bold, [n] citations) ---------
+  // Every node is built with the DOM and textContent, as above: "<script>" in an answer is shown as text.
+  const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\[\d{1,3}\]|【\d{1,3}】)/;
+  function node(tag, text) {
+    const n = document.createElement(tag);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  // `text` into `parent`: inline code, bold, and citations [n] / 【n】 as `cite(n)` makes them (a node, or null:
+  // the marker stays text).
+  function inline(text, parent, cite) {
+    text.split(INLINE).forEach((part) => {
+      if (!part) return;
+      let m;
+      if (part.length > 2 && part[0] === "`" && part[part.length - 1] === "`") {
+        parent.appendChild(node("code", part.slice(1, -1)));
+      } else if (part.startsWith("**") && part.endsWith("**") && part.length > 4) {
+        parent.appendChild(node("strong", part.slice(2, -2)));
+      } else if ((m = /^[\[【](\d{1,3})[\]】]$/.exec(part)) && cite && (m = cite(Number(m[1])))) {
+        parent.appendChild(m);
+      } else {
+        parent.appendChild(document.createTextNode(part));
+      }
+    });
+  }
+  // An answer's Markdown into `container` (emptied first). A table is a run of rows, its first row the header, its
+  // "|---|" rule skipped (citations after a row's closing pipe go into its last cell); a line that is not a row ends
+  // it, as in GFM. Headings start at h4 (the page has its own).
+  function markdown(text, container, cite) {
+    container.replaceChildren();
+    const lines = String(text === null || text === undefined ? "" : text).split("\n");
+    let para = null, list = null, code = null, table = null;
+    const closeBlocks = () => { para = null; list = null; table = null; };
+    for (const line of lines) {
+      if (code) {
+        if (/^\s*```/.test(line)) { code = null; continue; }
+        code.textContent += (code.textContent ? "\n" : "") + line;
+        continue;
+      }
+      let m;
+      if (/^\s*```/.test(line)) {
+        closeBlocks();
+        const pre = node("pre"); code = node("code"); pre.appendChild(code); container.appendChild(pre);
+      } else if (!line.trim()) {
+        closeBlocks();
+      } else if (table && isRule(line)) {
+        continue;
+      } else if ((m = tableRow(line))) {
+        para = null; list = null;
+        if (!table) {
+          const box = node("div"); box.className = "table-box";
+          table = node("table"); box.appendChild(table); container.appendChild(box);
+        }
+        const tag = table.rows.length ? "td" : "th";
+        const tr = node("tr");
+        m.cells.forEach((cell, i) => {
+          const td = node(tag);
+          inline(cell + (i === m.cells.length - 1 ? m.tail : ""), td, cite);
+          tr.appendChild(td);
+        });
+        table.appendChild(tr);
+      } else if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
+        closeBlocks();
+        const h = node("h" + Math.min(6, m[1].length + 3)); inline(m[2], h, cite); container.appendChild(h);
+      } else if ((m = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line))) {
+        para = null; table = null;
+        const tag = m[1] ? "ul" : "ol";
+        if (!list || list.tagName.toLowerCase() !== tag) { list = node(tag); container.appendChild(list); }
+        const li = node("li"); inline(m[3], li, cite); list.appendChild(li);
+      } else {
+        list = null; table = null;
+        if (!para) { para = node("p"); container.appendChild(para); } else { para.appendChild(node("br")); }
+        inline(line, para, cite);
+      }
+    }
+    return container;
+  }
+
   // The original text of a container filled by render() (its textContent would lose the table's Markdown).
   function source(container) {
     return container.dataset.source !== undefined ? container.dataset.source : container.textContent;
@@ -106,5 +185,5 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => upgrade());
   else upgrade();
 
-  window.zhikuRich = { tableRow, isRule, table, render, source, upgrade };
+  window.zhikuRich = { tableRow, isRule, table, render, source, upgrade, inline, markdown };
 })();
