@@ -106,6 +106,19 @@ def test_a_question_that_cannot_be_answered_gets_a_short_apology(client, channel
     assert "抱歉" in text and "9800" not in text and BotEvent.objects.get().status == "replied"
 
 
+def test_old_events_are_pruned_after_the_dedup_retention(client, channel, platforms, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.ZHIKU_BOTS_DEDUP_DAYS = 7
+    feishu = channel("feishu")
+    client.post(feishu.callback_url, feishu_body("知库专业版多少钱？", 1), content_type="application/json")
+    BotEvent.objects.update(created_at=timezone.now() - timedelta(days=8))
+    client.post(feishu.callback_url, feishu_body("知库专业版多少钱？", 2), content_type="application/json")
+    assert list(BotEvent.objects.values_list("event_id", flat=True)) == ["ev-2"]
+
+
 def test_a_body_over_the_limit_is_refused(client, channel, platforms):
     feishu = channel("feishu")
     answer = client.post(feishu.callback_url, b"{" + b" " * (70 * 1024) + b"}", content_type="application/json")

@@ -33,3 +33,19 @@ def test_every_job_runs_once_even_when_one_crashes(caplog):
     jobs.wait_for_background_ingestion(timeout=30)
     assert ran == [0, 1, 2]
     assert "background a crashing job crashed" in caplog.text
+
+
+def test_a_job_of_its_own_pool_never_waits_behind_the_shared_worker():
+    gate, done = threading.Event(), threading.Event()
+    jobs.submit_in_thread(gate.wait, 30, what="a long ingestion holding the worker")
+    names: list[str] = []
+
+    def reply() -> None:
+        names.append(threading.current_thread().name)
+        done.set()
+
+    jobs.submit_in_thread(reply, what="a chat-bot reply", pool="test-replies")
+    assert done.wait(10), "the pool's job waited for the shared worker"
+    assert names[0].startswith("zhiku-test-replies")
+    gate.set()
+    jobs.wait_for_background_ingestion(timeout=30)
