@@ -13,12 +13,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from assistants.dify_conditions import MetadataCondition, metadata_condition
+from assistants.dify_conditions import RECORD_FIELDS, MetadataCondition, metadata_condition
 from assistants.keys import bearer_key, key_authenticate
 from assistants.models import ApiKey
 from assistants.services import key_search
 from core.errors import CODES, ApplicationError, fail, message
 from core.http.body import body_over_limit, json_body
+from knowledge.document_fields import document_fields
 from knowledge.models import Document
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.retrieval.request import SearchRequest
@@ -82,38 +83,55 @@ def _read(request: HttpRequest) -> dict[str, Any]:
 
 # --- the search ------------------------------------------------------------------------------------------------
 
-def _record(c: Candidate, document_metadata: dict[str, Any]) -> dict[str, Any]:
-    """One Dify record; ``metadata`` is always an object: the document's and chunk's metadata and where it is."""
-    metadata = {**document_metadata, **(c.metadata or {})}
-    metadata.update({
-        "document_id": c.document_id, "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-        "document_title": c.title, "source_name": c.source_name,
-        "section": " › ".join(c.section_path or []), "section_path": list(c.section_path or []),
-        "page": c.page_start, "page_end": c.page_end, "chunk_type": c.chunk_type,
-    })
+def record_metadata(c: Candidate, fields: dict[str, Any]) -> dict[str, Any]:
+    """A record's ``metadata``: the document's own fields (knowledge/document_fields.py) and ``RECORD_FIELDS``; what
+    a ``metadata_condition`` can name. Nothing ingestion wrote (the parser's metadata, timings) is in it."""
+    where = {"document_id": c.document_id, "chunk_id": c.chunk_id, "title": c.title or c.source_name,
+             "source_name": c.source_name, "section": " › ".join(c.section_path or []), "page": c.page_start,
+             "source_url": c.source_url, "chunk_type": c.chunk_type}
+    return {**fields, **{name: where[name] for name in RECORD_FIELDS}}
+
+
+def _record(c: Candidate, metadata: dict[str, Any]) -> dict[str, Any]:
     return {"content": c.content, "score": round(float(c.relevance or 0.0), 4),
             "title": c.title or c.source_name, "metadata": metadata}
+
+
+def _filters(condition: MetadataCondition) -> SearchFilters:
+    """The search's first narrowing: ``is`` on a chunk type, a document id or a source name exactly; on any other
+    name but the record's own, the search's metadata equality (which the document's fields take part in)."""
+    chunk_types, document_ids, source_names, metadata = [], [], [], []
+    for name, value in condition.pushed_down():
+        if name == "chunk_type":
+            chunk_types.append(value)
+        elif name == "document_id" and value.isdigit() and len(value) <= 18:
+            document_ids.append(int(value))
+        elif name == "source_name":
+            source_names.append(value)
+        elif name not in RECORD_FIELDS:
+            metadata.append((name, value))
+    return SearchFilters(chunk_types=tuple(chunk_types), document_ids=tuple(document_ids),
+                         source_names=tuple(source_names), metadata=tuple(metadata))
 
 
 def retrieve(key: ApiKey, *, kb_id: int, query: str, top_k: int, threshold: float,
              condition: MetadataCondition) -> list[dict[str, Any]]:
     """The records of ``kb_id`` (one the key reaches now) for ``query``, at least ``threshold`` relevant, best first.
 
-    ``is`` conditions joined by ``and`` narrow the search in SQL; the rest are tested on its candidates, so
-    then the search asks for ``MAX_TOP_K`` and keeps the ``top_k`` best that pass (dify_conditions.py).
+    With a condition the search is narrowed first (``_filters``) and asked for ``MAX_TOP_K``; every condition is
+    then tested on each record's ``metadata``, and the ``top_k`` best that pass are kept (dify_conditions.py).
     """
-    rest = condition.rest()
-    request = SearchRequest(query=query, top_k=MAX_TOP_K if rest else top_k,
-                            filters=SearchFilters(metadata=condition.pushed_down()))
+    request = SearchRequest(query=query, top_k=MAX_TOP_K if condition.conditions else top_k,
+                            filters=_filters(condition))
     result = key_search(key, request, kb_ids=[kb_id])
     candidates = [c for c in result.candidates if float(c.relevance or 0.0) >= threshold]
     documents = dict(Document.objects.filter(pk__in={c.document_id for c in candidates})
                      .values_list("pk", "metadata"))
     records = []
     for c in candidates:
-        document_metadata = documents.get(c.document_id) or {}
-        if condition.holds(c.metadata or {}, document_metadata):
-            records.append(_record(c, document_metadata))
+        metadata = record_metadata(c, document_fields(documents.get(c.document_id)))
+        if condition.holds(metadata):
+            records.append(_record(c, metadata))
     return records[:top_k]
 
 

@@ -1,11 +1,10 @@
-"""Dify's ``metadata_condition``: checked, split into what the search filters push into SQL, and the rest tested here.
+"""Dify's ``metadata_condition``: checked, tested on each record's ``metadata``, and what of it narrows the search.
 
-The search filters (``knowledge.retrieval.protocols.SearchFilters``) hold metadata *equalities* only, all of which
-must hold, each on the chunk's or the document's metadata (knowledge/stores.py ``_metadata_sql``). So with
-``logical_operator`` ``and`` every ``is`` condition goes into the query; every other condition (and, with ``or``,
-all of them) is tested on the candidates the search returns, against the same two metadata objects: a positive
-condition holds when the chunk's or the document's value satisfies it, its negation when neither does.
-Pure functions, no Django.
+A condition names a field of a record's ``metadata`` (assistants/dify.py ``record_metadata``: the document's own
+fields and ``RECORD_FIELDS``), and is tested on that same object, so every field a record shows can be named and
+none other. The search's filters (``knowledge.retrieval.protocols.SearchFilters``) hold equalities only: with
+``logical_operator`` ``and``, an ``is`` on one name narrows the search in SQL first (``pushed_down``), a superset of
+what then passes the test on the record. Pure functions, no Django.
 """
 from __future__ import annotations
 
@@ -16,7 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from core.errors import fail
+from knowledge.document_fields import RESERVED
 
+RECORD_FIELDS = RESERVED
+"""What every record's ``metadata`` gives of its chunk and document, beside the document's own fields; the one list
+the records are built from and the conditions are read against (knowledge/document_fields.py keeps fields off it)."""
 MAX_CONDITIONS = 32
 MAX_NAME_CHARS = 200
 MAX_VALUE_CHARS = 500
@@ -44,18 +47,14 @@ class MetadataCondition:
     """``logical_operator`` ``or``: one condition suffices."""
 
     def pushed_down(self) -> tuple[tuple[str, str], ...]:
-        """The ``(key, value)`` equalities the search can apply in SQL: ``is`` on one name, under ``and``."""
+        """The ``(name, value)`` equalities the search may apply first: ``is`` on one name, under ``and``."""
         if self.any_of:
             return ()
         return tuple((c.names[0], as_text(c.value)) for c in self.conditions if _pushable(c))
 
-    def rest(self) -> tuple[Condition, ...]:
-        """The conditions left to test on the candidates."""
-        return self.conditions if self.any_of else tuple(c for c in self.conditions if not _pushable(c))
-
-    def holds(self, chunk: dict[str, Any], document: dict[str, Any]) -> bool:
-        """Whether the candidate with these metadata passes the conditions ``rest`` leaves (all, under ``or``)."""
-        tests = [condition_holds(c, chunk, document) for c in self.rest()]
+    def holds(self, metadata: dict[str, Any]) -> bool:
+        """Whether a record with this ``metadata`` passes the conditions (all of them; one, under ``or``)."""
+        tests = [condition_holds(c, metadata) for c in self.conditions]
         if not tests:
             return True
         return any(tests) if self.any_of else all(tests)
@@ -170,9 +169,9 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
-def condition_holds(c: Condition, chunk: dict[str, Any], document: dict[str, Any]) -> bool:
-    """``c`` on a candidate: its positive form holds on the chunk's or the document's value of any of its names."""
-    fields = [meta[name] for name in c.names for meta in (chunk, document) if name in meta]
+def condition_holds(c: Condition, metadata: dict[str, Any]) -> bool:
+    """``c`` on a record's ``metadata``: its positive form holds on the value of any of its names."""
+    fields = [metadata[name] for name in c.names if name in metadata]
     if c.operator == "empty":
         positive = all(_empty(f) for f in fields)
     else:

@@ -40,7 +40,8 @@ def redis_client():
 # --- filter conditions (the permission conditions are knowledge.access) ----------------
 
 def _metadata_sql(chunk: str, document: str) -> str:
-    """Every (key, value) of a metadata filter holds in the chunk's or the document's metadata, as text.
+    """Every (key, value) of a metadata filter holds in the chunk's or the document's metadata, or in the document's
+    own fields (``metadata.fields``, knowledge/document_fields.py), as text.
 
     The whole filter is one jsonb parameter that PostgreSQL unnests per row, so the statement
     has the same size whatever the filter holds and the work is linear in it; a condition per
@@ -48,7 +49,8 @@ def _metadata_sql(chunk: str, document: str) -> str:
     """
     return (f"NOT EXISTS (SELECT 1 FROM jsonb_each_text(%s::jsonb) AS wanted(key, value)"
             f" WHERE ({chunk}.metadata ->> wanted.key) IS DISTINCT FROM wanted.value"
-            f" AND ({document}.metadata ->> wanted.key) IS DISTINCT FROM wanted.value)")
+            f" AND ({document}.metadata ->> wanted.key) IS DISTINCT FROM wanted.value"
+            f" AND ({document}.metadata -> 'fields' ->> wanted.key) IS DISTINCT FROM wanted.value)")
 
 
 def _metadata_param(filters: SearchFilters) -> str:

@@ -17,12 +17,13 @@ from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.api.inputs import chunking_from_form, form_files, form_group_names
+from knowledge.document_fields import fields_clean
 from knowledge.ingest_errors import cut_short_message
 from knowledge.ingestion.queue import attach_places
 from knowledge.ingestion.text import Chunking
 from knowledge.ingestion.upload import document_preview, documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import DocumentStatus, Role
-from knowledge.services.documents import document_delete, document_reindex, document_restrict, document_retry
+from knowledge.services.documents import document_delete, document_fields_set, document_reindex, document_restrict, document_retry
 
 _UPLOAD_FIELDS = {"files", "restricted_to_groups", "chunk_size", "chunk_overlap"}
 _PREVIEW_FIELDS = {"file", "chunk_size", "chunk_overlap"}
@@ -118,13 +119,19 @@ class DocumentDetailView(APIView):
         return Response(s.DocumentOutput(selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id)).data)
 
     @extend_schema(request=s.DocumentUpdateInput, responses=s.DocumentOutput,
-                   summary="Change which groups may read the document (editor); an empty list lifts the restriction")
+                   summary="Change which groups may read the document (an empty list lifts the restriction) and its "
+                           "own fields (editor)")
     def patch(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         document = selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id)
         data = parse(s.DocumentUpdateInput, request.data)
-        groups = selectors.groups_by_names(data["restricted_to_groups"])
-        document = document_restrict(document=document, groups=groups)
+        if "fields" in data:
+            fields_clean(data["fields"])  # checked before anything changes
+        if "restricted_to_groups" in data:
+            groups = selectors.groups_by_names(data["restricted_to_groups"])
+            document = document_restrict(document=document, groups=groups)
+        if "fields" in data:
+            document = document_fields_set(document=document, fields=data["fields"])
         return Response(s.DocumentOutput(selectors.document_get_for_user(user=request.user, kb=kb, document_id=document.pk)).data)
 
     @extend_schema(responses={204: None}, summary="Delete a document version and its chunks (editor)")

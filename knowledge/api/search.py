@@ -48,7 +48,7 @@ ID: _Bounds = {"min_value": 1, "max_value": 2**63 - 1}  # a bigint primary key
     "additionalProperties": {"anyOf": [
         {"type": "string", "maxLength": MAX_METADATA_VALUE_CHARS}, {"type": "number"}, {"type": "boolean"},
     ]},
-    "description": f"Chunk or document metadata equal to these values (compared as text), at most "
+    "description": f"Chunk or document metadata, or the document's own fields, equal to these values (compared as text), at most "
                    f"{MAX_METADATA_KEYS} keys of at most {MAX_METADATA_KEY_CHARS} characters.",
 })
 class MetadataFilter(serializers.Field):

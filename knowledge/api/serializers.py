@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -180,10 +181,23 @@ class ChunkPreviewOutput(serializers.Serializer):
 
 class DocumentUpdateInput(StrictInput):
     restricted_to_groups = ItemList(
-        child=Text(max_length=150), max_length=MAX_GROUP_NAMES,
+        child=Text(max_length=150), max_length=MAX_GROUP_NAMES, required=False,
         help_text="Names of the groups whose members may read the document (KB editors always may); [] lifts the "
                   "restriction. An unknown name is 400 `unknown_group`.",
     )
+    fields = serializers.JSONField(
+        required=False,
+        help_text="The document's own metadata, replacing what it had: an object of at most 32 names (1–64 "
+                  "characters; not document_id, chunk_id, title, source_name, section, page, source_url, chunk_type), "
+                  "each a text (≤ 500 characters), a number, true/false or a list of them; {} clears them. Stored as "
+                  "`metadata.fields`; Dify's records show them and its metadata_condition names them; the search's "
+                  "metadata filter matches them. Otherwise 400 `invalid_document_fields`.",
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError(_("Give restricted_to_groups, fields or both."))
+        return attrs
 
 
 class UploadedDocumentOutput(serializers.Serializer):

@@ -14,6 +14,8 @@ from django.db import transaction
 from core.audit import Action, record
 from core.errors import ValidationFailed, fail
 from knowledge.chunking import ChunkDraft
+from knowledge.document_fields import KEY as FIELDS_KEY
+from knowledge.document_fields import document_fields
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion import run
 from knowledge.ingestion.text import Chunking, chunk_parsed
@@ -129,7 +131,7 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
         external_id=item.external_id, source_url=item.source_url, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
         size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
         version=(last.version + 1) if last else 1, replaces=serving,
-        metadata=dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
+        metadata=_carried_fields(last) | dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
         chunk_size=chosen.size, chunk_overlap=chosen.overlap,
     )
     document.file.save(_storage_name(item.name), ContentFile(item.data), save=False)
@@ -144,6 +146,12 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
                     **({"replaces": serving.pk} if serving is not None else {}),
                     **({"restricted_to_groups": ", ".join(g.name for g in restricted_to_groups)} if restricted_to_groups else {})})
     return UploadOutcome(document, unchanged=False)
+
+
+def _carried_fields(last: Document | None) -> dict:
+    """A new version keeps the fields its editors set on the last one (``knowledge.document_fields``)."""
+    fields = document_fields(last.metadata if last is not None else None)
+    return {FIELDS_KEY: fields} if fields else {}
 
 
 def _same_chunking(document: Document, chunking: Chunking | None) -> bool:

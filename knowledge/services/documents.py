@@ -1,4 +1,4 @@
-"""A document's lifecycle after upload: retry, re-index, delete, restrict to groups.
+"""A document's lifecycle after upload: retry, re-index, delete, restrict to groups, its own fields.
 
 Upload and ingestion: ``knowledge.ingestion``; chunk edits: ``knowledge.services.chunks``.
 """
@@ -11,6 +11,8 @@ from django.utils import timezone
 
 from core.audit import Action, record
 from core.errors import fail
+from knowledge.document_fields import KEY as FIELDS_KEY
+from knowledge.document_fields import fields_clean
 from knowledge.files import delete_after_commit
 from knowledge.ingestion import claims, run
 from knowledge.locks import lock_kb_then_document
@@ -122,6 +124,21 @@ def document_restrict(*, document: Document, groups: Sequence) -> Document:
             record(Action.DOCUMENT_RESTRICT, obj=current, changes={"restricted_to_groups": [before, after]})
         for target in [current, *current.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING])]:
             target.restricted_to_groups.set(groups)
+    document.refresh_from_db()
+    return document
+
+
+def document_fields_set(*, document: Document, fields: dict) -> Document:
+    """Set the document's own fields (``knowledge.document_fields``; checked by ``fields_clean``), replacing those it
+    had; a newer version still being processed gets them too. The KB's version is bumped: cached searches that
+    filtered on the old values expire."""
+    fields = fields_clean(fields)
+    with transaction.atomic():
+        current = lock_document(document)
+        for target in [current, *current.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING])]:
+            Document.objects.filter(pk=target.pk).update(
+                metadata={**(target.metadata or {}), FIELDS_KEY: fields}, updated_at=timezone.now())
+        kb_bump_version(kb_id=current.kb_id)
     document.refresh_from_db()
     return document
 

@@ -4,17 +4,19 @@ and no body) and the retrieval (``Content-Type: application/json``, the bearer k
 then the metadata conditions (assistants/dify_conditions.py) on their own."""
 from __future__ import annotations
 
+import io
 import json
 import uuid
 
 import pytest
 import requests
 
-from assistants.dify_conditions import condition_holds, metadata_condition
+from assistants.dify_conditions import RECORD_FIELDS, condition_holds, metadata_condition
 from assistants.keys import key_revoke
 from assistants.services import assistant_key_create, kb_key_create
 from core.errors import ApplicationError
-from knowledge.models import Document, Membership, Role
+from knowledge.models import Chunk, Document, Membership, Role
+from knowledge.services.documents import document_fields_set
 from tests.browser import daphne
 
 LIVE = pytest.mark.django_db(transaction=True)  # the server in another process reads what the test wrote
@@ -71,7 +73,7 @@ def test_a_kb_key_retrieves_records_with_scores_titles_and_metadata(live, alice,
     first = found[0]
     assert set(first) == {"content", "score", "title", "metadata"} and first["title"]
     meta = first["metadata"]
-    assert isinstance(meta, dict) and {"document_id", "chunk_id", "section", "page"} <= set(meta)
+    assert isinstance(meta, dict) and set(meta) == set(RECORD_FIELDS)  # no fields set: the record's own only
     assert Document.objects.get(pk=meta["document_id"]).kb_id == docs_kb.pk
     assert len(records(dify_retrieval(live, key, str(docs_kb.pk), "知库", top_k=1))) == 1
 
@@ -89,8 +91,10 @@ def test_records_below_the_score_threshold_are_dropped(live, alice, docs_kb):
 @LIVE
 def test_metadata_conditions_narrow_the_records(live, alice, docs_kb):
     key = kb_key_create(user=alice, kb_id=docs_kb.pk)[1]
-    Document.objects.filter(kb=docs_kb, source_name="pro.md").update(metadata={"category": "pricing", "year": 2026})
-    Document.objects.filter(kb=docs_kb, source_name="install.md").update(metadata={"category": "guide", "year": 2024})
+    document_fields_set(document=Document.objects.get(kb=docs_kb, source_name="pro.md"),
+                        fields={"category": "pricing", "year": 2026})
+    document_fields_set(document=Document.objects.get(kb=docs_kb, source_name="install.md"),
+                        fields={"category": "guide", "year": 2024})
 
     def titles(condition):
         found = records(dify_retrieval(live, key, str(docs_kb.pk), "知库的价格和安装", top_k=10,
@@ -158,10 +162,75 @@ def test_header_key_and_body_errors_are_difys_error_objects(live, alice, docs_kb
     assert revoked.status_code == 403 and revoked.json()["error_code"] == 1002
 
 
+FIELDS = {"category": "pricing", "year": 2026}
+
+
+def _record_of_pro(live, key, kb) -> dict:
+    found = records(dify_retrieval(live, key, str(kb.pk), "知库专业版的价格是多少？", top_k=10))
+    return next(r for r in found if r["metadata"]["source_name"] == "pro.md" and "9800" in r["content"])
+
+
+@LIVE
+@pytest.mark.parametrize("name", [*RECORD_FIELDS, *FIELDS])
+def test_a_condition_on_each_field_a_record_shows_finds_the_record_by_its_value(live, alice, docs_kb, name):
+    """Every field of a record's ``metadata`` (the record's own and the document's fields) can be named: ``is`` its
+    value returns the record, ``is`` another value does not."""
+    pro = Document.objects.get(kb=docs_kb, source_name="pro.md")
+    Document.objects.filter(pk=pro.pk).update(source_url="https://example.com/pro")
+    Chunk.objects.filter(document=pro).update(page_start=2, page_end=2)
+    document_fields_set(document=pro, fields=FIELDS)  # bumps the KB's version: no search cached before is read
+    key = kb_key_create(user=alice, kb_id=docs_kb.pk)[1]
+    target = _record_of_pro(live, key, docs_kb)
+    assert set(target["metadata"]) == set(RECORD_FIELDS) | set(FIELDS)
+    value = target["metadata"][name]
+    assert value not in (None, "")
+
+    def chunk_ids(wanted) -> set[int]:
+        found = records(dify_retrieval(live, key, str(docs_kb.pk), "知库专业版的价格是多少？", top_k=10,
+                                       metadata_condition={"logical_operator": "and", "conditions": [
+                                           {"name": name, "comparison_operator": "is", "value": wanted}]}))
+        assert all(r["metadata"][name] == wanted for r in found)
+        return {r["metadata"]["chunk_id"] for r in found}
+
+    assert target["metadata"]["chunk_id"] in chunk_ids(value)
+    other = value + 1000 if isinstance(value, int) else f"{value}-其他"
+    assert target["metadata"]["chunk_id"] not in chunk_ids(other)
+
+
+@LIVE
+def test_a_record_shows_the_document_s_own_fields_and_nothing_ingestion_wrote(live, alice, make_kb, ingest):
+    import docx
+
+    kb = make_kb(alice, "手册")
+    document = docx.Document()  # python-docx writes its own name as the file's author
+    document.add_heading("保修政策", level=1)
+    document.add_paragraph("整车保修两年，电池保修一年，人为损坏不在保修范围内。")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    manual = ingest(kb, {"warranty.docx": buffer.getvalue()})[0]
+    assert manual.metadata.get("author") == "python-docx" and "timings_ms" in manual.metadata  # what must not show
+    document_fields_set(document=manual, fields={"product": "XK-300", "tags": ["保修", "售后"]})
+    key = kb_key_create(user=alice, kb_id=kb.pk)[1]
+    found = records(dify_retrieval(live, key, str(kb.pk), "电池保修多久？"))
+    assert found
+    for record in found:
+        meta = record["metadata"]
+        assert set(meta) == set(RECORD_FIELDS) | {"product", "tags"}, meta
+        assert meta["product"] == "XK-300" and meta["title"] and meta["chunk_type"] in ("text", "table")
+    internals = set(manual.metadata) - {"fields"}
+    assert {"author", "timings_ms", "embeddings_reused"} <= internals
+    assert not internals & {key for record in found for key in record["metadata"]}
+    tagged = records(dify_retrieval(live, key, str(kb.pk), "电池保修多久？", metadata_condition={
+        "conditions": [{"name": "tags", "comparison_operator": "contains", "value": "售后"}]}))
+    assert [r["metadata"]["chunk_id"] for r in tagged] == [r["metadata"]["chunk_id"] for r in found]
+    assert records(dify_retrieval(live, key, str(kb.pk), "电池保修多久？", metadata_condition={
+        "conditions": [{"name": "author", "comparison_operator": "is", "value": "python-docx"}]})) == []
+
+
 # --- the conditions on their own (no server) -------------------------------------------------------------------------
 
-CHUNK = {"tags": ["价格", "专业版"], "score": 7}
-DOCUMENT = {"category": "pricing", "year": 2026, "published": "2026-03-01", "note": ""}
+META = {"tags": ["价格", "专业版"], "score": 7, "category": "pricing", "year": 2026, "published": "2026-03-01",
+        "note": ""}
 
 
 @pytest.mark.parametrize("operator, name, value, expected", [
@@ -176,19 +245,20 @@ DOCUMENT = {"category": "pricing", "year": 2026, "published": "2026-03-01", "not
     ("in", "category", ["pricing", "guide"], True), ("not in", "category", ["guide"], True),
     ("before", "published", "2026-06-01", True), ("after", "published", "2026-06-01", False),
 ])
-def test_each_operator_on_chunk_or_document_metadata(operator, name, value, expected):
+def test_each_operator_on_a_record_s_metadata(operator, name, value, expected):
     parsed = metadata_condition({"conditions": [{"name": name, "comparison_operator": operator, "value": value}]})
-    assert condition_holds(parsed.conditions[0], CHUNK, DOCUMENT) is expected
+    assert condition_holds(parsed.conditions[0], META) is expected
 
 
-def test_is_under_and_goes_to_sql_and_the_rest_is_tested_on_candidates():
+def test_is_under_and_narrows_the_search_first_and_every_condition_is_tested_on_the_record():
     both = metadata_condition({"logical_operator": "and", "conditions": [
         {"name": "category", "comparison_operator": "is", "value": "pricing"},
         {"name": "year", "comparison_operator": ">", "value": 2020}]})
-    assert both.pushed_down() == (("category", "pricing"),) and [c.operator for c in both.rest()] == [">"]
+    assert both.pushed_down() == (("category", "pricing"),)
+    assert both.holds({"category": "pricing", "year": 2021}) and not both.holds({"category": "guide", "year": 2021})
     either = metadata_condition({"logical_operator": "or", "conditions": both_conditions(both)})
-    assert either.pushed_down() == () and len(either.rest()) == 2
-    assert either.holds({}, {"category": "guide", "year": 2021}) and not both.holds({}, {"year": 2019})
+    assert either.pushed_down() == ()
+    assert either.holds({"category": "guide", "year": 2021}) and not both.holds({"year": 2019})
 
 
 def both_conditions(parsed):
