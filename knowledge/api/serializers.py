@@ -185,7 +185,9 @@ class DocumentUpdateInput(StrictInput):
         help_text="Names of the groups whose members may read the document (KB editors always may); [] lifts the "
                   "restriction. An unknown name is 400 `unknown_group`.",
     )
-    fields = serializers.JSONField(
+    # DRF's metaclass takes declared fields out of the class, so this one named like ``Serializer.fields`` does
+    # not replace that property (mypy cannot know).
+    fields = serializers.JSONField(  # type: ignore[assignment]
         required=False,
         help_text="The document's own metadata, replacing what it had: an object of at most 32 names (1–64 "
                   "characters; not document_id, chunk_id, title, source_name, section, page, source_url, chunk_type), "
