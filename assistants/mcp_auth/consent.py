@@ -9,12 +9,13 @@ is re-checked when the form comes back, and becomes the token's scope (assistant
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.shortcuts import render
-from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView
+from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
 
 from assistants.mcp_auth.oauth import MCP_SCOPE, target_scope
 from assistants.mcp_auth.resources import origin_of_request, our_resource, resource_url
@@ -59,11 +60,28 @@ def _resource_of(request, sent: str) -> tuple[str, int | None]:
     return resource_url(origin, kb_id), kb_id
 
 
+def form_action_to(response, redirect_uri: str):
+    """The page's CSP lets its form's answer redirect to the client (``form-action`` covers redirects after a
+    submission, CSP Level 3 §6.4.1): the redirect URI's origin, the toolkit having checked it against the client's
+    registered ones; any port on the loopback, where a native client listens on one it picks (RFC 8252 §7.3)."""
+    parts = urlsplit(redirect_uri or "")
+    if parts.scheme in ("http", "https") and parts.hostname:
+        loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        port = ":*" if loopback else (f":{parts.port}" if parts.port else "")
+        response._csp_update = {"form-action": [f"{parts.scheme}://{host}{port}"]}
+    return response
+
+
 class Consent(AuthorizationView):
     template_name = TEMPLATE
 
     def _refused(self, exc: ApplicationError, **context):
         return render(self.request, TEMPLATE, {"refusal": exc, **context}, status=exc.status_code)
+
+    def render_to_response(self, context, **response_kwargs):
+        response = super().render_to_response(context, **response_kwargs)
+        return form_action_to(response, self.oauth2_data.get("redirect_uri", "") if self.oauth2_data else "")
 
     def validate_authorization_request(self, request):
         """The toolkit's checks, then PKCE S256 only, refused here rather than after the consent (RFC 9700 §2.1.1)."""
@@ -107,8 +125,9 @@ class Consent(AuthorizationView):
             if target not in {c.value for c in choices}:
                 raise fail("consent_target_invalid")
         except ApplicationError as exc:
-            return render(request, TEMPLATE, {"form": form, "application": application, "choices": choices_for(
-                request.user, kb_id) if exc.code != "kb_not_found" else [], "mcp_resource": resource, "kb_id": kb_id,
-                "target_error": exc}, status=exc.status_code)
+            return form_action_to(render(request, TEMPLATE, {
+                "form": form, "application": application, "mcp_resource": resource, "kb_id": kb_id, "target_error": exc,
+                "choices": choices_for(request.user, kb_id) if exc.code != "kb_not_found" else []},
+                status=exc.status_code), form.cleaned_data.get("redirect_uri", ""))
         form.cleaned_data["scope"] = f"{MCP_SCOPE} {target}"
         return super().form_valid(form)
