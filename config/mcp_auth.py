@@ -52,8 +52,11 @@ OAUTH2_PROVIDER = {
     # https or loopback redirect URIs pass (assistants/mcp_auth/views.py).
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
-    # A native client's loopback redirect may come back on any port (RFC 8252 §7.3), localhost included.
+    # https redirects, and plain http only to the loopback interface, where a native client listens (RFC 8252 §7.3),
+    # on any port, localhost included: the registration and the consent page allow those (assistants/mcp_auth/).
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https"],
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "REQUEST_APPROVAL_PROMPT": "force",
     "OAUTH2_PROTECTED_RESOURCE_NAME": "知库 zhiku MCP",

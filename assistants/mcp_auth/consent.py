@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from django.shortcuts import render
 from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
@@ -25,6 +26,7 @@ from knowledge.access import kbs_for_user
 from knowledge.selectors import kb_get_for_user
 
 MAX_CHOICES = 200
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 TEMPLATE = "assistants/mcp_consent.html"
 
 
@@ -66,7 +68,7 @@ def form_action_to(response, redirect_uri: str):
     registered ones; any port on the loopback, where a native client listens on one it picks (RFC 8252 §7.3)."""
     parts = urlsplit(redirect_uri or "")
     if parts.scheme in ("http", "https") and parts.hostname:
-        loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "::1", "localhost")
+        loopback = parts.scheme == "http" and parts.hostname in LOOPBACK
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         port = ":*" if loopback else (f":{parts.port}" if parts.port else "")
         response._csp_update = {"form-action": [f"{parts.scheme}://{host}{port}"]}
@@ -78,6 +80,11 @@ class Consent(AuthorizationView):
 
     def _refused(self, exc: ApplicationError, **context):
         return render(self.request, TEMPLATE, {"refusal": exc, **context}, status=exc.status_code)
+
+    def redirect(self, redirect_to, application):
+        """Back to the client: https, or http on the loopback (the toolkit's setting allows https only)."""
+        host = urlsplit(redirect_to).hostname
+        return OAuth2ResponseRedirect(redirect_to, ["https", "http"] if host in LOOPBACK else ["https"])
 
     def render_to_response(self, context, **response_kwargs):
         response = super().render_to_response(context, **response_kwargs)

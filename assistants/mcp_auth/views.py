@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
+from django.db import transaction
 from django.http import Http404, JsonResponse
+from oauth2_provider.models import get_application_model
 from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServerMetadataView, RevokeTokenView, TokenView
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
+    _application_to_response,
+    _issue_registration_token,
 )
 
 from assistants.mcp_auth.cors import cors
@@ -26,6 +30,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 GRANT_TYPES = {"authorization_code", "refresh_token"}
 MAX_REDIRECT_URIS = 10
 MAX_URI_CHARS = 2000
+MAX_NAME_CHARS = 255
 
 
 class ResourceMetadata(OAuthProtectedResourceMetadataView):
@@ -60,6 +65,9 @@ def registration_problem(data: object) -> str:
     """Why a registration request is refused ("" when it is not); the metadata an MCP client sends passes."""
     if not isinstance(data, dict):
         return "the body must be a JSON object"
+    name = data.get("client_name", "")
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS or "\x00" in name:
+        return f"client_name must be a text of at most {MAX_NAME_CHARS} characters"
     method = data.get("token_endpoint_auth_method", "none")
     if method != "none":
         return "only public clients register here: token_endpoint_auth_method must be \"none\" (PKCE protects the code)"
@@ -75,7 +83,11 @@ def registration_problem(data: object) -> str:
 
 
 class Registration(DynamicClientRegistrationView):
-    """RFC 7591 §3.1, open to anyone (the MCP specification's clients register themselves), public clients only."""
+    """RFC 7591 §3.1, open to anyone (the MCP specification's clients register themselves), public clients only.
+
+    The toolkit's own model check would refuse the loopback ``http`` redirect URIs native clients use (its
+    ``ALLOWED_REDIRECT_URI_SCHEMES`` is https only, config/mcp_auth.py); ``registration_problem`` is the check here,
+    and the client is saved with the toolkit's own registration token and answer."""
 
     def post(self, request, *args, **kwargs):
         try:
@@ -86,9 +98,15 @@ class Registration(DynamicClientRegistrationView):
         if problem:
             return JsonResponse({"error": "invalid_redirect_uri" if "redirect_uri" in problem else "invalid_client_metadata",
                                  "error_description": problem}, status=400)
-        data = {**data, "token_endpoint_auth_method": "none", "grant_types": ["authorization_code"]}
-        request._body = json.dumps(data).encode()  # the toolkit reads the body again: the checked, completed metadata
-        return super().post(request, *args, **kwargs)
+        application_model = get_application_model()
+        application = application_model(
+            user=None, registration_source=application_model.RegistrationSource.DCR, name=data.get("client_name", ""),
+            redirect_uris=" ".join(data["redirect_uris"]), client_type=application_model.CLIENT_PUBLIC,
+            authorization_grant_type=application_model.GRANT_AUTHORIZATION_CODE)
+        with transaction.atomic():
+            application.save()
+            token = _issue_registration_token(application, None)
+        return JsonResponse(_application_to_response(application, token, request), status=201)
 
 
 server_metadata = cors("GET, OPTIONS")(OAuthServerMetadataView.as_view())
