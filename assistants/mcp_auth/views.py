@@ -114,4 +114,6 @@ resource_metadata = cors("GET, OPTIONS")(ResourceMetadata.as_view())
 token = cors("POST, OPTIONS")(TokenView.as_view())
 revoke = cors("POST, OPTIONS")(RevokeTokenView.as_view())
 register = cors("POST, OPTIONS")(Registration.as_view())
-register_manage = cors("GET, PUT, DELETE, OPTIONS")(DynamicClientRegistrationManagementView.as_view())
+# RFC 7592's read and delete; no update, which would bypass registration_problem (a client registers anew instead).
+register_manage = cors("GET, DELETE, OPTIONS")(DynamicClientRegistrationManagementView.as_view(
+    http_method_names=["get", "delete", "options"]))

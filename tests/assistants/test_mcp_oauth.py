@@ -213,6 +213,15 @@ def test_registration_takes_public_clients_with_https_or_loopback_redirects_only
         assert refused.status_code == 400, metadata
         assert refused.json()["error"] in ("invalid_client_metadata", "invalid_redirect_uri"), metadata
     assert requests.post(live + "/oauth/register/", data=b"{no", timeout=30).status_code == 400
+    # RFC 7592: the client may read and delete its registration, not change it past these rules.
+    made = _register(live).json()
+    auth = {"Authorization": f"Bearer {made['registration_access_token']}"}
+    assert requests.get(made["registration_client_uri"], headers=auth, timeout=30).json()["client_id"] == made["client_id"]
+    changed = requests.put(made["registration_client_uri"], headers=auth, timeout=30, json={
+        "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "client_secret_basic"})
+    assert changed.status_code == 405
+    assert requests.delete(made["registration_client_uri"], headers=auth, timeout=30).status_code == 204
+    assert not Application.objects.filter(client_id=made["client_id"]).exists()
 
 
 def _authorize_url(live: str, client_id: str, **params) -> str:
