@@ -346,10 +346,10 @@ from config.mcp_auth import *  # MCP clients' sign-in (OAUTH2_PROVIDER) and ZHIK
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
 # Crash recovery and what the sweeper does (ZHIKU_INGEST_HEARTBEAT/STALL/MAX_ATTEMPTS, ZHIKU_SWEEP_SECONDS, audit retention).
-from config.recovery import *
 # Every ZHIKU_SOURCE* setting (sources: config/sources.py) and ZHIKU_BOTS_* (Feishu, DingTalk, WeCom: config/bots.py).
-from config.sources import *
 from config.bots import *
+from config.recovery import *
+from config.sources import *
 
 # A sentence-transformers CrossEncoder name or local path (e.g. BAAI/bge-reranker-base);
 # unset: rerank with the embedding-cosine fallback. Results say which one ran.
