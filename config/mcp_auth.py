@@ -19,6 +19,8 @@ ZHIKU_MCP_CORS_ORIGINS = tuple(o.strip().rstrip("/") for o in os.environ.get("ZH
 # token (rotated at each use: the old one stops working).
 ZHIKU_MCP_TOKEN_SECONDS = env_int("ZHIKU_MCP_TOKEN_SECONDS", 3600)
 ZHIKU_MCP_REFRESH_SECONDS = env_int("ZHIKU_MCP_REFRESH_SECONDS", 30 * 24 * 3600)
+# Client registrations (open, RFC 7591) a client address may make a minute; past it 429 with Retry-After.
+ZHIKU_MCP_REGISTRATIONS_PER_MINUTE = env_int("ZHIKU_MCP_REGISTRATIONS_PER_MINUTE", 10)
 
 OAUTH2_PROVIDER = {
     # One scope: the MCP tools. The consent page adds the one target the person chose (assistant:<id> or

@@ -9,8 +9,10 @@ the OAuth shape (``{"error", "error_description"}``, RFC 6749 ยง5.2 / RFC 7591 ย
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
 from django.http import Http404, JsonResponse
 from oauth2_provider.models import get_application_model
@@ -25,6 +27,8 @@ from oauth2_provider.views.dynamic_client_registration import (
 from assistants.mcp_auth.cors import cors
 from assistants.mcp_auth.oauth import MCP_SCOPE
 from assistants.mcp_auth.resources import mcp_target, origin_of_request, resource_url
+from assistants.ratelimit import minute_count
+from core.http.security import client_address
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 GRANT_TYPES = {"authorization_code", "refresh_token"}
@@ -90,6 +94,16 @@ class Registration(DynamicClientRegistrationView):
     and the client is saved with the toolkit's own registration token and answer."""
 
     def post(self, request, *args, **kwargs):
+        # Open registration is bounded: each client address gets ZHIKU_MCP_REGISTRATIONS_PER_MINUTE a minute.
+        now = time.time()
+        limit = int(settings.ZHIKU_MCP_REGISTRATIONS_PER_MINUTE)
+        if minute_count("mcpregister", client_address(request), int(now // 60)) > limit:
+            retry = max(1, 60 - int(now % 60))
+            answer = JsonResponse({"error": "temporarily_unavailable",
+                                   "error_description": f"more than {limit} registrations a minute from this address; "
+                                                        f"retry in {retry} s"}, status=429)
+            answer["Retry-After"] = str(retry)
+            return answer
         try:
             data = json.loads(request.body or b"null")
         except (ValueError, UnicodeDecodeError):

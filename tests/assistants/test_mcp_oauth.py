@@ -35,7 +35,7 @@ def live(tmp_path_factory, django_db_setup, django_db_blocker):
     env = {"REDIS_URL": REDIS_URL, "ZHIKU_REDIS_PREFIX": PREFIX} if redis_available(REDIS_URL) else {}
     with django_db_blocker.unblock(), daphne(tmp_path_factory.mktemp("mcp-oauth") / "daphne.log",
                                              ZHIKU_MCP_CORS_ORIGINS=f"{ALLOWED_ORIGIN},https://other.example.com",
-                                             **env) as url:
+                                             ZHIKU_MCP_REGISTRATIONS_PER_MINUTE="1000", **env) as url:
         yield url
 
 
@@ -325,3 +325,23 @@ def test_the_resource_helpers():
         b'Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp/", scope="mcp", '
         b'error="invalid_token", error_description="a \\"b\\""')
 
+
+
+@pytest.mark.django_db
+def test_open_registration_is_bounded_per_client_address(client, settings, monkeypatch):
+    from types import SimpleNamespace
+
+    from assistants.ratelimit import reset_local
+
+    settings.ZHIKU_MCP_REGISTRATIONS_PER_MINUTE = 3
+    reset_local()
+    monkeypatch.setattr("assistants.mcp_auth.views.time", SimpleNamespace(time=lambda: 1_800_000_010.0))  # one minute
+    body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    answers = [client.post("/oauth/register/", body, content_type="application/json") for _ in range(5)]
+    assert [a.status_code for a in answers] == [201, 201, 201, 429, 429]
+    assert answers[3].json()["error"] == "temporarily_unavailable" and answers[3]["Retry-After"] == "50"
+    assert Application.objects.count() == 3
+    # Another address has its own count.
+    other = client.post("/oauth/register/", body, content_type="application/json", REMOTE_ADDR="192.0.2.7")
+    assert other.status_code == 201
+    reset_local()
