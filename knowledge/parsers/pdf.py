@@ -66,7 +66,11 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if not any(b.text.strip() for b in blocks):
         raise ParseError("empty_file", "the PDF has no text: no text layer, and no scanned page to recognise")
     info_title = _info_title(reader, metadata)
+    # A numbered heading (「第一条」, 「一、总则」, 「1. 范围」) is a part of the document, not its name: a PDF without a
+    # real title is named by its file name then.
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
+    if candidate(first_heading) is not None:
+        first_heading = ""
     title = info_title or title_line or first_heading or stem
     return ParsedDocument(title=title, doc_type="pdf", blocks=blocks, metadata=metadata)
 
