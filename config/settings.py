@@ -345,9 +345,9 @@ from config.mcp_auth import *  # MCP clients' sign-in (OAUTH2_PROVIDER) and ZHIK
 # How ingestion runs: "celery" (default when REDIS_URL is set), "thread"
 # (in-process, off the request: the embedded default) or "sync" (inline, for tests).
 ZHIKU_INGEST_MODE = os.environ.get("ZHIKU_INGEST_MODE", "celery" if REDIS_URL else "thread")
-# Crash recovery and what the sweeper does (ZHIKU_INGEST_HEARTBEAT/STALL/MAX_ATTEMPTS, ZHIKU_SWEEP_SECONDS, audit retention).
-# Every ZHIKU_SOURCE* setting (sources: config/sources.py) and ZHIKU_BOTS_* (Feishu, DingTalk, WeCom: config/bots.py).
+# Crash recovery, the sweeper (config/recovery.py); sources, bots (config/sources.py, bots.py); versions kept (documents.py).
 from config.bots import *
+from config.documents import *
 from config.recovery import *
 from config.sources import *
 
