@@ -42,6 +42,18 @@ def table_block(rows: list[list[str]], *, page: int | None = None, meta: dict | 
     return Block(kind="table", text=markdown_table(cleaned), page=page, rows=cleaned, meta=dict(meta or {}))
 
 
+# A table's caption as people number it: 「表1 价格表」「表 2-3：保修期限」「续表1」「Table 4. Prices」.
+_TABLE_CAPTION = re.compile(r"^(?:续?表|table)\s*[0-9一二三四五六七八九十]+(?:[-.．][0-9]+)*(?:[\s:：.．、]|$)", re.IGNORECASE)
+CAPTION_STYLES = frozenset({"caption", "题注"})
+TABLE_CAPTION_MAX_CHARS = 80
+
+
+def is_table_caption(text: str, *, styled: bool = False) -> bool:
+    """Whether a paragraph reads as a table's caption: short, and in the Caption (题注) style or numbered 「表N」."""
+    text = " ".join(text.split())
+    return 0 < len(text) <= TABLE_CAPTION_MAX_CHARS and (styled or bool(_TABLE_CAPTION.match(text)))
+
+
 def faq_block(question: str, answer: str, *, meta: dict | None = None) -> Block:
     """A question–answer block rendered as ``问：…\\n答：…``."""
     question, answer = question.strip(), answer.strip()

@@ -14,7 +14,7 @@ from docx.oxml.xmlchemy import BaseOxmlElement
 from docx.table import Table, _Cell
 from docx.text.paragraph import Paragraph
 
-from knowledge.parsers.blocks import table_block
+from knowledge.parsers.blocks import CAPTION_STYLES, is_table_caption, table_block
 from knowledge.parsers.headings import title_line
 from knowledge.parsers.pictures import PictureReader, numbered_around_pictures
 from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
@@ -45,10 +45,13 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
         else:
             block = None
         if block is not None:
+            if isinstance(item, Paragraph) and block.kind == "text" and is_table_caption(block.text, styled=style in CAPTION_STYLES):
+                block = dataclasses.replace(block, meta={**block.meta, "table_caption": True})
             blocks.append(block)
         if isinstance(item, Paragraph):  # its pictures, after its text, where they stand
             for picture in _picture_ids(item):
                 blocks.extend(pictures.blocks(_picture_blob(document, picture)))
+    blocks = _captions_to_tables(blocks)
     styled = [block for block in blocks if block.kind == "heading"]
     if not styled:
         # No heading styles: the structure is in the numbering (第一章, 一、, （一）, 1.1), as in most Chinese documents.
@@ -71,6 +74,34 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     pictures.finish(metadata)
     title = metadata_title(core.title) or first_heading or stem  # not 「Microsoft Word - 文档1.docx」
     return ParsedDocument(title=title, doc_type="docx", blocks=blocks, metadata=metadata)
+
+
+def _captions_to_tables(blocks: list[Block]) -> list[Block]:
+    """A caption paragraph (Caption style, or 「表1 …」) right before a table, or right after one that has none and
+    is not followed by another table, becomes that table's caption (``meta["caption"]``): it travels in the table's
+    chunk instead of making a chunk of its own. A caption with no table next to it stays a paragraph."""
+    out: list[Block] = []
+    index = 0
+    while index < len(blocks):
+        block = blocks[index]
+        after = blocks[index + 1] if index + 1 < len(blocks) else None
+        if block.meta.get("table_caption"):
+            meta = {k: v for k, v in block.meta.items() if k != "table_caption"}
+            text = " ".join(block.text.split())
+            if after is not None and after.kind == "table" and not after.meta.get("caption"):
+                out.append(dataclasses.replace(after, meta={**after.meta, "caption": text}))
+                index += 2
+                continue
+            previous = out[-1] if out else None
+            if previous is not None and previous.kind == "table" and not previous.meta.get("caption") and (
+                    after is None or after.kind != "table"):
+                out[-1] = dataclasses.replace(previous, meta={**previous.meta, "caption": text})
+                index += 1
+                continue
+            block = dataclasses.replace(block, meta=meta)
+        out.append(block)
+        index += 1
+    return out
 
 
 def _body_items(document: DocxDocument) -> Iterator[Paragraph | Table]:

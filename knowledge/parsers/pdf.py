@@ -21,7 +21,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 from knowledge.parsers import inflate
 from knowledge.parsers.blocks import is_cjk
 from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
-from knowledge.parsers.headings import candidate
+from knowledge.parsers.headings import candidate, is_article
 from knowledge.parsers.layout import (
     SENTENCE_END,
     BlockBuilder,
@@ -35,7 +35,7 @@ from knowledge.parsers.layout import (
 from knowledge.parsers.pdf_scans import recognise_scans
 from knowledge.parsers.pdf_text import in_reading_order, merge_continued_tables, read_page
 from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
-from knowledge.titles import metadata_title
+from knowledge.titles import meaningful_title, metadata_title
 
 _BLANK_LINE = re.compile(r"\n[ \t\u3000]*\n")
 _GENERATED_TITLE = re.compile(r"^(?:microsoft \w+ - |untitled\b)|\.\w{2,4}$", re.IGNORECASE)
@@ -66,10 +66,10 @@ def parse(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocument:
     if not any(b.text.strip() for b in blocks):
         raise ParseError("empty_file", "the PDF has no text: no text layer, and no scanned page to recognise")
     info_title = _info_title(reader, metadata)
-    # A numbered heading (「第一条」, 「一、总则」, 「1. 范围」) is a part of the document, not its name: a PDF without a
-    # real title is named by its file name then.
+    # A numbered heading (「一、总则」, 「1. 范围」) is a part of the document, not its name: a PDF without a real title
+    # is named by its file name then, unless that is an id (「scan_0001」); an article's label (「第一条」) never names it.
     first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
-    if candidate(first_heading) is not None:
+    if is_article(first_heading) or (candidate(first_heading) is not None and meaningful_title(stem)):
         first_heading = ""
     title = info_title or title_line or first_heading or stem
     return ParsedDocument(title=title, doc_type="pdf", blocks=blocks, metadata=metadata)

@@ -37,3 +37,48 @@ def test_pdf_without_a_real_title_is_named_by_its_file_name(title: str | None) -
 
 def test_pdf_with_a_real_metadata_title_keeps_it() -> None:
     assert parse_file("scan_0001.pdf", _articles_pdf("集团采购管理办法")).title == "集团采购管理办法"
+
+
+def _docx_with_captions() -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("设备采购说明", level=1)
+    document.add_paragraph("本节列出本年度采购的设备及其单价，供各部门编制预算时参考。")
+    document.add_paragraph("表1 设备单价一览")
+    table = document.add_table(rows=3, cols=2)
+    for row, cells in zip(table.rows, [("设备", "单价"), ("笔记本电脑", "6800元"), ("显示器", "1500元")], strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    document.add_paragraph("以上单价均含税，有效期一年。")
+    table = document.add_table(rows=2, cols=2)
+    for row, cells in zip(table.rows, [("耗材", "单价"), ("硒鼓", "420元")], strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    document.add_paragraph("耗材单价", style="Caption")
+    document.add_paragraph("表3 说明文字之后没有表格的题注")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_docx_table_caption_travels_with_its_table() -> None:
+    from knowledge.chunking import chunk_document
+
+    doc = parse_file("采购说明.docx", _docx_with_captions())
+    tables = [b for b in doc.blocks if b.kind == "table"]
+    assert [t.meta.get("caption") for t in tables] == ["表1 设备单价一览", "耗材单价"]
+    texts = [b.text for b in doc.blocks if b.kind == "text"]
+    assert "表1 设备单价一览" not in texts and "耗材单价" not in texts
+    assert "表3 说明文字之后没有表格的题注" in texts  # a caption with no table next to it stays a paragraph
+    chunks = chunk_document(doc)
+    assert not [c for c in chunks if c.content.strip() in ("表1 设备单价一览", "耗材单价")]
+    priced = next(c for c in chunks if "笔记本电脑" in c.content)
+    assert priced.metadata["caption"] == "表1 设备单价一览"
+    assert "表格：表1 设备单价一览" in priced.enriched
+    consumables = next(c for c in chunks if "硒鼓" in c.content)
+    assert consumables.metadata["caption"] == "耗材单价"
+
+
+def test_pdf_named_by_an_id_still_never_takes_an_article_label() -> None:
+    assert parse_file("scan_0001.pdf", _articles_pdf(None)).title == "scan_0001"
