@@ -19,3 +19,7 @@ _code("unknown_type", None, _('The message type must be "ask" or "cancel".'), st
 _code("nothing_to_cancel", None, _("No answer is streaming."), status=400)
 _code("internal_error", None, _("The answer could not be produced."), status=500,
       server=_("The server met an error; try again later."))
+
+# --- the KB health page (chat/health.py) ---------------------------------------------------------------------
+_code("invalid_since", V, _("since must be one of %(choices)s (days)."))
+_code("invalid_health_question", V, _("question must be a text of 1 to 1000 characters."))

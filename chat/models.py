@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -104,12 +106,15 @@ class Message(models.Model):
     answer_mode = models.CharField(verbose_name=_("answer mode"), max_length=12, blank=True, default="",
                                    help_text=_("llm, extractive, faq (an FAQ answer returned directly) or not_found"))
     timings = models.JSONField(verbose_name=_("timings"), default=dict, blank=True, help_text=_("Milliseconds per stage"))
+    kb_ids = ArrayField(models.BigIntegerField(), verbose_name=_("knowledge bases"), default=list, blank=True,
+                        help_text=_("The KBs this answer's question searched (the KB health page reads them)"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("message")
         verbose_name_plural = _("messages")
         ordering = ["id"]
+        indexes = [GinIndex(fields=["kb_ids"], name="message_kb_ids")]
         constraints = [
             models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="message_role_valid"),
             models.CheckConstraint(

@@ -197,7 +197,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
 def turn_settle(*, turn: Turn, rewritten_query: str, fields: dict[str, Any]) -> None:
     """Write the answer's final state and the question's standalone query, in one transaction."""
     with transaction.atomic():
-        Message.objects.filter(pk=turn.message_id).update(**fields)
+        Message.objects.filter(pk=turn.message_id).update(kb_ids=turn.kb_ids, **fields)
         if rewritten_query:
             Message.objects.filter(pk=turn.user_message_id).update(rewritten_query=rewritten_query)
         Conversation.objects.filter(pk=turn.conversation_id).update(updated_at=timezone.now())

@@ -68,6 +68,7 @@ _code("busy", C, _("The document is still being processed."),
 _code("no_file", C, _("The original file is not stored, so it cannot be re-indexed."))
 _code("document_not_ready", C, _("Chunks can be added only to a ready document; this one is %(status)s."))
 _code("empty_chunk", V, _("A chunk cannot be empty."), edit=_("A chunk cannot be empty; disable it instead."))
+_code("faq_too_long", V, _("An FAQ entry's question may be at most %(question)s characters, its answer %(answer)s."))
 _code("invalid_document_fields", V, _("fields must be an object of at most %(limit)s named values."),
       name=_("Field name %(name)r must be 1 to 64 characters without surrounding spaces."),
       reserved=_("%(name)r is a name every record already has; choose another (taken: %(reserved)s)."),
