@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import io
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, cast
 
 import openpyxl
@@ -14,6 +15,7 @@ from knowledge.parsers.blocks import faq_block
 from knowledge.parsers.decoding import decode_text
 from knowledge.parsers.sheets import fill_merged, merged_ranges, table_blocks
 from knowledge.parsers.types import Block, ParsedDocument, ParseOptions
+from knowledge.titles import meaningful_title
 
 QUESTION_HEADERS = frozenset({"question", "questions", "问题", "问", "q", "提问", "问句", "标准问题", "query"})
 ANSWER_HEADERS = frozenset({"answer", "answers", "答案", "答", "a", "回答", "答复", "标准答案", "response", "reply"})
@@ -67,6 +69,8 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
         else:
             filled, spanning = fill_merged(rows, merges)
             sheet_blocks = table_blocks(filled, meta={"sheet": name}, spanning=spanning)
+            if len(sheets) == 1:  # no heading names the sheet: its caption does, unless its name is 「Sheet1」
+                sheet_blocks = [_named_by_sheet(block, name) for block in sheet_blocks]
             sheet_columns = _header(sheet_blocks)
         if not sheet_blocks:
             continue
@@ -82,6 +86,16 @@ def parse_xlsx(data: bytes, *, stem: str, options: ParseOptions) -> ParsedDocume
     if tables := sum(b.kind == "table" for b in blocks):
         metadata["tables"] = tables
     return ParsedDocument(title=title or stem, doc_type="xlsx", blocks=blocks, metadata=metadata)
+
+
+def _named_by_sheet(block: Block, name: str) -> Block:
+    """A table whose caption starts with its sheet's name (「价格表 · 生效日期：2026-01-01」), when that name is the
+    author's (``meaningful_title``) and the title rows do not already say it."""
+    sheet = meaningful_title(name)
+    caption = str(block.meta.get("caption") or "")
+    if block.kind != "table" or not sheet or sheet in caption:
+        return block
+    return replace(block, meta={**block.meta, "caption": f"{sheet} · {caption}" if caption else sheet})
 
 
 def is_faq_sheet(rows: list[list[str]]) -> bool:

@@ -82,3 +82,40 @@ def test_docx_table_caption_travels_with_its_table() -> None:
 
 def test_pdf_named_by_an_id_still_never_takes_an_article_label() -> None:
     assert parse_file("scan_0001.pdf", _articles_pdf(None)).title == "scan_0001"
+
+
+def price_xlsx(sheet: str = "价格表", *, second: str | None = None) -> bytes:
+    """A price sheet as offices keep them: two title rows above the header (the first merged across it)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet_one = workbook.active
+    sheet_one.title = sheet
+    sheet_one.append(["报价单（含税）", None, None])
+    sheet_one.merge_cells("A1:C1")
+    sheet_one.append(["生效日期：2026-01-01"])
+    sheet_one.append(["型号", "单价（元）", "库存"])
+    sheet_one.append(["ZK-1", 100, 5])
+    sheet_one.append(["ZK-2", 1200, 0])
+    if second:
+        workbook.create_sheet(second).append(["型号", "颜色"])
+        workbook[second].append(["ZK-1", "黑"])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def test_xlsx_title_rows_and_sheet_name_make_the_table_caption() -> None:
+    from knowledge.chunking import chunk_document
+
+    doc = parse_file("报价.xlsx", price_xlsx())
+    (table,) = [b for b in doc.blocks if b.kind == "table"]
+    assert table.meta["caption"] == "价格表 · 报价单（含税） 生效日期：2026-01-01"
+    assert [list(r) for r in table.rows][0] == ["型号", "单价（元）", "库存"]
+    (chunk,) = [c for c in chunk_document(doc) if c.chunk_type == "table"]
+    assert "生效日期：2026-01-01" in chunk.metadata["caption"] and "报价单（含税）" in chunk.enriched
+    assert parse_file("报价.xlsx", price_xlsx("Sheet1")).blocks[0].meta["caption"] == "报价单（含税） 生效日期：2026-01-01"
+    # Several sheets: each is a section named by its sheet, and the caption keeps the title rows.
+    doc = parse_file("报价.xlsx", price_xlsx(second="颜色"))
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["价格表", "颜色"]
+    assert doc.blocks[1].meta["caption"] == "报价单（含税） 生效日期：2026-01-01"
