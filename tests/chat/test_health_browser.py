@@ -1,0 +1,56 @@
+"""The KB health page in headless Chromium, in Chinese and English: a question told not found in chat is listed,
+and "add as an FAQ entry" from its row writes the entry (daphne serving the test database)."""
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import async_to_sync
+from test_health import ANSWER, MISSING, ask
+
+from knowledge.models import Chunk
+from tests.browser import CHROMEDRIVER, CHROMIUM, csp_violations, open_as, selenium, watch_csp
+
+pytestmark = [
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (run scripts/ensure_chromium.sh)"),
+    pytest.mark.skipif(selenium is None, reason="selenium is not installed (pip install -e '.[dev]')"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@pytest.mark.usefixtures("judge_only")  # no reader to load: the question is not found by retrieval alone
+def test_the_health_page_lists_a_not_found_question_and_adds_it_as_an_faq_entry(server, browser, judged_kb, alice,
+                                                                               alice_token, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import Wait
+
+    kb = judged_kb
+    assert async_to_sync(ask)(alice_token, [kb.pk], MISSING)["verdict"] == "not_found"
+    watch_csp(browser)
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/")
+    wait = Wait(browser, 20)
+    browser.find_element(By.ID, "kb-health").click()
+    wait.until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
+    failing = browser.find_element(By.ID, "health-failing")
+    assert MISSING in failing.text and "未找到和不确定" in browser.find_element(By.TAG_NAME, "body").text
+    assert "最近提问" in failing.text and "加为常见问题条目" in failing.text
+    browser.save_screenshot(str(tmp_path / "health_zh.png"))
+    browser.save_screenshot("/tmp/health_zh.png")
+
+    failing.find_element(By.CSS_SELECTOR, "button.health-faq").click()
+    wait.until(lambda d: d.find_element(By.ID, "health-dialog").is_displayed())
+    assert browser.find_element(By.ID, "health-dialog-question").text == MISSING
+    browser.find_element(By.ID, "health-faq-answer").send_keys(ANSWER)
+    browser.find_element(By.ID, "health-dialog-ok").click()
+    wait.until(lambda d: not d.find_element(By.ID, "health-dialog").is_displayed())
+    chunk = Chunk.objects.get(kb=kb, chunk_type="faq")
+    assert chunk.metadata["question"] == MISSING and chunk.metadata["answer"] == ANSWER
+
+    browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/health/")
+    wait.until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "Not found and uncertain" in body and "Most asked" in body and "Add as an FAQ entry" in body
+    assert MISSING in browser.find_element(By.ID, "health-failing").text
+    browser.save_screenshot("/tmp/health_en.png")
+    assert csp_violations(browser) == []
