@@ -53,7 +53,11 @@
     calibration: gettext("Calibration (slope, offset)"), model: gettext("Judge model"),
     result: gettext("Result #"),
   };
-  const label = (key) => LABELS[key] || key;
+  // The stages' and signals' names in words, each with a line saying what it is (static/zhiku/hit_terms.js).
+  const terms = window.zhikuHitTerms;
+  const label = (key) => LABELS[key] || terms.word(key) || key;
+  const titled = (key) => (terms.help(key) ? { title: terms.help(key) } : undefined);
+  terms.glossary(document.getElementById("glossary-list"));
 
   function el(tag, text, attrs) {
     const node = document.createElement(tag);
@@ -122,7 +126,8 @@
     const t = el("table", null, { class: "stage-table" });
     const head = el("tr");
     if (withResult) head.appendChild(el("th", label("result"), { class: "num" }));
-    columns.forEach(([k, sub]) => head.appendChild(el("th", label(sub === null ? k : sub), sub === null ? undefined : { title: label(k) })));
+    columns.forEach(([k, sub]) => head.appendChild(el("th", label(sub === null ? k : sub),
+      sub === null ? titled(k) : { title: terms.help(sub) || label(k) })));
     t.appendChild(head);
     rows.forEach((r) => {
       const tr = el("tr");
@@ -136,7 +141,7 @@
     return t;
   }
   function renderStage(key, value, container, depth, numbers) {
-    const heading = el(depth ? "h4" : "h3", label(key));
+    const heading = el(depth ? "h4" : "h3", label(key), titled(key));
     if (Array.isArray(value) && value.length && value.every(isRecord)) {
       container.append(heading, scroller(stageTable(value, numbers)));
     } else if (isRecord(value) && Object.values(value).some((v) => isRecord(v) || (Array.isArray(v) && v.some(isRecord)))) {
@@ -158,7 +163,7 @@
     const t = el("table", null, { class: "stage-table key-values" });
     entries.forEach(([k, v]) => {
       const tr = el("tr");
-      tr.append(el("th", label(k)), el("td", fmtValue(v), { class: typeof v === "number" ? "num" : "" }));
+      tr.append(el("th", label(k), titled(k)), el("td", fmtValue(v), { class: typeof v === "number" ? "num" : "" }));
       t.appendChild(tr);
     });
     return t;
@@ -180,9 +185,19 @@
       el("strong", T.verdict(fix2(data.relevance), words(verdict), fix2(data.threshold), fix2(data.answer_threshold)), { id: "verdict-text" }));
     box.replaceChildren(line, el("p", T.meaning[verdict], { class: "small" }));
     if (verdict === "not_found" && data.not_found_text) box.appendChild(el("blockquote", data.not_found_text, { class: "small" }));
-    box.appendChild(el("p", T.run(data.mode, data.reranker) + (data.keyword_available ? "" : " · " + T.noKeyword), { class: "muted small" }));
+    const [mode, modeHelp] = terms.mode(data.mode);
+    const [reranker, rerankerHelp] = terms.rerankers(data.reranker);
+    box.appendChild(el("p", T.run(mode, reranker) + (data.keyword_available ? "" : " · " + T.noKeyword),
+      { class: "muted small", id: "run-line", title: [modeHelp, rerankerHelp].filter(Boolean).join(" ") }));
+    if (data.reranker && data.reranker !== "none") box.appendChild(el("p", rerankerHelp, { class: "muted small", id: "reranker-help" }));
     (data.notes || []).forEach((n) => box.appendChild(el("p", n, { class: "muted small" })));
-    box.appendChild(el("p", T.timings + Object.entries(data.timings || {}).map(([k, v]) => `${k} ${v}`).join(" · "), { class: "muted small" }));
+    // Each stage's time in words, its tooltip saying what the stage does.
+    const timings = el("p", T.timings, { class: "muted small", id: "timings" });
+    Object.entries(data.timings || {}).forEach(([k, v], i) => {
+      const [word, help] = terms.stage(k);
+      timings.append(i ? " · " : "", el("span", `${word} ${v}`, { "data-stage": k, title: help }));
+    });
+    box.appendChild(timings);
   }
 
   form.addEventListener("submit", async (event) => {
