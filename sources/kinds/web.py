@@ -5,6 +5,8 @@ web_fetch.py (bounded GET), web_robots.py, web_sitemap.py, web_extract.py (main 
 frontier, names), web_visit.py (one URL → Fetched / Unchanged / Failed / gone). A scan is incomplete (removes
 nothing) when cancelled, stopped by ``max_pages`` or its request budget with pages queued, the frontier full, a
 sitemap unread, or a page never read before failing; a known page that fails is walked through its stored links.
+The pages' items come last: when the walk ends they are read together (web_pages.py: the site's chrome dropped,
+its name trimmed from titles, one document per text).
 """
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ from django.conf import settings as django_settings
 from django.utils.translation import gettext_lazy as _
 
 from core.net import netguard
-from sources.kinds.base import Failed, Item, Known, Limits, ScanResult, SettingField, SourceError, register
-from sources.kinds.web_crawl import Frontier, Names, Scope, canonical
+from sources.kinds.base import Failed, Item, Known, Limits, ScanResult, SettingField, SourceError, Unchanged, register
+from sources.kinds.web_crawl import Frontier, Names, Scope, canonical, identity
 from sources.kinds.web_errors import text
 from sources.kinds.web_fetch import Fetcher, FetchError, origin
+from sources.kinds.web_pages import Pending, finish
 from sources.kinds.web_robots import Robots, read_robots
 from sources.kinds.web_sitemap import MAX_SITEMAP_BYTES, parse, read_sitemaps
 from sources.kinds.web_visit import Outcome, Visitor
@@ -164,6 +167,7 @@ class WebConnector:
         if not sitemap:
             yield from walk.start(start)
         yield from walk.run(cancelled)
+        yield from finish(walk.pending, walk.stored, visitor.page_item)
 
     def _seed_from_sitemap(self, url: str, frontier: Frontier, lastmods: dict[str, str], result: ScanResult,
                            max_pages: int) -> None:
@@ -202,12 +206,14 @@ class _Walk:
         self.max_pages = max_pages
         self.max_depth = connector.settings["max_depth"]
         self.kept: set[str] = set()
+        self.pending: list[Pending] = []               # pages read, their items made when the walk ends
+        self.stored: list[Mapping[str, Any]] = []      # the stored states of pages that did not change
         self.visits = 0
         self.blind = 0
 
     def start(self, url: str) -> Iterator[Item]:
         """The start page: any redirect target is allowed (its site joins the scope); a failure ends the scan."""
-        self.frontier.seen.add(url)
+        self.frontier.seen.add(identity(url))
         outcome = self.visitor.visit(url, allowed=lambda target: True)
         self.visits += 1
         if isinstance(outcome.item, Failed):
@@ -252,8 +258,17 @@ class _Walk:
             for link in outcome.links:
                 if self.connector.scope.admits(link):
                     self.frontier.push(link, depth + 1)
-        if outcome.item is not None and outcome.key not in self.kept:
+        if outcome.key in self.kept:
+            return                                 # an alias of a page already read (a redirect, a canonical link)
+        if outcome.pending is not None:
             self.kept.add(outcome.key)
+            self.pending.append(outcome.pending)
+        elif outcome.item is not None:
+            self.kept.add(outcome.key)
+            if isinstance(outcome.item, Unchanged):
+                known = self.visitor.known.get(outcome.key)
+                state = outcome.item.state if outcome.item.state is not None else (known.state if known else {})
+                self.stored.append(state)
             yield outcome.item
 
     def _stop(self, note: str) -> None:

@@ -32,6 +32,10 @@ JUNK_EXTENSIONS = frozenset(
     ".mp3 .mp4 .m4a .avi .mov .webm .ogg .wav .flac .zip .gz .tgz .tar .rar .7z .bz2 .xz .exe .msi .dmg .apk "
     ".iso .bin .deb .rpm".split())
 MAX_NAME = 240
+# A directory's default document is the directory: /index.html, /docs/index.htm… are / and /docs/ (one document).
+DEFAULT_DOCUMENTS = frozenset(
+    "index.html index.htm index.shtml index.xhtml index.php index.asp index.aspx index.jsp "
+    "default.htm default.html default.asp default.aspx".split())
 
 
 def canonical(url: str) -> str | None:
@@ -56,6 +60,15 @@ def canonical(url: str) -> str | None:
     query = "&".join(pair for pair in parts.query.split("&")
                      if pair and not unquote(pair.split("=", 1)[0]).lower().startswith(TRACKING))
     return urlunsplit((scheme, netloc, requote_uri(path), requote_uri(query), ""))
+
+
+def identity(url: str) -> str:
+    """The URL a page is known by: a canonical URL with its default document (``index.html``…) dropped."""
+    parts = urlsplit(url)
+    head, _, last = parts.path.rpartition("/")
+    if parts.query or last.lower() not in DEFAULT_DOCUMENTS:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc, head + "/", "", ""))
 
 
 def file_extension(url: str) -> str:
@@ -95,7 +108,8 @@ class Scope:
 
 
 class Frontier:
-    """Breadth-first queue of (url, depth), each URL once, at most ``cap`` URLs ever queued."""
+    """Breadth-first queue of (url, depth), each page once (``seen`` holds :func:`identity` values: ``/index.html``
+    is not queued after ``/``), at most ``cap`` URLs ever queued."""
 
     def __init__(self, cap: int):
         self.cap = cap
@@ -104,12 +118,12 @@ class Frontier:
         self.overflowed = False
 
     def push(self, url: str, depth: int) -> None:
-        if url in self.seen:
+        if identity(url) in self.seen:
             return
         if len(self.seen) >= self.cap:
             self.overflowed = True
             return
-        self.seen.add(url)
+        self.seen.add(identity(url))
         self.queue.append((url, depth))
 
     def pop(self) -> tuple[str, int]:

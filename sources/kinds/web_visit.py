@@ -4,7 +4,10 @@ Unchanged: the sitemap ``<lastmod>`` stored with it (no request), a ``304`` to t
 revision (the ETag, else Last-Modified, else ``sha256:`` of what is kept) is the stored one. ``404`` / ``410``: gone.
 Other errors: Failed (a page seen before is walked through its stored links). A 200 HTML page → its main content
 (``.md``, or ``.html`` when none was found); a linked document → its bytes; anything else is skipped. Each item
-keeps its validators, its lastmod and, for pages, their same-site links.
+keeps its validators, its lastmod and, for pages, their same-site links. A page is known by its identity: the
+final URL after redirects, or its same-site ``<link rel="canonical">``, with a default document (``index.html``)
+dropped (web_crawl.identity). A Markdown page waits, :class:`Pending`, until the run's pages are read together
+(web_pages.py).
 """
 from __future__ import annotations
 
@@ -13,10 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sources.kinds.base import Failed, Fetched, Item, Known, Unchanged
-from sources.kinds.web_crawl import FILE_EXTENSIONS, Names, Scope, canonical, file_extension
+from sources.kinds.web_crawl import FILE_EXTENSIONS, Names, Scope, canonical, file_extension, identity
 from sources.kinds.web_errors import text
 from sources.kinds.web_extract import MAX_LINKS, extract
 from sources.kinds.web_fetch import Fetcher, FetchError, Response
+from sources.kinds.web_pages import Pending, reading
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_PAGE_BYTES = 10 * 1024 * 1024        # an HTML page larger than this is junk, whatever the file budget
@@ -42,6 +46,7 @@ class Outcome:
     links: list[str] = field(default_factory=list)
     gone: bool = False              # 404/410: the page no longer exists
     blind: bool = False             # failed and no stored links: the walk may have missed pages behind it
+    pending: Pending | None = None  # a page whose item is made when the run's pages are read together
 
 
 def _revision(response: Response, data: bytes) -> str:
@@ -64,16 +69,16 @@ class Visitor:
         self.lastmods = lastmods
 
     def _validators(self, url: str) -> tuple[str, str]:
-        known = self.known.get(canonical(url) or "")
+        known = self.known.get(identity(canonical(url) or ""))
         if known is None:
             return "", ""
         return str(known.state.get("etag", "")), str(known.state.get("last_modified", ""))
 
     def visit(self, url: str, *, allowed: Callable[[str], bool] | None = None) -> Outcome:
-        known = self.known.get(url)
+        known = self.known.get(identity(url))
         lastmod = self.lastmods.get(url, "")
         if known is not None and lastmod and known.state.get("lastmod") == lastmod:
-            return Outcome(Unchanged(url), url, _stored_links(known))
+            return Outcome(Unchanged(identity(url)), identity(url), _stored_links(known))
         try:
             response = self.fetcher.get(url, max_bytes=self.max_bytes, validators=self._validators,
                                         allowed=allowed or self.scope.on_site)
@@ -81,7 +86,7 @@ class Visitor:
             if exc.code == "web_off_site":
                 return Outcome(None, url)      # no longer part of this site
             return self._failed(url, known, exc.code, exc.message)
-        key = canonical(response.url) or url
+        key = identity(canonical(response.url) or url)
         known = self.known.get(key)
         if response.status == 304 and known is not None:
             fresher = {**known.state, "lastmod": lastmod} if lastmod and known.state.get("lastmod") != lastmod else None
@@ -110,6 +115,9 @@ class Visitor:
         if len(response.body) > MAX_PAGE_BYTES:
             return self._failed(key, known, "web_too_large", text("web_too_large", url=key, limit=MAX_PAGE_BYTES))
         page = extract(response.body, key)
+        alias = identity(canonical(page.canonical) or "") if page.canonical else ""
+        if alias and alias != key and self.scope.on_site(alias):
+            key, known = alias, self.known.get(alias)      # <link rel="canonical">: the page's own name for itself
         links = []
         for found in page.links:
             link = canonical(found)
@@ -120,19 +128,24 @@ class Visitor:
         if not page.index or not self.scope.included(key) or not (page.markdown or page.has_text):
             return Outcome(None, key, links)    # walked through for its links, not kept
         if page.markdown:
-            body = page.markdown
-            if page.title and page.title not in body.split("\n", 1)[0]:
-                body = f"# {page.title}\n\n{body}"
-            data, ext = body.encode("utf-8"), ".md"
-        else:
-            data, ext = response.body, ".html"
-        outcome = self._item(key, known, response, state, data, ext, page.title)
+            state.update(reading(page.markdown, page.title))
+            pending = Pending(key, known, page.markdown, page.title, state, dict(response.headers))
+            return Outcome(None, key, links, pending=pending)
+        outcome = self._item(key, known, response, state, response.body, ".html", page.title)
         outcome.links = links
         return outcome
 
+    def page_item(self, page: Pending, data: bytes, title: str) -> Item:
+        """The item of a page read together with the run's others (web_pages.finish)."""
+        response = Response(page.key, 200, page.headers)
+        basis = f"{page.title}\n{page.markdown}".encode()     # the page's own text: the site's chrome may change
+        item = self._item(page.key, page.known, response, dict(page.state), data, ".md", title, basis).item
+        assert item is not None
+        return item
+
     def _item(self, key: str, known: Known | None, response: Response, state: dict, data: bytes,
-              ext: str, title: str) -> Outcome:
-        revision = _revision(response, data)
+              ext: str, title: str, basis: bytes | None = None) -> Outcome:
+        revision = _revision(response, data if basis is None else basis)
         if known is not None and known.revision == revision:
             state["name"] = known.state.get("name", "")
             return Outcome(Unchanged(key, state=state), key)
