@@ -109,7 +109,7 @@ def _result_item(c: Candidate) -> dict[str, Any]:
     sections = [s for s in c.section_path if s]
     return {
         "chunk_id": c.chunk_id, "kb_id": c.kb_id,
-        "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name},
+        "document": {"id": c.document_id, "title": c.title, "source_name": c.source_name, "source_url": c.source_url},
         "section": " › ".join(sections), "section_path": sections, "pages": {"start": c.page_start, "end": c.page_end},
         "relevance": number(c.relevance), "text": c.content,
         "metadata": jsonable(c.metadata) if isinstance(c.metadata, dict) else {},

@@ -124,6 +124,7 @@ def citations_of(finish: dict[str, Any], sources: list[dict[str, Any]]) -> list[
         out.append({
             "n": c["n"], "chunk_id": c["chunk_id"], "kb_id": c["kb_id"], "document_id": document.get("id"),
             "document_title": document.get("title") or document.get("source_name") or "",
+            "source_url": document.get("source_url") or "",
             "section": " › ".join(c.get("section_path") or []), "section_path": list(c.get("section_path") or []),
             "page": pages.get("start"), "pages": pages, "relevance": relevance.get(c["n"]),
         })

@@ -77,7 +77,8 @@ def visitor_throttle(*, assistant_id: int, visitor: str, address: str) -> None:
 # --- what a visitor is shown ----------------------------------------------------------------------------------
 
 def public_source(entry: Any) -> dict[str, Any]:
-    """A source or citation as a visitor sees it: its number, document title, section, pages and text."""
+    """A source or citation as a visitor sees it: its number, document title, section, pages and text, and the web
+    address the document came from (a web page's URL, docs/sources/web.md) when it has one."""
     if not isinstance(entry, dict) or entry.get("redacted"):
         return {"n": entry.get("n") if isinstance(entry, dict) else None, "redacted": True}
     document = entry.get("document")
@@ -85,6 +86,9 @@ def public_source(entry: Any) -> dict[str, Any]:
         document = {}
     out = {"n": entry.get("n"), "title": document.get("title") or document.get("source_name") or "",
            "section_path": [str(s) for s in entry.get("section_path") or []], "pages": entry.get("pages") or {}}
+    url = str(document.get("source_url") or "")
+    if url.lower().startswith(("http://", "https://")):
+        out["url"] = url
     if "content" in entry:
         out["content"] = str(entry.get("content") or "")
     return out

@@ -92,7 +92,9 @@
       li.dataset.n = s.n;
       if (s.redacted) { li.appendChild(el("span", T.redacted, "vc-muted")); ol.appendChild(li); return; }
       if (cited && cited.has(s.n)) li.classList.add("cited");
-      li.appendChild(el("span", s.title, "vc-src-title"));
+      const title = el(/^https?:\/\//i.test(s.url || "") ? "a" : "span", s.title, "vc-src-title");
+      if (title.tagName === "A") { title.href = s.url; title.target = "_blank"; title.rel = "noopener noreferrer"; }
+      li.appendChild(title);
       const where = (s.section_path || []).filter((x) => x && x !== s.title).join(" › ");
       if (where) li.appendChild(el("span", " · " + where, "vc-where"));
       if (s.content) {

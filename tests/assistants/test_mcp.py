@@ -84,6 +84,7 @@ def other_kb(make_kb, alice, ingest):
 @LIVE
 def test_a_kb_key_lists_and_searches_its_own_kb_only(live, alice, docs_kb, other_kb):
     _, key = kb_key_create(user=alice, kb_id=docs_kb.pk)
+    Document.objects.filter(kb=docs_kb, source_name="pro.md").update(source_url="https://docs.example.com/pro")
 
     async def tools(session):
         return {t.name: t for t in (await session.list_tools()).tools}
@@ -101,6 +102,7 @@ def test_a_kb_key_lists_and_searches_its_own_kb_only(live, alice, docs_kb, other
     assert not error and found["verdict"] in ("answered", "uncertain") and len(found["results"]) <= 3
     first = found["results"][0]
     assert "9800" in first["text"] and first["document"]["title"] == "知库专业版" and "价格" in first["section"]
+    assert first["document"]["source_url"] == "https://docs.example.com/pro"        # a web page's own URL
     assert 0 < first["relevance"] <= 1 and first["pages"] == {"start": None, "end": None}
     assert Chunk.objects.get(pk=first["chunk_id"]).document.source_name == "pro.md"
 

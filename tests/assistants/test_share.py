@@ -16,6 +16,7 @@ from assistants import ratelimit, visitors
 from assistants.services import assistant_update, share_token_rotate
 from chat.models import Channel, Conversation, Feedback
 from chat.services import in_thread
+from knowledge.models import Document
 from tests.helpers import redis_available
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -74,6 +75,7 @@ async def test_a_public_link_opens_the_chat_and_streams_a_cited_answer_that_name
     cookie = client.cookies["zhiku_visitor"]
     assert cookie["httponly"] and cookie["samesite"] == "Lax" and cookie["path"] == "/s/"
 
+    await in_thread(Document.objects.filter(kb=docs_kb).update)(source_url="https://docs.example.com/pro")
     response, events = await ask(client, shared)
     assert response.status_code == 200 and response["Content-Type"].startswith("text/event-stream")
     names = [name for name, _ in events]
@@ -81,6 +83,7 @@ async def test_a_public_link_opens_the_chat_and_streams_a_cited_answer_that_name
     finish = events[-1][1]
     assert "9800" in finish["answer"] and finish["verdict"] == "answered"
     assert finish["citations"] and finish["citations"][0]["title"] == "知库专业版"
+    assert finish["citations"][0]["url"] == "https://docs.example.com/pro"    # the page it came from, a link
     sources = events[1][1]["sources"]
     assert "9800" in "".join(s["content"] for s in sources)
     assert not keys_of([data for _, data in events]) & HIDDEN_KEYS
