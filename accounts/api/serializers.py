@@ -11,6 +11,7 @@ from accounts.models import Invitation
 from accounts.people.invitations import MAX_GRANTS, invitation_state
 from accounts.people.selectors import mask_email
 from core.api.fields import StrictInput, Text
+from core.names import display_name
 from knowledge.models import Role
 
 User = get_user_model()
@@ -30,7 +31,7 @@ class UserOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_display_name(self, user) -> str:
-        return user.get_full_name() or user.get_username()
+        return display_name(user)
 
     def get_sso(self, user) -> bool:
         return bool(user.sso_identities.all())
@@ -99,7 +100,7 @@ class PersonOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_display_name(self, user) -> str:
-        return user.get_full_name() or user.get_username()
+        return display_name(user)
 
 
 # --- the picker -------------------------------------------------------------------------------------------------
@@ -123,7 +124,7 @@ class SearchOutput(serializers.Serializer):
 
 
 def picked_user(user, *, staff: bool) -> dict:
-    return {"id": user.pk, "username": user.username, "display_name": user.get_full_name() or user.username,
+    return {"id": user.pk, "username": user.username, "display_name": display_name(user),
             "email": user.email if staff else mask_email(user.email)}
 
 

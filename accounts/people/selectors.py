@@ -23,6 +23,8 @@ def _user_matches(q: str, *, email_substring: bool = True) -> Q:
     """Name or username holding ``q``; the e-mail holding it (staff) or, for anyone else, equal to it: a
     substring search on addresses would let a caller rebuild a masked address one letter at a time."""
     names = Q(username__icontains=q) | Q(first_name__icontains=q) | Q(last_name__icontains=q)
+    for cut in range(1, min(len(q), 3)):  # a whole Chinese name as shown (core/names.py): 「张伟」 is 张 + 伟
+        names |= Q(last_name__iexact=q[:cut], first_name__istartswith=q[cut:])
     return names | (Q(email__icontains=q) if email_substring else Q(email__iexact=q))
 
 

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import MAX_GROUP_NAMES, ItemList, StrictInput, Text, UploadFile, finite
+from core.names import display_name
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.queue import queue_places
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
@@ -108,11 +109,16 @@ class MembershipOutput(serializers.ModelSerializer):
     group = serializers.CharField(source="group.name", read_only=True, allow_null=True, default=None)
     user_id = serializers.IntegerField(read_only=True, allow_null=True)
     group_id = serializers.IntegerField(read_only=True, allow_null=True)
+    display_name = serializers.SerializerMethodField(help_text="The person's name (their username when they have none), "
+                                                                "or the group's name")
 
     class Meta:
         model = Membership
-        fields = ["id", "user", "user_id", "group", "group_id", "role", "created_at"]
+        fields = ["id", "user", "user_id", "display_name", "group", "group_id", "role", "created_at"]
         read_only_fields = fields
+
+    def get_display_name(self, membership: Membership) -> str:
+        return display_name(membership.user) if membership.user_id else (membership.group.name if membership.group_id else "")
 
 
 # --- documents --------------------------------------------------------------

@@ -68,7 +68,7 @@
       select.append(option);
     });
     select.addEventListener("change", async () => {
-      let message = T.changed(member.user || member.group), bad = false;
+      let message = T.changed(member.display_name || member.user || member.group), bad = false;
       try {
         await api("PATCH", `${base}members/${member.id}/`, { role: select.value });
       } catch (e) {
@@ -100,7 +100,7 @@
       return;
     }
     rows.replaceChildren(...members.map((m) => {
-      const name = m.user || m.group;
+      const name = m.display_name || m.user || m.group;
       const tr = el("tr", null, { "data-member-id": String(m.id) });
       const roleCell = el("td");
       roleCell.append(roleSelect(m));
@@ -116,7 +116,10 @@
         await loadMembers();
         say(message, bad);
       }, "danger"));
-      tr.append(el("td", name), el("td", m.user ? T.user : T.group), roleCell, actions);
+      // A person by their name, the username beside it (core/names.py); a group by its name.
+      const who = el("td", m.display_name || name, { class: "member-name" });
+      if (m.user && m.display_name && m.display_name !== m.user) who.append(" ", el("span", m.user, { class: "muted" }));
+      tr.append(who, el("td", m.user ? T.user : T.group), roleCell, actions);
       return tr;
     }));
   }

@@ -116,6 +116,8 @@ def test_an_owner_adds_a_member_with_the_picker(server, browser, alice, make_use
     browser.find_element(By.ID, "member-add").click()
     wait.until(lambda d: WORDS[language]["added"] in d.find_element(By.ID, "member-status").text)
     assert Membership.objects.get(kb=kb, user=dave).role == "viewer"
+    # The member list names the person, the username beside it (issue 38 item 6).
+    wait.until(lambda d: "李大伟 dave" in d.find_element(By.ID, "member-rows").text)
     pick(browser, "m-name", "市场", kind="group")
     browser.find_element(By.ID, "member-add").click()
     wait.until(lambda d: "市场部" in d.find_element(By.ID, "member-rows").text)
