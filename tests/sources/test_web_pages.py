@@ -16,7 +16,7 @@ from sources.kinds.base import Fetched
 from sources.kinds.web_extract import extract
 from sources.kinds.web_pages import title_affix, trimmed
 from tests.helpers import searched
-from tests.sources.web_fixtures import scan
+from tests.sources.web_fixtures import kinds, remember, scan
 from tests.sources.web_server import Resource, Site, page
 
 MENU = "首页 | 产品手册 | 安装 | 价格 MENUWORD"
@@ -147,3 +147,19 @@ def test_through_source_run_documents_sections_and_citations(site, kb, alice, se
     with django_capture_on_commit_callbacks(execute=True):
         again = _command("source_run", str(added["id"]))
     assert (again["added"], again["updated"], again["removed"], again["unchanged"]) == (0, 0, 0, 4), again
+
+
+def test_a_changed_page_is_compared_with_the_unchanged_pages_stored_readings(site, settings):
+    settings.ZHIKU_SOURCES_ALLOW_PRIVATE = True
+    for number, path in enumerate(("/", "/manual", "/install", "/pricing", "/pricing-copy")):
+        site.pages[path].etag = f'"v1-{number}"'
+    first, _result = scan(site)
+    known = remember({}, first)
+    assert all(state.state.get("blocks") and state.state.get("digest") for state in known.values())
+    site.pages["/install"] = page(INSTALL.replace("REQUIREWORD", "REQUIREWORD2"), etag='"v2"')
+    second, result = scan(site, known)
+    assert result.complete, result.note
+    assert kinds(second) == {"/": "unchanged", "/manual": "unchanged", "/install": "fetched", "/pricing": "unchanged"}
+    text = second[site.url("/install")].data.decode()          # only it was read; the others answered 304
+    assert "REQUIREWORD2" in text and "MENUWORD" not in text and "SITEFOOTERWORD" not in text
+    assert second[site.url("/install")].title == "安装"
