@@ -66,6 +66,10 @@ _code("busy", C, _("The document is still being processed."),
       new_version=_("A new version of this document is already being processed."),
       streaming=_("An answer is still streaming; cancel it or wait for it to finish."))
 _code("no_file", C, _("The original file is not stored, so it cannot be re-indexed."))
+_code("version_not_found", N, _("This document has no version %(number)s."))
+_code("version_file_pruned", C, _("Version %(number)s's file is no longer kept (only the newest %(kept)s versions' files are), "
+                                  "so it cannot be restored."))
+_code("version_current", C, _("Version %(number)s is the current version already."))
 _code("document_not_ready", C, _("Chunks can be added only to a ready document; this one is %(status)s."))
 _code("empty_chunk", V, _("A chunk cannot be empty."), edit=_("A chunk cannot be empty; disable it instead."))
 _code("faq_too_long", V, _("An FAQ entry's question may be at most %(question)s characters, its answer %(answer)s."))

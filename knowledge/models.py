@@ -159,11 +159,10 @@ class DocumentStatus(models.TextChoices):
 
 
 class Document(models.Model):
-    """One version of a source file in a KB.
+    """A source file in a KB, one id for its whole life; its versions: ``DocumentVersion`` (version_models.py).
 
-    Re-uploading a source name creates a new row that ``replaces`` the serving
-    one; the swap happens in one transaction when the new version is ready, so
-    at most one version per (kb, source name) is ``ready`` at any time.
+    A new version is ingested on a row that ``replaces`` the document and is folded into it in one transaction
+    when ready (knowledge/ingestion/versions.py): at most one row per (kb, source name) is ``ready`` at any time.
     """
 
     kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="documents")
@@ -396,3 +395,6 @@ class JudgeCalibration(models.Model):
 
     def __str__(self) -> str:
         return f"calibration of {self.kb_id} ({self.status})"
+
+
+from knowledge.version_models import DocumentAlias, DocumentVersion  # noqa: E402,F401  (registered with this app)

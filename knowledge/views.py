@@ -27,9 +27,11 @@ from knowledge import answer_models, selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
+from knowledge.ingestion.versions import resolve_alias
 from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.kbs import kb_create
+from knowledge.services.versions import version_list
 
 # Visible words, in one place (translated: locale/, docs/i18n.md).
 ROLE_LABELS: dict[Role | None, str | Promise] = {Role.OWNER: _("owner"), Role.EDITOR: _("editor"), Role.VIEWER: _("viewer")}
@@ -105,6 +107,9 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     kb = _kb_for(request, kb_id)
     document = selectors.document_list(user=request.user, kb=kb).filter(pk=document_id).first()
     if document is None:
+        moved = resolve_alias(kb_id=kb.pk, document_id=document_id)  # an id it used to have (knowledge/version_models.py)
+        if moved is not None and not Document.objects.filter(pk=document_id).exists():
+            return redirect("document", kb.pk, moved, permanent=True)
         raise Http404("Document not found.")
     chunks = selectors.chunk_list(user=request.user, kb=kb).filter(document=document).defer(
         "embedding", "question_embedding", "enriched", "tokens")
@@ -115,7 +120,7 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     newer = Document.objects.filter(replaces=document).values_list("pk", flat=True).first()
     return render(request, "knowledge/document.html", {
         "kb": kb, "document": document, "status_label": STATUS_LABELS.get(document.status, document.status),
-        "page": page, "newer_id": newer, **_role_context(request, kb),
+        "page": page, "newer_id": newer, **_role_context(request, kb), "versions": version_list(document=document)[:50],
         "group_names": sorted(document.restricted_to_groups.values_list("name", flat=True)),
         # The failure in the viewer's language, from its code (the stored message is English, as written at ingestion).
         "error_text": ingest_error_message(document.error_code, document.error_message) if document.error_code else "",

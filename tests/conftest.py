@@ -130,12 +130,17 @@ def kb(make_kb, alice):
 def ingest(django_capture_on_commit_callbacks):
     """Upload files through the service and run their ingestion now (on commit, as in production)."""
     from knowledge.ingestion.upload import UploadedItem, document_upload
+    from knowledge.models import DocumentAlias
 
     def run(kb, files: dict[str, bytes | str], user=None):
         items = [UploadedItem(name=n, data=d.encode() if isinstance(d, str) else d) for n, d in files.items()]
         with django_capture_on_commit_callbacks(execute=True):
             outcomes = document_upload(kb=kb, items=items, user=user)
         for o in outcomes:
+            # A new version is folded into its document when ready: its row's id is then an alias of the document's.
+            moved = DocumentAlias.objects.filter(old_id=o.document.pk).values_list("document_id", flat=True).first()
+            if moved is not None:
+                o.document.pk = moved
             o.document.refresh_from_db()
         return [o.document for o in outcomes]
 

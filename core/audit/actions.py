@@ -32,6 +32,7 @@ class Action(models.TextChoices):
     DOCUMENT_REINDEX = "document.reindex", _("Document re-indexed")
     DOCUMENT_RETRY = "document.retry", _("Document ingestion retried")
     DOCUMENT_RESTRICT = "document.restrict", _("Document restriction changed")
+    DOCUMENT_VERSION_RESTORE = "document.version_restore", _("Document version restored")
     CHUNK_CREATE = "chunk.create", _("Chunk added")
     CHUNK_EDIT = "chunk.edit", _("Chunk edited")
     ASSISTANT_CREATE = "assistant.create", _("Assistant created")

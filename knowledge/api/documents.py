@@ -17,6 +17,7 @@ from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.api.inputs import chunking_from_form, form_files, form_group_names
+from knowledge.api.versions import Redirecting, document_or_redirect
 from knowledge.document_fields import fields_clean
 from knowledge.ingest_errors import cut_short_message
 from knowledge.ingestion.queue import attach_places
@@ -62,7 +63,8 @@ class DocumentListView(PaginatedView):
         items = uploaded_files_to_items(form_files(request, "files"))
         outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups, chunking=chunking)
         body = {"documents": [
-            {"id": o.document.pk, "source_name": o.document.source_name, "status": o.document.status,
+            {"id": o.document.pk, "document": o.document.replaces_id or o.document.pk, "source_name": o.document.source_name,
+             "status": o.document.status,
              "version": o.document.version, "unchanged": o.unchanged}
             for o in outcomes
         ]}
@@ -110,13 +112,15 @@ class DocumentPreviewView(APIView):
         return Response(s.ChunkPreviewOutput(body).data)
 
 
-class DocumentDetailView(APIView):
+class DocumentDetailView(Redirecting, APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=s.DocumentOutput)
+    @extend_schema(responses={200: s.DocumentOutput, 308: None},
+                   description="An id the document used to have (an older version's, or the row a new version was "
+                               "ingested on) answers 308 to the document's own URL.")
     def get(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
-        return Response(s.DocumentOutput(selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id)).data)
+        return Response(s.DocumentOutput(document_or_redirect(request, kb, document_id)).data)
 
     @extend_schema(request=s.DocumentUpdateInput, responses=s.DocumentOutput,
                    summary="Change which groups may read the document (an empty list lifts the restriction) and its "

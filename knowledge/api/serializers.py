@@ -209,7 +209,9 @@ class DocumentUpdateInput(StrictInput):
 
 
 class UploadedDocumentOutput(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = serializers.IntegerField(help_text="The row this version is ingested on (a new version's id redirects to its "
+                                            "document once it is ready)")
+    document = serializers.IntegerField(help_text="The document's id, the same for every version")
     source_name = serializers.CharField()
     status = serializers.CharField()
     version = serializers.IntegerField()
@@ -249,15 +251,20 @@ class DocumentOutput(serializers.ModelSerializer):
     error = serializers.SerializerMethodField()
     restricted_to_groups = serializers.SerializerMethodField()
     replaces: serializers.PrimaryKeyRelatedField[Document] = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    document = serializers.SerializerMethodField(help_text="The document's id, the same for every version: this row's "
+                                                           "own, or for a new version being ingested the one it replaces")
 
     class Meta:
         model = Document
         fields = [
-            "id", "title", "source_name", "external_id", "source_url", "doc_type", "size", "sha256", "status",
+            "id", "document", "title", "source_name", "external_id", "source_url", "doc_type", "size", "sha256", "status",
             "progress", "queue", "error", "version", "replaces", "metadata", "restricted_to_groups",
             "chunk_size", "chunk_overlap", "created_at", "updated_at",
         ]
         read_only_fields = fields
+
+    def get_document(self, document) -> int:
+        return document.replaces_id or document.pk
 
     @extend_schema_field(ProgressOutput)
     def get_progress(self, document) -> dict:
@@ -333,3 +340,23 @@ class ChunkWithTokensOutput(ChunkOutput):
     class Meta(ChunkOutput.Meta):
         fields = ChunkOutput.Meta.fields + ["tokens"]
         read_only_fields = fields
+
+
+class DocumentVersionOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    current = serializers.SerializerMethodField(help_text="The version the document serves now")
+    uploaded_by = serializers.CharField(source="uploaded_by.username", allow_null=True, default=None)
+    uploaded_at = serializers.DateTimeField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    chunk_count = serializers.IntegerField()
+    has_file = serializers.SerializerMethodField(help_text="Its file is kept (ZHIKU_DOCUMENT_VERSIONS_KEPT): it can be restored")
+    restored_from = serializers.IntegerField(allow_null=True)
+    replaced_by = serializers.CharField(source="replaced_by.username", allow_null=True, default=None)
+    replaced_at = serializers.DateTimeField(allow_null=True)
+
+    def get_current(self, version) -> bool:
+        return version.replaced_at is None
+
+    def get_has_file(self, version) -> bool:
+        return bool(version.file)

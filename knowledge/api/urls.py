@@ -3,7 +3,7 @@
 Ids use <int:> converters, so a malformed id is a 404, never a 500."""
 from django.urls import path
 
-from knowledge.api import calibration, chunks, documents, kbs, search
+from knowledge.api import calibration, chunks, documents, kbs, search, versions
 
 urlpatterns = [
     path("kbs/", kbs.KBListView.as_view(), name="kb-list"),
@@ -15,6 +15,10 @@ urlpatterns = [
     path("kbs/<int:kb_id>/documents/<int:document_id>/", documents.DocumentDetailView.as_view(), name="document-detail"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/retry/", documents.DocumentRetryView.as_view(), name="document-retry"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/reindex/", documents.DocumentReindexView.as_view(), name="document-reindex"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/versions/", versions.DocumentVersionListView.as_view(),
+         name="document-versions"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/versions/<int:number>/restore/",
+         versions.DocumentVersionRestoreView.as_view(), name="document-version-restore"),
     path("kbs/<int:kb_id>/chunks/", chunks.ChunkListView.as_view(), name="chunk-list"),
     path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", chunks.ChunkDetailView.as_view(), name="chunk-detail"),
     path("search/", search.SearchView.as_view(), name="search"),

@@ -12,8 +12,7 @@ from django.utils import timezone
 from core import jobs
 from core.jsonable import jsonable
 from knowledge.chunking import ChunkDraft
-from knowledge.files import delete_after_commit
-from knowledge.ingestion import claims
+from knowledge.ingestion import claims, versions
 from knowledge.ingestion.text import Chunking, analyzer_config, analyzer_for, chunk_parsed, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions, reusable_vectors, stage_vectors
 from knowledge.keyword_store import keyword_store
@@ -76,8 +75,13 @@ def document_ingest(*, document_id: int, force_reembed: bool = False) -> Documen
     except Exception as exc:  # noqa: BLE001 - any failure must mark the version failed, never lose the old one
         logger.exception("ingestion of document %s failed", document_id)
         _fail(document_id, "ingest_error", f"{type(exc).__name__}: {exc}", token=token)
-    document.refresh_from_db()
-    return document
+    return Document.objects.select_related("kb").filter(pk=document_id).first() or _folded_into(document)
+
+
+def _folded_into(document: Document) -> Document | None:
+    """The document a version that was folded in now is (its row is gone, its id an alias); None when deleted."""
+    served_as = versions.resolve_alias(kb_id=document.kb_id, document_id=document.pk)
+    return Document.objects.select_related("kb").filter(pk=served_as).first() if served_as else None
 
 
 def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> None:
@@ -109,10 +113,10 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3}
     metadata = {**document.metadata, **jsonable(parsed.metadata or {}), "embeddings_reused": reused,
                 "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
-    _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
-                    question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
+    served_as = _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
+                                question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
     metadata["timings_ms"]["write"] = round((time.perf_counter() - t4) * 1000, 2)
-    Document.objects.filter(pk=document_id).update(metadata=metadata)
+    Document.objects.filter(pk=served_as).update(metadata=metadata)
     _index_keywords(kb)
     schedule_recalibration(kb.pk)
 
@@ -133,22 +137,23 @@ def _vectors(document: Document, drafts: list[ChunkDraft], *, force_reembed: boo
 
 def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft], tokens: list[list[str]],
                     vectors: list[np.ndarray], question_vectors: list[np.ndarray | None], analyzer_fingerprint: str,
-                    metadata: dict) -> None:
-    """Swap the new version in: its chunks, ready status and metadata in one transaction."""
+                    metadata: dict) -> int:
+    """Swap the new version in: its chunks, ready status and metadata in one transaction. A new version of a document
+    is folded into it (knowledge.ingestion.versions: the document keeps its id, its old chunks are replaced);
+    returns the id of the document now serving it."""
     kb = document.kb
     with transaction.atomic():
         # The KB row, then the document's (knowledge.locks): concurrent ingestions of one KB commit one at a time.
         current = lock_kb_then_document(kb.pk, document.pk)
         if current is None or current.status != DocumentStatus.PROCESSING or current.claim != token:
             raise _ClaimLost()  # deleted, or taken over by a run that outlived this one's heartbeat
-        previous = Document.objects.filter(kb=kb, source_name=document.source_name, status=DocumentStatus.READY).exclude(pk=document.pk)
-        for old in previous:
-            if old.file and old.file.name != document.file.name:
-                delete_after_commit(old.file)
-        previous.delete()
+        target = versions.fold_target(current)
+        served_as = target.pk if target is not None else document.pk
+        if target is not None:
+            Chunk.objects.filter(document_id=target.pk).delete()
         Chunk.objects.bulk_create([
             Chunk(
-                document_id=document.pk, kb_id=kb.pk, ordinal=d.ordinal, chunk_type=d.chunk_type,
+                document_id=served_as, kb_id=kb.pk, ordinal=d.ordinal, chunk_type=d.chunk_type,
                 content=d.content, enriched=d.enriched, content_hash=content_hash(d.enriched, kb.embedding_model),
                 section_path=list(d.section_path), page_start=d.page_start, page_end=d.page_end,
                 tokens=tok, tokens_fingerprint=analyzer_fingerprint, embedding=vec, question_embedding=qvec,
@@ -156,12 +161,17 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
             )
             for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors, strict=True)
         ], batch_size=500)
-        Document.objects.filter(pk=document.pk).update(
-            status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",
-            metadata=metadata,
-        )
         claims.discard_staged(document.pk)
+        if target is not None:
+            versions.fold(staging=current, target=target, chunk_count=len(drafts), metadata=metadata)
+        else:
+            Document.objects.filter(pk=document.pk).update(
+                status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",
+                metadata=metadata,
+            )
+            versions.record_version(document_id=document.pk, version=current, chunk_count=len(drafts))
         kb_bump_version(kb_id=kb.pk)
+    return served_as
 
 
 def _index_keywords(kb: KnowledgeBase) -> None:

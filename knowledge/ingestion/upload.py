@@ -17,7 +17,7 @@ from knowledge.chunking import ChunkDraft
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import document_fields
 from knowledge.ingest_errors import ingest_error_message
-from knowledge.ingestion import run
+from knowledge.ingestion import run, versions
 from knowledge.ingestion.text import Chunking, chunk_parsed
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS, ParseError
@@ -130,7 +130,7 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
         kb=kb, source_name=item.name, title=os.path.splitext(os.path.basename(item.name))[0],
         external_id=item.external_id, source_url=item.source_url, doc_type=SUPPORTED_EXTENSIONS[_extension(item.name)],
         size=len(item.data), sha256=digest, status=DocumentStatus.PENDING,
-        version=(last.version + 1) if last else 1, replaces=serving,
+        version=versions.next_number(serving) if serving is not None else (last.version + 1) if last else 1, replaces=serving,
         metadata=_carried_fields(last) | dict(item.metadata), uploaded_by=user if (user and user.is_authenticated) else None,
         chunk_size=chosen.size, chunk_overlap=chosen.overlap,
     )

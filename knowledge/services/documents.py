@@ -14,9 +14,9 @@ from core.errors import fail
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import fields_clean
 from knowledge.files import delete_after_commit
-from knowledge.ingestion import claims, run
+from knowledge.ingestion import claims, run, versions
 from knowledge.locks import lock_kb_then_document
-from knowledge.models import Document, DocumentStatus
+from knowledge.models import Document, DocumentStatus, DocumentVersion
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.kbs import kb_bump_version
 
@@ -78,7 +78,7 @@ def document_reindex(*, document: Document) -> Document:
                 kb=document.kb, title=document.title, source_name=document.source_name, external_id=document.external_id,
                 source_url=document.source_url, doc_type=document.doc_type, size=document.size, sha256=document.sha256,
                 file=document.file.name,
-                status=DocumentStatus.PENDING, version=document.version + 1, replaces=document,
+                status=DocumentStatus.PENDING, version=versions.next_number(document), replaces=document,
                 metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
                 chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,
             )
@@ -96,9 +96,12 @@ def document_delete(*, document: Document) -> None:
     with transaction.atomic():
         document = lock_document(document)
         kb_id = document.kb_id
-        shared = Document.objects.filter(file=document.file.name).exclude(pk=document.pk).exists() if document.file else True
+        shared = document.file and (Document.objects.filter(file=document.file.name).exclude(pk=document.pk).exists()
+                                    or DocumentVersion.objects.filter(file=document.file.name).exclude(document=document).exists())
         if document.file and not shared:
             delete_after_commit(document.file)
+        for file in versions.version_files(document):  # its history's files go with it
+            delete_after_commit(file)
         was_serving = document.status == DocumentStatus.READY
         record(Action.DOCUMENT_DELETE, obj=document, changes={
             "source_name": document.source_name, "version": document.version, "status": document.status,

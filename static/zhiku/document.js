@@ -42,6 +42,25 @@
     });
   }
 
+  // --- restoring an earlier version (POST …/versions/<n>/restore/: ingested again as a new version) -----------
+  const versionStatus = document.getElementById("version-status");
+  document.querySelectorAll(".version-restore").forEach((restore) => {
+    restore.addEventListener("click", async () => {
+      restore.disabled = true;
+      versionStatus.className = "small muted";
+      versionStatus.textContent = versionStatus.dataset.restoring;
+      try {
+        await api("POST", `${documentUrl}versions/${restore.dataset.number}/restore/`);
+        versionStatus.className = "small ok-text";
+        versionStatus.textContent = versionStatus.dataset.restored;
+      } catch (e) {
+        versionStatus.className = "small error-text";
+        versionStatus.textContent = versionStatus.dataset.failed + errorText(e);
+        restore.disabled = false;
+      }
+    });
+  });
+
   // --- a chunk written by hand ---------------------------------------------------------------------------
   const adder = document.getElementById("chunk-add-form");
   if (adder) {

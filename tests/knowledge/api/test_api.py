@@ -523,10 +523,10 @@ def test_reuploading_changed_content_replaces_the_old_version(client_for, alice,
     with django_capture_on_commit_callbacks(execute=True):
         response = upload(client_for(alice), kb, {"guide.md": GUIDE_V2})
     (row,) = response.data["documents"]
-    assert row["unchanged"] is False and row["version"] == 2
-    new = Document.objects.get(pk=row["id"])
-    assert new.status == "ready"
-    assert not Document.objects.filter(pk=ready_doc.pk).exists()
+    assert row["unchanged"] is False and row["version"] == 2 and row["document"] == ready_doc.pk
+    new = Document.objects.get(pk=row["document"])  # the document keeps its id; the version's own row is gone
+    assert new.status == "ready" and new.version == 2
+    assert not Document.objects.filter(pk=row["id"]).exists()
     assert not Chunk.objects.filter(pk__in=old_chunks).exists()
     assert any("十五天" in c for c in new.chunks.values_list("content", flat=True))
     assert KnowledgeBase.objects.get(pk=kb.pk).version > kb_version
@@ -640,9 +640,10 @@ def test_reindex_creates_a_new_version_that_replaces_the_old(client_for, alice, 
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(alice).post(kb_url(kb, f"documents/{ready_doc.pk}/reindex/"))
     assert response.status_code == 202
-    assert response.data["version"] == 2 and response.data["replaces"] == ready_doc.pk
-    assert Document.objects.get(pk=response.data["id"]).status == "ready"
-    assert not Document.objects.filter(pk=ready_doc.pk).exists()
+    assert response.data["version"] == 2 and response.data["replaces"] == ready_doc.pk == response.data["document"]
+    ready_doc.refresh_from_db()
+    assert ready_doc.status == "ready" and ready_doc.version == 2
+    assert not Document.objects.filter(pk=response.data["id"]).exists()
 
 
 def test_delete_document_removes_it_and_its_chunks(client_for, alice, kb, ready_doc):

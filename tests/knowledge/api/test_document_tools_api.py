@@ -67,11 +67,11 @@ def test_a_new_version_and_a_reindex_keep_the_chosen_chunking(client_for, alice,
         upload(client, kb, {"manual.md": LONG}, chunk_size="200")
     with django_capture_on_commit_callbacks(execute=True):
         response = upload(client, kb, {"manual.md": LONG.replace("七天", "十天")})
-    v2 = Document.objects.get(pk=response.data["documents"][0]["id"])
+    v2 = Document.objects.get(pk=response.data["documents"][0]["document"])
     assert (v2.version, v2.status, v2.chunk_size) == (2, "ready", 200)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(kb_url(kb, f"documents/{v2.pk}/reindex/"))
-    assert Document.objects.get(pk=response.data["id"]).chunk_size == 200
+    assert response.data["chunk_size"] == 200 and Document.objects.get(pk=response.data["document"]).chunk_size == 200
 
 
 def test_the_same_file_with_other_chunking_is_split_again(client_for, alice, kb, django_capture_on_commit_callbacks):
@@ -85,9 +85,9 @@ def test_the_same_file_with_other_chunking_is_split_again(client_for, alice, kb,
         finer = upload(client, kb, {"manual.md": LONG}, chunk_size="200").data["documents"][0]
     assert not finer["unchanged"] and finer["version"] == 2
     v1_count = len(preview(client, kb, "manual.md", LONG).data["chunks"])
-    v2 = Document.objects.get(pk=finer["id"])
-    assert v2.status == "ready" and v2.chunks.count() > v1_count
-    assert not Document.objects.filter(pk=first["id"]).exists()  # replaced
+    v2 = Document.objects.get(pk=finer["document"])
+    assert v2.pk == first["id"] and v2.status == "ready" and v2.version == 2 and v2.chunks.count() > v1_count
+    assert not Document.objects.filter(pk=finer["id"]).exists()  # folded into the document
 
 
 @pytest.mark.parametrize("fields", [

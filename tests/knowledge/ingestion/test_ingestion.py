@@ -82,9 +82,12 @@ class TestUpload:
         assert set(serving.values_list("id", flat=True)) == old_chunk_ids
         for cb in callbacks:
             cb()
-        v2.refresh_from_db()
-        assert v2.status == DocumentStatus.READY
-        assert not Document.objects.filter(pk=v1.pk).exists()
+        # The document keeps its id: the new version is folded into it, its own row's id redirects there.
+        assert not Document.objects.filter(pk=v2.pk).exists()
+        v1.refresh_from_db()
+        assert v1.status == DocumentStatus.READY and v1.version == 2 and v1.sha256 == v2.sha256
+        assert set(Chunk.objects.filter(kb=kb).values_list("document_id", flat=True)) == {v1.pk}
+        assert list(v1.versions.values_list("number", flat=True)) == [2, 1]
         texts = " ".join(Chunk.objects.filter(kb=kb).values_list("content", flat=True))
         assert "一百二十元" in texts and "每月一百元" not in texts
 
@@ -263,7 +266,7 @@ def test_new_version_keeps_the_group_restriction_of_the_one_it_replaces(kb, inge
     (v1,) = ingest(kb, {"secret.md": MANUAL_V1})
     v1.restricted_to_groups.set([staff])
     (v2,) = ingest(kb, {"secret.md": MANUAL_V2})
-    assert v2.pk != v1.pk and list(v2.restricted_to_groups.all()) == [staff]
+    assert v2.pk == v1.pk and v2.version == 2 and list(v2.restricted_to_groups.all()) == [staff]
 
 
 @pytest.mark.django_db

@@ -182,8 +182,10 @@ def test_reindex_resumes_a_stalled_new_version_instead_of_answering_busy(kb, ali
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(url)
     assert response.status_code in (200, 202) and response.json()["id"] == newer.pk
-    newer.refresh_from_db()
-    assert newer.status == DocumentStatus.READY and not Document.objects.filter(pk=doc.pk).exists()
+    # Ready, it is folded into the document, which keeps its id; the new version's row is gone.
+    doc.refresh_from_db()
+    assert doc.status == DocumentStatus.READY and doc.version == newer.version
+    assert not Document.objects.filter(pk=newer.pk).exists()
 
 
 # --- real workers killed with SIGKILL ----------------------------------------------------------
