@@ -14,4 +14,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/health/", health_api.HealthView.as_view(), name="kb-health"),
     path("kbs/<int:kb_id>/health/faq/", health_api.HealthFAQView.as_view(), name="kb-health-faq"),
     path("kbs/<int:kb_id>/health/labels/", health_api.HealthLabelView.as_view(), name="kb-health-label"),
+    path("kbs/<int:kb_id>/health/golden/", health_api.HealthGoldenView.as_view(), name="kb-health-golden"),
 ]

@@ -9,3 +9,7 @@ class ChatConfig(AppConfig):
 
     def ready(self) -> None:
         from chat import errors  # noqa: F401 - registers the app's error codes
+        from chat.golden import golden_sweep
+        from knowledge.ingestion.recovery import each_round
+
+        each_round(golden_sweep)  # golden questions re-run after a change and nightly (docs/health.md)

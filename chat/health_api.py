@@ -6,9 +6,13 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chat.golden import golden_json, golden_questions
 from chat.health import health_report, label_add, owned_kb, since_clean
+from chat.models import GoldenRun
 from core.api.fields import StrictInput, Text
 from knowledge.services.faq import MAX_ANSWER_CHARS, MAX_QUESTION_CHARS, faq_entry_add
+
+RUNS_SHOWN = 20
 
 
 class FAQInput(StrictInput):
@@ -55,3 +59,12 @@ class HealthLabelView(APIView):
         labelled = label_add(user=request.user, kb=kb, **data.validated_data)
         return Response({"id": labelled.pk, "text": labelled.text, "relevant": list(labelled.relevant),
                          "answers": list(labelled.answers)}, status=status.HTTP_201_CREATED)
+
+
+class HealthGoldenView(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request, kb_id: int):
+        """The golden questions' recent runs (newest first, ``latest`` the newest): answer rate, drop, the change before."""
+        kb = owned_kb(user=request.user, kb_id=kb_id)
+        runs = [golden_json(r) for r in GoldenRun.objects.filter(kb=kb).order_by("-id")[:RUNS_SHOWN]]
+        return Response({"questions": len(golden_questions(kb)), "latest": runs[0] if runs else None, "runs": runs})

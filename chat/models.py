@@ -163,3 +163,39 @@ class Feedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rating} on message {self.message_id}"
+
+
+class GoldenTrigger(models.TextChoices):
+    BASELINE = "baseline", _("first run")
+    CHANGE = "change", _("after a change")
+    NIGHTLY = "nightly", _("nightly")
+
+
+class GoldenRun(models.Model):
+    """One re-run of a KB's golden questions (its answerable labelled questions, ``chat.golden``) and its answer rate."""
+
+    kb = models.ForeignKey("knowledge.KnowledgeBase", verbose_name=_("knowledge base"), on_delete=models.CASCADE,
+                           related_name="golden_runs")
+    trigger = models.CharField(verbose_name=_("trigger"), max_length=10, choices=GoldenTrigger.choices)
+    kb_version = models.BigIntegerField(verbose_name=_("knowledge base version"))
+    document_id = models.BigIntegerField(verbose_name=_("document"), null=True, blank=True,
+                                         help_text=_("The document changed most recently before the run: the change it measures"))
+    document_version = models.PositiveIntegerField(verbose_name=_("document version"), null=True, blank=True)
+    questions = models.PositiveIntegerField(verbose_name=_("questions"))
+    answered = models.PositiveIntegerField(verbose_name=_("answered"))
+    rate = models.FloatField(verbose_name=_("answer rate"))
+    previous_rate = models.FloatField(verbose_name=_("previous answer rate"), null=True, blank=True)
+    dropped = models.BooleanField(verbose_name=_("dropped"), default=False)
+    failed = models.JSONField(verbose_name=_("failed questions"), default=list, blank=True,
+                              help_text=_("The golden questions this run did not answer (id and text)"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("golden run")
+        verbose_name_plural = _("golden runs")
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["kb", "-id"], name="goldenrun_kb_recent")]
+        constraints = [models.CheckConstraint(condition=Q(rate__gte=0) & Q(rate__lte=1), name="goldenrun_rate_range")]
+
+    def __str__(self) -> str:
+        return f"golden run of {self.kb_id}: {self.answered}/{self.questions}"

@@ -6,7 +6,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from test_health import ANSWER, MISSING, ask
 
-from knowledge.models import Chunk
+from chat.models import GoldenRun
+from knowledge.models import Chunk, Document
 from tests.browser import CHROMEDRIVER, CHROMIUM, csp_violations, open_as, selenium, watch_csp
 
 pytestmark = [
@@ -30,7 +31,8 @@ def test_the_health_page_lists_a_not_found_question_and_adds_it_as_an_faq_entry(
     open_as(browser, server, alice, f"/kbs/{kb.pk}/")
     wait = Wait(browser, 20)
     browser.find_element(By.ID, "kb-health").click()
-    wait.until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
+    # The first report searches for the row's best passage in the server's process: its models may still be loading.
+    Wait(browser, 90).until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
     failing = browser.find_element(By.ID, "health-failing")
     assert MISSING in failing.text and "未找到和不确定" in browser.find_element(By.TAG_NAME, "body").text
     assert "最近提问" in failing.text and "加为常见问题条目" in failing.text
@@ -45,6 +47,16 @@ def test_the_health_page_lists_a_not_found_question_and_adds_it_as_an_faq_entry(
     wait.until(lambda d: not d.find_element(By.ID, "health-dialog").is_displayed())
     chunk = Chunk.objects.get(kb=kb, chunk_type="faq")
     assert chunk.metadata["question"] == MISSING and chunk.metadata["answer"] == ANSWER
+
+    # A golden run that fell (chat.golden, tests/chat/test_golden.py) is shown on the KB page with its change.
+    document = Document.objects.filter(kb=kb).first()
+    GoldenRun.objects.create(kb=kb, trigger="change", kb_version=kb.version, document_id=document.pk, document_version=2,
+                             questions=4, answered=2, rate=0.5, previous_rate=1.0, dropped=True)
+    browser.get(f"{server}/kbs/{kb.pk}/")
+    wait.until(lambda d: d.find_element(By.ID, "golden-drop").is_displayed())
+    drop = browser.find_element(By.ID, "golden-drop").text
+    assert "从 100% 降到 50%" in drop and f"文档 {document.pk}，第 2 版" in drop and "查看健康页" in drop
+    browser.save_screenshot("/tmp/health_golden_zh.png")
 
     browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
     browser.get(f"{server}/kbs/{kb.pk}/health/")
