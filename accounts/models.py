@@ -154,3 +154,20 @@ class InvitationGrant(models.Model):
         verbose_name_plural = _("invitation roles")
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["invitation", "kb"], name="invitationgrant_unique_kb")]
+
+
+class Preference(models.Model):
+    """What a person chose on the console's pages and finds again on any browser (issue 38): the knowledge bases ticked
+    on the chat page (``accounts.preferences``)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference",
+                                verbose_name=_("user"))
+    chat_kb_ids = models.JSONField(_("knowledge bases ticked on the chat page"), default=list, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("preference")
+        verbose_name_plural = _("preferences")
+
+    def __str__(self) -> str:
+        return f"preferences of user {self.user_id}"

@@ -1,9 +1,11 @@
-"""People API routes under /api/people/ (ids use <int:> converters: a malformed id is a 404, never a 500)."""
+"""People API routes under /api/people/ and the caller's own preferences under /api/account/ (ids use <int:>
+converters: a malformed id is a 404, never a 500)."""
 from django.urls import path
 
-from accounts.api import groups, invitations, search, users
+from accounts.api import groups, invitations, preferences, search, users
 
 urlpatterns = [
+    path("account/preferences/", preferences.PreferencesView.as_view(), name="account-preferences"),
     path("people/search/", search.PeopleSearchView.as_view(), name="people-search"),
     path("people/users/", users.UserListView.as_view(), name="people-user-list"),
     path("people/users/<int:user_id>/", users.UserDetailView.as_view(), name="people-user-detail"),

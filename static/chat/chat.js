@@ -402,6 +402,19 @@
     sendAsk({ conversation: state.conversation, kb_ids: kbIds, question });
   }
 
+  // The ticked KBs are the person's choice, kept server-side (accounts/preferences.py) for the next visit, on any
+  // browser; a past conversation's KBs (setKbs) tick the boxes without changing it.
+  let keepTimer = null;
+  $("kb-list").addEventListener("change", () => {
+    clearTimeout(keepTimer);
+    keepTimer = setTimeout(() => {
+      const ids = Array.from(document.querySelectorAll('#kb-list input[name="kb"]:checked')).map((b) => Number(b.value));
+      fetch("/api/account/preferences/", {
+        method: "PUT", credentials: "same-origin", body: JSON.stringify({ chat_kb_ids: ids }),
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      }).then((r) => { $("kb-list").dataset.kept = r.ok ? "1" : ""; }).catch(() => { $("kb-list").dataset.kept = ""; });
+    }, 300);
+  });
   form.addEventListener("submit", (e) => { e.preventDefault(); ask(); });
   questionInput.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask(); }
