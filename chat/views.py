@@ -1,6 +1,8 @@
 """The chat page."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -14,8 +16,8 @@ from knowledge.access import kbs_for_user
 @ensure_csrf_cookie
 def chat_page(request: HttpRequest) -> HttpResponse:
     """Pick readable KBs, ask, watch the answer stream with its sources, rate it, browse past conversations."""
-    kbs = [{"id": kb.pk, "name": kb.name, "description": kb.description[:200]}
-           for kb in kbs_for_user(user=request.user).order_by("name", "id")[:200]]
+    kbs: list[dict[str, Any]] = [{"id": kb.pk, "name": kb.name, "description": kb.description[:200]}
+                                 for kb in kbs_for_user(user=request.user).order_by("name", "id")[:200]]
     # Ticked: the person's last choice (kept server-side, accounts/preferences.py), else the KBs they own.
     chosen = set(chat_kbs_chosen(user=request.user, readable=[kb["id"] for kb in kbs]))
     for kb in kbs:

@@ -7,6 +7,7 @@ picker, the audit log, KB owners and assistant owners (``accounts/templatetags/p
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]")
 
@@ -19,7 +20,7 @@ def full_name(first_name: str | None, last_name: str | None) -> str:
     return first or last
 
 
-def display_name(user) -> str:
+def display_name(user: Any) -> str:
     """The person's name, or their username when they have none; ``""`` for no user."""
     if user is None:
         return ""
