@@ -65,8 +65,8 @@ def _title(tree) -> str:
 
 # HTML Living Standard: nav / header / footer / aside sections; WAI-ARIA: the navigation role, aria-hidden.
 CHROME = ('//nav | //*[@role="navigation" or @role="banner" or @role="contentinfo" or @aria-hidden="true"]'
-          ' | //*[contains(translate(@id, "COKIE", "cokie"), "cookie")'
-          ' or contains(translate(@class, "COKIE", "cokie"), "cookie")]'
+          ' | //*[(contains(translate(@id, "COKIE", "cokie"), "cookie")'
+          ' or contains(translate(@class, "COKIE", "cokie"), "cookie")) and not(.//article or .//main or .//h1)]'
           ' | //header[not(ancestor::article or ancestor::main)] | //footer[not(ancestor::article or ancestor::main)]'
           ' | //aside[not(ancestor::article or ancestor::main)]')
 

@@ -163,3 +163,13 @@ def test_a_changed_page_is_compared_with_the_unchanged_pages_stored_readings(sit
     text = second[site.url("/install")].data.decode()          # only it was read; the others answered 304
     assert "REQUIREWORD2" in text and "MENUWORD" not in text and "SITEFOOTERWORD" not in text
     assert second[site.url("/install")].title == "安装"
+
+
+def test_a_cookie_banner_is_cut_but_a_wrapper_whose_class_names_cookies_is_not():
+    html = (f'<html><head><title>条款</title></head><body class="cookie-ok"><div id="wrap" class="has-cookie-bar">'
+            f'<h1>服务条款</h1><p>{"本条款约定知库服务的范围、费用和双方的权利义务，订购即表示同意。" * 3}</p>'
+            f'<h2>费用</h2><p>{"费用按年支付，到期前三十日提醒续费，逾期未付则暂停服务。" * 3}</p></div>'
+            '<div class="cookie-banner"><p>COOKIEBAR 我们使用 Cookie 改善体验，点击接受即表示同意。</p></div></body></html>')
+    markdown = extract(html.encode(), "http://x/terms").markdown
+    assert "# 服务条款" in markdown and "## 费用" in markdown and "逾期未付" in markdown
+    assert "COOKIEBAR" not in markdown
