@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db.models import Max
+from django.db.models.fields.files import FieldFile
 from django.utils import timezone
 
 from knowledge.files import delete_after_commit
@@ -51,7 +52,8 @@ def fold(*, staging: Document, target: Document, chunk_count: int, metadata: dic
     caller's transaction; ``staging``'s id becomes an alias of ``target`` and its row is deleted."""
     Chunk.objects.filter(document_id=staging.pk).delete()  # none are written there; a stale run's, if any
     record_version(document_id=target.pk, version=staging, chunk_count=chunk_count, replaced_by=staging.uploaded_by)
-    carried = {field.attname: getattr(staging, field.attname) for field in map(Document._meta.get_field, _CARRIED)}
+    attnames = [getattr(Document._meta.get_field(name), "attname", name) for name in _CARRIED]
+    carried = {attname: getattr(staging, attname) for attname in attnames}
     Document.objects.filter(pk=target.pk).update(
         **carried | {"file": staging.file.name or ""},
         status=DocumentStatus.READY, chunks_done=chunk_count, chunks_total=chunk_count, claim="", error_code="",
@@ -77,7 +79,7 @@ def prune_files(document_id: int) -> None:
 
 def version_files(document: Document) -> list:
     """The stored files of a document's history that no other row names (deleted with the document)."""
-    files = []
+    files: list[FieldFile] = []
     for version in DocumentVersion.objects.filter(document=document).exclude(file=""):
         name = version.file.name
         if name == document.file.name or any(f.name == name for f in files):
