@@ -98,13 +98,13 @@ def golden_sweep(now=None) -> list[GoldenRun]:
     kbs = (KnowledgeBase.objects.filter(Exists(labelled)).select_related("owner")
            .annotate(last_version=Subquery(last.values("kb_version")[:1]), last_at=Subquery(last.values("created_at")[:1])))
     due: list[tuple[float, KnowledgeBase, str]] = []
-    for kb in kbs.order_by("id")[:1000]:
-        if kb.last_at is None:
-            due.append((0.0, kb, GoldenTrigger.BASELINE))
-        elif kb.last_version != kb.version:
-            due.append((kb.last_at.timestamp(), kb, GoldenTrigger.CHANGE))
-        elif now - kb.last_at >= NIGHTLY:
-            due.append((kb.last_at.timestamp(), kb, GoldenTrigger.NIGHTLY))
+    for row in kbs.order_by("id")[:1000]:
+        if row.last_at is None:
+            due.append((0.0, row, GoldenTrigger.BASELINE))
+        elif row.last_version != row.version:
+            due.append((row.last_at.timestamp(), row, GoldenTrigger.CHANGE))
+        elif now - row.last_at >= NIGHTLY:
+            due.append((row.last_at.timestamp(), row, GoldenTrigger.NIGHTLY))
     runs = []
     for _, kb, trigger in sorted(due, key=lambda d: d[0])[:KBS_PER_ROUND]:
         try:

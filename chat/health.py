@@ -112,10 +112,10 @@ def _turns(kb: KnowledgeBase, since) -> list[dict[str, Any]]:
     """The settled answers of turns that searched ``kb`` since ``since``, newest first, with their question."""
     question = (Message.objects.filter(conversation=OuterRef("conversation"), role=Role.USER, id__lt=OuterRef("id"))
                 .order_by("-id").values("content")[:1])
-    return list(Message.objects.filter(role=Role.ASSISTANT, kb_ids__contains=[kb.pk], created_at__gte=since,
+    return [dict(row) for row in Message.objects.filter(role=Role.ASSISTANT, kb_ids__contains=[kb.pk], created_at__gte=since,
                                        status=MessageStatus.COMPLETE)
                 .exclude(verdict="").annotate(question=Subquery(question))
-                .order_by("-id").values("id", "question", "verdict", "sources", "created_at")[:MAX_TURNS])
+                .order_by("-id").values("id", "question", "verdict", "sources", "created_at")[:MAX_TURNS]]
 
 
 def _live_passages(user, kb: KnowledgeBase, question: str) -> list[dict[str, Any]]:

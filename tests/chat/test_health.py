@@ -13,7 +13,8 @@ from knowledge.models import Chunk, Document, EvalQuestion, Role
 from knowledge.services.faq import FAQ_SOURCE_NAME
 from knowledge.services.kbs import membership_set
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+# No reader: a first turn would load it (seconds) under the websocket's receive timeout; the verdicts here are the judge's.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("judge_only")]
 
 MISSING = "公司年会在哪里举办？"
 ANSWER = "公司年会每年十二月在杭州西湖国宾馆举办。"
@@ -101,7 +102,6 @@ async def test_the_faq_document_reindexes_to_the_same_entries(judged_kb, alice):
     assert (document.chunks_total, document.chunks_done, document.status) == (2, 2, "ready")
 
 
-@pytest.mark.usefixtures("judge_only")  # no reader: the confidence line alone makes the turn uncertain
 async def test_labelling_the_right_passage_stores_a_labelled_question(uncertain_kb, alice, alice_token, bob_kb):
     kb = uncertain_kb
     question = "专业版一年多少钱"
