@@ -118,7 +118,9 @@ class MembershipOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_display_name(self, membership: Membership) -> str:
-        return display_name(membership.user) if membership.user_id else (membership.group.name if membership.group_id else "")
+        if membership.user is not None:
+            return display_name(membership.user)
+        return membership.group.name if membership.group is not None else ""
 
 
 # --- documents --------------------------------------------------------------
