@@ -44,7 +44,7 @@ def test_an_editor_sets_fields_beside_what_ingestion_wrote_and_the_search_filter
 def test_a_new_version_keeps_the_fields(client_for, alice, kb, guide, ingest):
     patch(client_for(alice), kb, guide, {"fields": {"team": "售后"}})
     (newer,) = ingest(kb, {"guide.md": GUIDE_V2}, user=alice)
-    assert newer.pk != guide.pk and newer.status == "ready"
+    assert newer.pk == guide.pk and newer.version > guide.version and newer.status == "ready"  # one id, a new version
     assert newer.metadata["fields"] == {"team": "售后"} and "timings_ms" in newer.metadata
 
 
