@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from assistants.models import ApiKey, Assistant
 from assistants.openai_http import MAX_BODY_BYTES as MAX_BODY_BYTES  # config/body_limits.py reads it here
-from assistants.openai_http import authenticate, coded, method_not_allowed, openai_error, request_body, stream_failure
+from assistants.openai_http import authenticate, coded, final_event, method_not_allowed, openai_error, request_body, stream_failure
 from assistants.openai_wire import ChatRequest, Reply, chat_request, error_body, extension, sse, usage_block
 from assistants.services import assistant_turn_start
 from chat.models import Channel
@@ -56,17 +56,12 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
 
 
 async def _completion(reply: Reply, events: AsyncGenerator[dict[str, Any], None]) -> JsonResponse:
-    sources: list[dict[str, Any]] = []
-    async with aclosing(events):
-        async for event in events:
-            if event["type"] == "sources":
-                sources = event["sources"]
-            elif event["type"] == "error":
-                return openai_error(stream_failure(event))
-            elif event["type"] == "finish":
-                return JsonResponse(reply.completion(event["answer"], event, sources),
-                                    json_dumps_params={"ensure_ascii": False})
-    return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+    event, sources = await final_event(events)
+    if event is None:
+        return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+    if event["type"] == "error":
+        return openai_error(stream_failure(event))
+    return JsonResponse(reply.completion(event["answer"], event, sources), json_dumps_params={"ensure_ascii": False})
 
 
 async def _frames(reply: Reply, events: AsyncGenerator[dict[str, Any], None], *, include_usage: bool,

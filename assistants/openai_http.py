@@ -6,6 +6,8 @@ their status (401 key, 403 kind or assistant unavailable, 400 body, 404, 413, 42
 """
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from django.http import HttpRequest, JsonResponse
@@ -61,3 +63,16 @@ def method_not_allowed(allowed: str) -> JsonResponse:
     response = openai_error(coded("method_not_allowed"))
     response["Allow"] = allowed
     return response
+
+
+async def final_event(events: AsyncGenerator[dict[str, Any], None]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """A turn's stream read to its end, for the answers that are not streamed: its ``finish`` or ``error`` event
+    (None when it ended without either: never expected) and the sources it announced."""
+    sources: list[dict[str, Any]] = []
+    async with aclosing(events):
+        async for event in events:
+            if event["type"] == "sources":
+                sources = event["sources"]
+            elif event["type"] in ("error", "finish"):
+                return event, sources
+    return None, sources

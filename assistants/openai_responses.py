@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
-from assistants.openai_http import authenticate, coded, method_not_allowed, openai_error, request_body, stream_failure
+from assistants.openai_http import authenticate, coded, final_event, method_not_allowed, openai_error, request_body, stream_failure
 from assistants.response_turns import response_turn_start
 from assistants.responses_wire import RESPONSE_PARAMS, ResponseEvents, ResponseReply, responses_request
 from chat.services import in_thread, turn_stream
@@ -46,16 +46,12 @@ async def responses(request: HttpRequest) -> HttpResponseBase:
 
 
 async def _response(reply: ResponseReply, events: AsyncGenerator[dict[str, Any], None]) -> JsonResponse:
-    sources: list[dict[str, Any]] = []
-    async with aclosing(events):
-        async for event in events:
-            if event["type"] == "sources":
-                sources = event["sources"]
-            elif event["type"] == "error":
-                return openai_error(stream_failure(event), RESPONSE_PARAMS)
-            elif event["type"] == "finish":
-                return JsonResponse(reply.completed(event, sources), json_dumps_params={"ensure_ascii": False})
-    return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+    event, sources = await final_event(events)
+    if event is None:
+        return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+    if event["type"] == "error":
+        return openai_error(stream_failure(event), RESPONSE_PARAMS)
+    return JsonResponse(reply.completed(event, sources), json_dumps_params={"ensure_ascii": False})
 
 
 async def _frames(reply: ResponseReply, events: AsyncGenerator[dict[str, Any], None], *,
