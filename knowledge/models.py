@@ -396,5 +396,5 @@ class JudgeCalibration(models.Model):
     def __str__(self) -> str:
         return f"calibration of {self.kb_id} ({self.status})"
 
-
+from knowledge.revision_models import ChunkRevision, RevisionKind  # noqa: E402,F401  (registered with this app)
 from knowledge.version_models import DocumentAlias, DocumentVersion  # noqa: E402,F401  (registered with this app)
