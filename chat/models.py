@@ -149,6 +149,8 @@ class Feedback(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"), on_delete=models.CASCADE, related_name="chat_feedback")
     rating = models.CharField(verbose_name=_("rating"), max_length=4, choices=Rating.choices)
     reason = models.TextField(verbose_name=_("reason"), blank=True, default="")
+    reason_code = models.CharField(verbose_name=_("reason code"), max_length=20, blank=True, default="",
+                                   help_text=_("wrong_passage: the answer cited the wrong passage (a 👎 that teaches)"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
 

@@ -86,6 +86,10 @@ class KnowledgeBase(models.Model):
                                 help_text=_("Groups of synonyms, e.g. [[\"价格\",\"售价\"]]"))
     version = models.BigIntegerField(verbose_name=_("version"), default=1,
                                      help_text=_("Bumped in the same transaction as any content change"))
+    learn_from_feedback = models.BooleanField(verbose_name=_("learn from feedback"), default=False, help_text=_(
+        "Rank the passages confirmed for a question first for it and its paraphrases (docs/relevance.md)"))
+    labels_version = models.BigIntegerField(verbose_name=_("labels version"), default=1,
+                                            help_text=_("Bumped when the confirmed labels change (keys the search cache)"))
     created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(verbose_name=_("updated at"), auto_now=True)
     # Not columns: set on the rows some queries return (knowledge.access, selectors) and by views.home for its page.
@@ -331,31 +335,6 @@ def document_labels(document_id: int, source_name: str, external_id: str = "") -
     return {n for n in names if n}
 
 
-class EvalQuestion(models.Model):
-    """A labelled question of a KB: the documents (external ids or source names) that answer it; none = unanswerable.
-
-    ``answers``, optional, are the answer's text spans: with them an evaluation
-    can also score the chat's answers (``chat.evaluation``), not only retrieval.
-    """
-
-    kb = models.ForeignKey(KnowledgeBase, verbose_name=_("knowledge base"), on_delete=models.CASCADE, related_name="eval_questions")
-    text = models.TextField(verbose_name=_("text"), )
-    relevant = ArrayField(models.CharField(max_length=500), verbose_name=_("relevant"), default=list, blank=True)
-    answers = ArrayField(models.CharField(max_length=1000), verbose_name=_("answers"), default=list, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"), null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
-    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
-
-    class Meta:
-        verbose_name = _("evaluation question")
-        verbose_name_plural = _("evaluation questions")
-        ordering = ["id"]
-        constraints = [models.CheckConstraint(condition=~Q(text=""), name="evalquestion_text_nonempty")]
-
-    def __str__(self) -> str:
-        return self.text[:60]
-
-
 class CalibrationStatus(models.TextChoices):
     PENDING = "pending", _("pending")
     RUNNING = "running", _("running")
@@ -396,5 +375,6 @@ class JudgeCalibration(models.Model):
     def __str__(self) -> str:
         return f"calibration of {self.kb_id} ({self.status})"
 
+from knowledge.label_models import EvalQuestion, LabelSource, LabelStatus  # noqa: E402,F401  (registered with this app)
 from knowledge.revision_models import ChunkRevision, RevisionKind  # noqa: E402,F401  (registered with this app)
 from knowledge.version_models import DocumentAlias, DocumentVersion  # noqa: E402,F401  (registered with this app)
