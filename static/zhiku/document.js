@@ -50,9 +50,26 @@
       versionStatus.className = "small muted";
       versionStatus.textContent = versionStatus.dataset.restoring;
       try {
-        await api("POST", `${documentUrl}versions/${restore.dataset.number}/restore/`);
+        const restored = await api("POST", `${documentUrl}versions/${restore.dataset.number}/restore/`);
         versionStatus.className = "small ok-text";
         versionStatus.textContent = versionStatus.dataset.restored;
+        // The page shows the restored version once it serves: its row, folded into the document when ready,
+        // then redirects (308) to the document, which carries its number.
+        const versionUrl = `/api/kbs/${root.dataset.kbId}/documents/${restored.id}/`;
+        for (let tries = 0; tries < 400; tries += 1) {
+          const doc = await api("GET", versionUrl);
+          if (doc.version >= restored.version && doc.status === "ready") {
+            window.location.reload();
+            return;
+          }
+          if (doc.status === "failed") {
+            versionStatus.className = "small error-text";
+            versionStatus.textContent = versionStatus.dataset.failed + (doc.error && doc.error.message || "");
+            restore.disabled = false;
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+        }
       } catch (e) {
         versionStatus.className = "small error-text";
         versionStatus.textContent = versionStatus.dataset.failed + errorText(e);
