@@ -1,7 +1,8 @@
-"""API tokens, single sign-on links, group managers and invitations in the admin; keys and links are never shown."""
+"""API tokens, single sign-on links, group managers, invitations and preferences in the admin; keys and links are never
+shown."""
 from django.contrib import admin
 
-from accounts.models import ApiToken, GroupManager, Invitation, SsoIdentity
+from accounts.models import ApiToken, GroupManager, Invitation, Preference, SsoIdentity
 
 
 @admin.register(ApiToken)
@@ -60,6 +61,24 @@ class InvitationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # made on /people/invitations/ or POST /api/people/invitations/, where the link is shown once
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Preference)
+class PreferenceAdmin(admin.ModelAdmin):
+    """What each person chose on the console (the chat page's KBs), read only: it is theirs to change, on the page or
+    with PUT /api/account/preferences/."""
+
+    list_display = ("user", "chat_kb_ids", "updated_at")
+    search_fields = ("user__username",)
+    fields = list_display
+    readonly_fields = fields
+    list_select_related = ("user",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False

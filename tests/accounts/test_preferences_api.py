@@ -39,3 +39,12 @@ def test_a_person_without_own_kbs_gets_the_first_shared_one(client_for, alice, b
 
     assert client_for(bob).get("/api/account/preferences/").json() == {
         "chat_kb_ids": [KnowledgeBase.objects.get(name="M 库").pk]}
+
+
+def test_the_admin_shows_preferences_read_only(client, client_for, alice, make_user, make_kb):
+    kb = make_kb(alice, "价格")
+    assert client_for(alice).put("/api/account/preferences/", {"chat_kb_ids": [kb.pk]}, format="json").status_code == 200
+    client.force_login(make_user("root", superuser=True))
+    page = client.get("/admin/accounts/preference/")
+    assert page.status_code == 200 and "alice" in page.content.decode()
+    assert client.get("/admin/accounts/preference/add/").status_code == 403
