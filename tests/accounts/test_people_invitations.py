@@ -145,3 +145,10 @@ def test_another_owner_withdraws_an_invitation_to_their_kb(client_for, alice, bo
     data = _owner_invites_as_owner(client_for, alice, bob, kb)
     assert client_for(alice).delete(f"/api/people/invitations/{data['id']}/").status_code == 204
     assert Invitation.objects.get(pk=data["id"]).revoked_at is not None
+
+
+def test_the_invitation_names_its_maker_family_name_first(client_for, client, alice, kb):
+    alice.last_name, alice.first_name = "张", "伟"
+    alice.save(update_fields=["last_name", "first_name"])
+    token = token_of(invite(client_for(alice), kb))
+    assert "张伟 邀请你加入知库" in client.get(f"/invite/{token}/").content.decode()
