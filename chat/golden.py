@@ -22,6 +22,7 @@ from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from chat.models import GoldenRun, GoldenTrigger
+from core.audit import NOBODY, Action, record
 from knowledge.models import Document, EvalQuestion, KnowledgeBase
 from knowledge.retrieval.request import SearchRequest
 from knowledge.services.search import Search, search
@@ -36,7 +37,7 @@ TOP_K = 5
 
 
 def golden_questions(kb: KnowledgeBase) -> list[EvalQuestion]:
-    return list(EvalQuestion.objects.filter(kb=kb).exclude(relevant=[]).order_by("id")[:MAX_GOLDEN_QUESTIONS])
+    return list(EvalQuestion.objects.evaluated().filter(kb=kb).exclude(relevant=[]).order_by("id")[:MAX_GOLDEN_QUESTIONS])
 
 
 def _answered(kb: KnowledgeBase, question: EvalQuestion) -> bool:
@@ -83,9 +84,14 @@ def golden_run(kb: KnowledgeBase, *, trigger: str | None = None) -> GoldenRun | 
         kb_version=version, document_id=document_id, document_version=document_version, questions=len(questions),
         answered=answered, rate=rate, previous_rate=None if previous is None else previous.rate, dropped=dropped,
         failed=failed)
-    if dropped:
+    if dropped and previous is not None:
         logger.warning("golden answer rate of KB %s fell from %.2f to %.2f after document %s v%s",
-                       kb.pk, previous.rate if previous else 0.0, rate, document_id, document_version)
+                       kb.pk, previous.rate, rate, document_id, document_version)
+        # In the audit log with the change that came before it (no actor: the sweeper found it).
+        record(Action.GOLDEN_DROP, actor=NOBODY, actor_name="", obj=kb, changes={
+            "rate": [round(previous.rate, 4), round(rate, 4)], "answered": [previous.answered, answered],
+            "questions": len(questions), "document_id": document_id, "document_version": document_version,
+            "failed": [f["text"] for f in failed[:10]], "run": run.pk})
     return run
 
 
@@ -93,7 +99,7 @@ def golden_sweep(now=None) -> list[GoldenRun]:
     """Run the KBs that are due: content changed since their last run, or the last run a day old (at most
     ``KBS_PER_ROUND`` per call, the longest waiting first)."""
     now = now or timezone.now()
-    labelled = EvalQuestion.objects.filter(kb=OuterRef("pk")).exclude(relevant=[])
+    labelled = EvalQuestion.objects.evaluated().filter(kb=OuterRef("pk")).exclude(relevant=[])
     last = GoldenRun.objects.filter(kb=OuterRef("pk")).order_by("-id")
     kbs = (KnowledgeBase.objects.filter(Exists(labelled)).select_related("owner")
            .annotate(last_version=Subquery(last.values("kb_version")[:1]), last_at=Subquery(last.values("created_at")[:1])))

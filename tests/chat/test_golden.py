@@ -9,6 +9,7 @@ from chat_helpers import DOCS
 from django.test import Client
 from django.utils import timezone
 
+from audit.models import AuditEntry
 from chat.golden import golden_sweep
 from chat.models import GoldenRun
 from knowledge.models import Chunk, Document, Role
@@ -58,6 +59,13 @@ def test_a_change_that_loses_the_answer_is_a_drop_tied_to_the_document(golden_kb
     assert (after.trigger, after.answered, after.rate, after.previous_rate, after.dropped) == ("change", 0, 0.0, 1.0, True)
     assert (after.document_id, after.document_version) == (current.pk, current.version)
     assert after.failed == [{"id": after.failed[0]["id"], "text": QUESTION}]
+    # In the audit log too, with the change that came before it.
+    entry = AuditEntry.objects.get(action="kb.golden_drop")
+    assert entry.kb_id == kb.pk and entry.actor is None and entry.origin == "system"
+    assert entry.changes["rate"] == [1.0, 0.0] and entry.changes["failed"] == [QUESTION]
+    assert (entry.changes["document_id"], entry.changes["document_version"]) == (current.pk, current.version)
+    log = client_for(alice).get("/api/audit/", {"kb": kb.pk}).json()
+    assert any(e["action"] == "kb.golden_drop" for e in log["results"])
 
     data = client_for(alice).get(f"/api/kbs/{kb.pk}/health/golden/").json()
     assert data["questions"] == 1 and data["latest"]["dropped"] is True and data["latest"]["document_id"] == current.pk
@@ -73,6 +81,7 @@ def test_a_change_that_loses_the_answer_is_a_drop_tied_to_the_document(golden_kb
     upload(kb, "pro.md", DOCS["pro.md"], alice, django_capture_on_commit_callbacks)  # the price back: no drop
     [back] = golden_sweep()
     assert (back.trigger, back.rate, back.previous_rate, back.dropped) == ("change", 1.0, 0.0, False)
+    assert AuditEntry.objects.filter(action="kb.golden_drop").count() == 1  # a rise is not audited
 
 
 def test_the_golden_questions_run_nightly(golden_kb):
