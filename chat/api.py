@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat import selectors, services
+from chat.feedback_labels import REASON_CODES, feedback_record
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
@@ -75,12 +76,21 @@ class ConversationDetailOutput(ConversationOutput):
 class FeedbackInput(StrictInput):
     rating = serializers.ChoiceField(choices=Rating.choices)
     reason = Text(required=False, allow_blank=True, max_length=2000, default="")
+    reason_code = serializers.ChoiceField(required=False, choices=[("", ""), *((c, c) for c in REASON_CODES)], default="",
+                                          help_text="wrong_passage (with down): the answer cited the wrong passage")
 
 
 class FeedbackOutput(serializers.ModelSerializer):
+    labelled = serializers.SerializerMethodField(help_text="The labelled question the vote made (null: none): its id "
+                                              "and status, confirmed or pending (the KB's review queue)")
+
     class Meta:
         model = Feedback
-        fields = ["id", "message", "rating", "reason", "created_at", "updated_at"]
+        fields = ["id", "message", "rating", "reason", "reason_code", "labelled", "created_at", "updated_at"]
+
+    def get_labelled(self, feedback: Feedback) -> dict | None:
+        label = self.context.get("label")
+        return None if label is None else {"id": label.pk, "kb_id": label.kb_id, "status": label.status}
 
 
 class ConversationListView(PaginatedView):
@@ -116,14 +126,17 @@ class ConversationDetailView(APIView):
 
 
 class FeedbackView(APIView):
-    """Rate an answer up or down, with an optional reason; rating again replaces the earlier rating."""
+    """Rate an answer up or down, with an optional reason; rating again replaces the earlier rating.
+
+    A 👍, or a 👎 with ``reason_code: wrong_passage``, teaches: it labels the answer's first cited passage as answering
+    (or not) the question, confirmed for a voter who edits the KB, else pending in the KB's review queue."""
 
     @extend_schema(request=FeedbackInput, responses={200: FeedbackOutput})
     def post(self, request, message_id: int):
         data = FeedbackInput(data=request.data)
         data.is_valid(raise_exception=True)
-        feedback = services.feedback_give(user=request.user, message_id=message_id, **data.validated_data)
-        return Response(FeedbackOutput(feedback).data)
+        feedback, label = feedback_record(user=request.user, message_id=message_id, **data.validated_data)
+        return Response(FeedbackOutput(feedback, context={"label": label}).data)
 
 
 class ToolSearchInput(StrictInput):

@@ -12,6 +12,8 @@ _code("conversation_not_found", N, _("Conversation not found."))
 _code("message_not_found", N, _("Message not found."))
 _code("invalid_conversation", V, _("conversation must be an id or null."))
 _code("invalid_rating", V, _("rating must be up or down."))
+_code("invalid_reason_code", V, _("reason_code must be one of %(codes)s, or left out."),
+      down_only=_("reason_code wrong_passage goes with a down rating."))
 _code("invalid_message", None, _("Send JSON text frames, not binary ones."), status=400)
 _code("too_large", None, _("A message may be at most %(limit)s bytes."), status=400,
       closing=_("A message may be at most %(limit)s bytes; this one is larger, so the connection is closed."))

@@ -15,6 +15,7 @@ from knowledge.models import EvalQuestion, Role
 from knowledge.retrieval.pipeline import MODES
 from knowledge.services.calibration import schedule_recalibration, trade_off_curve
 from knowledge.services.evaluation import LabelledQuery, evaluate
+from knowledge.services.labels import labels_changed
 
 MAX_QUESTIONS_PER_RUN = 500
 # A chat turn costs far more than a search (an LLM call, when one is configured): answers are scored on fewer.
@@ -60,7 +61,7 @@ class EvalQuestionListView(APIView):
                 else EvalQuestionInput(data=request.data))
         data.is_valid(raise_exception=True)
         rows = data.validated_data if many else [data.validated_data]
-        if kb.eval_questions.count() + len(rows) > MAX_QUESTIONS_PER_RUN:
+        if kb.eval_questions.evaluated().count() + len(rows) > MAX_QUESTIONS_PER_RUN:
             raise fail("too_many_questions", limit=MAX_QUESTIONS_PER_RUN)
         with transaction.atomic():
             created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
@@ -75,6 +76,7 @@ class EvalQuestionDetailView(APIView):
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
         if not deleted:
             raise fail("question_not_found")
+        labels_changed(kb_id=kb.pk)  # it may have taught the KB's ranking
         schedule_recalibration(kb.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

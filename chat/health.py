@@ -9,23 +9,21 @@ this KB are shown. The actions (``label_add``) write the labelled questions cali
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from chat.models import Feedback, Message, MessageStatus, Rating, Role, Verdict
 from core.errors import fail
 from knowledge.access import kbs_for_user
-from knowledge.models import Chunk, EvalQuestion, KnowledgeBase
+from knowledge.models import EvalQuestion, KnowledgeBase, LabelSource
 from knowledge.models import Role as KBRole
 from knowledge.retrieval.request import SearchRequest
-from knowledge.services.calibration import schedule_recalibration
+from knowledge.services.labels import label_passage
+from knowledge.services.labels import question_key as normalise
 from knowledge.services.search import Search, search
 
 SINCE_DAYS = (1, 7, 30, 90, 365)
@@ -38,14 +36,6 @@ LIVE_PASSAGES = 10
 search run now, for at most this many rows per report."""
 PASSAGES_PER_ROW = 3
 PASSAGE_CHARS = 300
-_TRAILING = re.compile(r"[\s?？。.!！~～,，;；:：、]+$")
-
-
-def normalise(text: str) -> str:
-    """The grouping key of a question: NFKC (full-width → half-width), case folded, spaces collapsed, the
-    trailing punctuation dropped — 「年假有几天？」 and 「年假有几天 」 are one question."""
-    text = " ".join(unicodedata.normalize("NFKC", text or "").casefold().split())
-    return _TRAILING.sub("", text)
 
 
 def owned_kb(*, user, kb_id: Any) -> KnowledgeBase:
@@ -146,7 +136,7 @@ def health_report(*, user, kb: KnowledgeBase, since_days: int = DEFAULT_SINCE_DA
             except Exception:  # noqa: BLE001 - a row without passages is still worth showing
                 group.passages = []
     most = sorted(groups.items(), key=lambda kg: (-kg[1].count, -kg[1].last_asked.timestamp()))[:MAX_ROWS]
-    labelled = {normalise(t) for t in EvalQuestion.objects.filter(kb=kb).values_list("text", flat=True)}
+    labelled = {normalise(t) for t in EvalQuestion.objects.evaluated().filter(kb=kb).values_list("text", flat=True)}
     rows = [dict(g.json(k), labelled=k in labelled) for k, g in failing]
     return {
         "kb": {"id": kb.pk, "name": kb.name}, "since_days": since_days, "turns": len(turns),
@@ -176,24 +166,7 @@ def _downvotes(kb: KnowledgeBase, since) -> list[dict[str, Any]]:
 
 
 def label_add(*, user, kb: KnowledgeBase, question: Any, chunk_id: Any, answer: Any = "") -> EvalQuestion:
-    """Label ``chunk_id`` (a passage of ``kb``) as answering ``question``: a labelled question naming its document,
-    with ``answer`` as its answer span when given (the golden set); the same question labelled again gains the
-    document. The KB's judge is recalibrated from its labels (``schedule_recalibration``)."""
-    text = " ".join(str(question or "").split())
-    if not text or len(text) > 1000:
-        raise fail("invalid_health_question")
-    try:
-        chunk = Chunk.objects.select_related("document").get(kb=kb, pk=int(chunk_id))
-    except (Chunk.DoesNotExist, TypeError, ValueError):
-        raise fail("chunk_not_found") from None
-    span = " ".join(str(answer or "").split())[:1000]
-    with transaction.atomic():
-        existing = [q for q in EvalQuestion.objects.select_for_update().filter(kb=kb) if normalise(q.text) == normalise(text)]
-        labelled = existing[0] if existing else EvalQuestion(kb=kb, text=text, created_by=user)
-        document = str(chunk.document_id)
-        labelled.relevant = [*labelled.relevant, document] if document not in labelled.relevant else labelled.relevant
-        if span and span not in labelled.answers:
-            labelled.answers = [*labelled.answers, span]
-        labelled.save()
-        schedule_recalibration(kb.pk)
-    return labelled
+    """Label ``chunk_id`` (a passage of ``kb``) as answering ``question``: a confirmed labelled question naming the
+    passage and its document, with ``answer`` as its answer span when given (the golden set); the same question
+    labelled again gains the passage. The KB's judge is recalibrated from its labels (knowledge/services/labels.py)."""
+    return label_passage(user=user, kb=kb, question=question, chunk_id=chunk_id, answer=answer, source=LabelSource.HEALTH)

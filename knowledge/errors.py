@@ -95,3 +95,8 @@ _code("not_calibrated", C, _("The KB has no ready calibration to pick a threshol
 _code("target_unreachable", V, _("No threshold on the curve reaches that share."))
 _code("not_enough_questions", None, _("The KB has %(usable)s usable passages; calibration needs at least %(needed)s."),
       status=None)
+
+# --- labels (learning from feedback, knowledge/services/labels.py) ---------------------------------------------
+_code("label_not_found", N, _("Labelled question not found."))
+_code("invalid_label_question", V, _("question must be a text of 1 to %(limit)s characters."))
+_code("invalid_label_status", V, _("status must be one of %(choices)s."))

@@ -129,13 +129,14 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
 
 
 def eval_question_list(*, user, kb: KnowledgeBase) -> QuerySet[EvalQuestion]:
-    """The KB's labelled questions, less those naming a document the user may not read (editors see all).
+    """The KB's labelled questions (confirmed: ``evaluated``), less those naming a document the user may not read
+    (editors see all).
 
     A question names its answer's document, and its text is about that
     document's content: showing it would tell a viewer outside the document's
     groups what the restricted document says.
     """
-    questions = kb.eval_questions.order_by("id")
+    questions = kb.eval_questions.evaluated().order_by("id")
     if has_role(user=user, kb=kb, min_role=Role.EDITOR):
         return questions
     unreadable = Document.objects.filter(kb=kb).exclude(documents_readable_q(user=user))

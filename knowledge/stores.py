@@ -1,4 +1,4 @@
-"""Django implementations of the retrieval core's stores: pgvector search, chunk loading (BM25 tiers: keyword_store.py)."""
+"""Django implementations of the retrieval core's stores: pgvector search, chunk loading, labels (BM25: keyword_store.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +20,7 @@ from psycopg.types import TypeInfo
 from knowledge.access import scope_chunks_sql, scope_documents_sql
 from knowledge.models import Chunk, Document
 from knowledge.retrieval.evidence import faq_cosine
-from knowledge.retrieval.protocols import AccessScope, ChunkRecord, SearchFilters
+from knowledge.retrieval.protocols import AccessScope, ChunkRecord, LabelMatch, SearchFilters
 
 logger = logging.getLogger(__name__)
 
@@ -261,3 +261,33 @@ class DjangoChunkStore:
         return self._select("c.document_id = %s AND c.ordinal BETWEEN %s AND %s AND c.id <> %s",
                             [record.document_id, record.ordinal - before, record.ordinal + after, record.chunk_id],
                             scope=scope, with_vectors=False, order="ORDER BY c.ordinal")
+
+
+# --- labels (learning from feedback) ---------------------------------------------------------
+
+# An exact scan of the KB's confirmed labels (index evalquestion_kb_status): a KB holds hundreds, and a filtered HNSW
+# scan could miss the nearest. Each label's passages are the chunks of the same KB holding its content hashes now.
+_LABELS_SQL = (
+    "WITH near AS (SELECT q.id, q.text, q.passage_hashes, q.negative_hashes, 1 - (q.question_embedding <=> %s) AS cosine"
+    " FROM knowledge_evalquestion q WHERE q.kb_id = %s AND q.status = 'confirmed' AND q.embedding_model = %s"
+    " AND q.question_embedding IS NOT NULL ORDER BY q.question_embedding <=> %s, q.id LIMIT %s)"
+    " SELECT n.id, n.text, n.cosine,"
+    " ARRAY(SELECT c.id FROM knowledge_chunk c WHERE c.kb_id = %s AND c.content_hash = ANY(n.passage_hashes) ORDER BY c.id),"
+    " ARRAY(SELECT c.id FROM knowledge_chunk c WHERE c.kb_id = %s AND c.content_hash = ANY(n.negative_hashes) ORDER BY c.id)"
+    " FROM near n WHERE n.cosine >= %s ORDER BY n.cosine DESC, n.id")
+
+
+class DjangoLabelStore:
+    """A KB's confirmed labels near a query, by pgvector in SQL, each with that KB's chunks holding its passages."""
+
+    def nearest(self, *, kb_id: int, embedding_model: str, query_vector: np.ndarray, min_cosine: float,
+                limit: int) -> list[LabelMatch]:
+        vec = np.asarray(query_vector, dtype=np.float32)
+        with binary_cursor() as cur:
+            cur.execute(_LABELS_SQL, [vec, int(kb_id), embedding_model, vec, int(limit), int(kb_id), int(kb_id),
+                                      float(min_cosine)], binary=True)
+            rows = cur.fetchall()
+        return [LabelMatch(label_id=int(i), question=text, cosine=float(cosine),
+                           chunk_ids=tuple(int(c) for c in positive or ()),
+                           negative_chunk_ids=tuple(int(c) for c in negative or ()))
+                for i, text, cosine, positive, negative in rows]

@@ -10,4 +10,5 @@ urlpatterns = [
     path("kbs/<int:kb_id>/settings/", views.kb_settings_page, name="kb-settings"),
     path("kbs/<int:kb_id>/hit-test/", views.hit_test, name="hit-test"),
     path("kbs/<int:kb_id>/evaluation/", views.evaluation_page, name="kb-evaluation"),
+    path("kbs/<int:kb_id>/labels/", views.labels_page, name="kb-labels"),
 ]

@@ -28,7 +28,7 @@ from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.ingestion.versions import resolve_alias
-from knowledge.models import AnswerMode, Document, KnowledgeBase, Role
+from knowledge.models import AnswerMode, ChunkRevision, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.kbs import kb_create
 from knowledge.services.versions import version_list
@@ -121,6 +121,7 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     return render(request, "knowledge/document.html", {
         "kb": kb, "document": document, "status_label": STATUS_LABELS.get(document.status, document.status),
         "page": page, "newer_id": newer, **_role_context(request, kb), "versions": version_list(document=document)[:50],
+        "revised_ids": set(ChunkRevision.objects.filter(chunk__in=list(page)).values_list("chunk_id", flat=True)),
         "group_names": sorted(document.restricted_to_groups.values_list("name", flat=True)),
         # The failure in the viewer's language, from its code (the stored message is English, as written at ingestion).
         "error_text": ingest_error_message(document.error_code, document.error_message) if document.error_code else "",
@@ -168,7 +169,9 @@ def _llm_context() -> dict:
 def hit_test(request: HttpRequest, kb_id: int) -> HttpResponse:
     """命中测试: an editor of the KB searches it and sees every stage's ranks and scores."""
     kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
-    return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": kb_role(user=request.user, kb=kb) == Role.OWNER})
+    role = kb_role(user=request.user, kb=kb)
+    return render(request, "knowledge/hit_test.html", {"kb": kb, "is_owner": role == Role.OWNER,
+                                                       "can_label": role in (Role.EDITOR, Role.OWNER)})
 
 
 @login_required
@@ -177,3 +180,11 @@ def evaluation_page(request: HttpRequest, kb_id: int) -> HttpResponse:
     """评测 (editors): the KB's labelled questions, adding and deleting them, and a run with its metrics."""
     kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
     return render(request, "knowledge/evaluation.html", {"kb": kb, **_role_context(request, kb)})
+
+
+@login_required
+@ensure_csrf_cookie
+def labels_page(request: HttpRequest, kb_id: int) -> HttpResponse:
+    """标注审核 (editors): votes on answers waiting for review, confirmed and rejected labels (knowledge/api/labels.py)."""
+    kb = _kb_for(request, kb_id, min_role=Role.EDITOR)
+    return render(request, "knowledge/labels.html", {"kb": kb, **_role_context(request, kb)})

@@ -25,6 +25,8 @@ class KBSettingsInput(StrictInput):
     keyword_weight = serializers.FloatField(required=False, min_value=0, max_value=1000, validators=[finite])
     fusion = serializers.ChoiceField(required=False, choices=FusionMethod.choices)
     rerank_enabled = serializers.BooleanField(required=False)
+    learn_from_feedback = serializers.BooleanField(
+        required=False, help_text="rank the passages confirmed for a question first for it and its paraphrases (labels)")
     score_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
                                              help_text="the not-found gate: a relevance below it is not_found")
     answer_threshold = serializers.FloatField(required=False, min_value=0, max_value=1, validators=[finite],
@@ -79,7 +81,7 @@ class KBOutput(serializers.ModelSerializer):
             "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
             "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en", "user_words", "synonyms",
             "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
-            "version", "document_count", "chunk_count", "created_at", "updated_at",
+            "learn_from_feedback", "version", "document_count", "chunk_count", "created_at", "updated_at",
         ]
         read_only_fields = fields
 

@@ -3,7 +3,7 @@
 Ids use <int:> converters, so a malformed id is a 404, never a 500."""
 from django.urls import path
 
-from knowledge.api import calibration, chunks, documents, kbs, search, versions
+from knowledge.api import calibration, chunks, documents, kbs, labels, search, versions
 
 urlpatterns = [
     path("kbs/", kbs.KBListView.as_view(), name="kb-list"),
@@ -23,4 +23,7 @@ urlpatterns = [
     path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", chunks.ChunkDetailView.as_view(), name="chunk-detail"),
     path("search/", search.SearchView.as_view(), name="search"),
     path("kbs/<int:kb_id>/calibration/", calibration.CalibrationView.as_view(), name="calibration"),
+    path("kbs/<int:kb_id>/labels/", labels.LabelListView.as_view(), name="label-list"),
+    path("kbs/<int:kb_id>/labels/<int:label_id>/confirm/", labels.LabelConfirmView.as_view(), name="label-confirm"),
+    path("kbs/<int:kb_id>/labels/<int:label_id>/reject/", labels.LabelRejectView.as_view(), name="label-reject"),
 ]

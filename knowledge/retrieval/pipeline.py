@@ -7,6 +7,7 @@
 ``fuse``     ``fusion.fuse``
 ``rerank``   ``rerank.rerank_pool``
 ``judge``    ``judging``
+``learn``    ``learning`` (KBs that learn from their labels: matched after embed, pooled after load, applied here)
 ``merge``    ``selection`` (merge, dedup, rescue)
 ``read``     ``reading`` (the reader reads the first results; the verdict needs it to say answered)
 ``load``     ``context`` (neighbour expansion, announced continuation: what chat asks for)
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import reading
+from . import learning, reading
 from .context import expand, fill_payload
 from .fusion import fuse
 from .judge import NOT_FOUND, Judge
@@ -32,6 +33,7 @@ from .protocols import (
     Embedder,
     KBSearchConfig,
     KeywordStore,
+    LabelStore,
     Reader,
     Reranker,
     VectorStore,
@@ -67,9 +69,11 @@ class HybridRetriever:
         max_workers: int = 4,
         parallel_map: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None = None,
         tuning: Tuning | None = None,
+        labels: LabelStore | None = None,
     ) -> None:
         self.tuning = Tuning() if tuning is None else tuning
         self.chunks = chunks
+        self.labels = labels
         self.embedder_for = embedder_for
         self.reranker_for = reranker_for
         self.recall = Recall(vectors=vectors, keywords=keywords, chunks=chunks, embedder_for=embedder_for,
@@ -96,10 +100,17 @@ class HybridRetriever:
             runs = analyze(query, kbs)
         with trace.stage("embed"):
             self.recall.embed(query, runs, mode, trace)
+        learns = self.labels is not None and any(run.kb.learn for run in runs)
+        if learns:
+            with trace.stage("learn"):
+                learning.match(runs, self.labels, self.tuning)
         self.recall.retrieve(runs, mode=mode, filters=filters, scope=scope, trace=trace)
         with trace.stage("load"):
             records = self.recall.load(runs, scope=scope, trace=trace)
             records = self.recall.reload(runs, records, filters=filters, scope=scope, trace=trace)
+        if learns:
+            with trace.stage("learn"):
+                learning.pool(runs, records, chunks=self.chunks, scope=scope, filters=filters)
         with trace.stage("fuse"):
             for run in runs:
                 fuse(run, query, records, self.tuning)
@@ -112,6 +123,10 @@ class HybridRetriever:
         with trace.stage("judge"):
             for run in runs:
                 self.judging.judge_candidates(run, records, top_k, trace)
+        if learns:
+            with trace.stage("learn"):
+                learning.apply(runs, records, judge_one=self.judging.judge_one, judge_depth=self.tuning.judge_depth,
+                               trace=trace)
         with trace.stage("merge"):
             merged = merge(runs, self.tuning.judge_depth)
             selected = cut(merged, records, runs, top_k, tuning=self.tuning, judge_one=self.judging.judge_one,

@@ -50,6 +50,8 @@ class KBSearchConfig:
     not_found_text: str = defaults.NOT_FOUND_TEXT
     not_found_text_en: str = ""
     """Replied instead to a question asked in English (``text.asked_in_english``); "": ``not_found_text``."""
+    learn: bool = False
+    """Rank the passages confirmed for this question and its paraphrases first (``learning``; the KB's opt-in)."""
 
     def not_found_for(self, question: str) -> str:
         """The not-found text in the question's language, when the KB has one."""
@@ -145,3 +147,24 @@ class Reranker(Protocol):
 
     def scores(self, query: str, query_vector: np.ndarray | None, records: Sequence[ChunkRecord]) -> list[float]:
         """A relevance score per record, higher is better."""
+
+
+@dataclass(frozen=True)
+class LabelMatch:
+    """A confirmed label of one KB whose question is close to the query: the chunks now holding its passages."""
+
+    label_id: int
+    question: str
+    cosine: float
+    """Of the query's vector and the label's question vector (both embedded as queries)."""
+    chunk_ids: tuple[int, ...] = ()
+    """The KB's chunks holding the passages confirmed to answer the question (boosted)."""
+    negative_chunk_ids: tuple[int, ...] = ()
+    """The KB's chunks holding the passages confirmed wrong for it (demoted)."""
+
+
+class LabelStore(Protocol):
+    def nearest(self, *, kb_id: int, embedding_model: str, query_vector: np.ndarray, min_cosine: float,
+                limit: int) -> list[LabelMatch]:
+        """The KB's confirmed labels whose question has at least ``min_cosine`` with the query, nearest first,
+        each with that KB's chunks (only) holding its passages; never another KB's."""

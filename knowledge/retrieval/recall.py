@@ -39,6 +39,7 @@ from .protocols import (
     KBSearchConfig,
     KeywordStore,
     KeywordUnavailable,
+    LabelMatch,
     SearchFilters,
     VectorStore,
 )
@@ -80,6 +81,7 @@ class KBRun:
     fused_order: list[int] = field(default_factory=list)
     final_order: list[int] = field(default_factory=list)
     reranker: str = "none"
+    labels: list[LabelMatch] = field(default_factory=list)  # confirmed labels near the query (``learning``)
 
     def lexical_evidence(self, cid: int, records: Mapping[int, ChunkRecord]) -> evidence.LexicalEvidence:
         """A candidate's lexical evidence, computed once per search (keyword trust and the judge both read it)."""

@@ -60,6 +60,8 @@ class Tuning:
     reader_answer_line: float = defaults.READER_ANSWER_LINE  # the reader's best at or above: answered
     reader_rescue_line: float = defaults.READER_RESCUE_LINE  # under the gate, the reader's best at or above: uncertain
     reader_judge_line: float = defaults.READER_JUDGE_LINE  # with the reader on, a relevance at or above: answered
+    learn_cosine: float = defaults.LEARN_COSINE  # a confirmed label counts for a query this close to its question
+    learn_labels: int = defaults.LEARN_LABELS
     _weights: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -98,7 +98,7 @@ def offtopic_bank() -> tuple[str, ...]:
 
 def labelled_questions(kb: KnowledgeBase) -> list[CalibrationQuestion] | None:
     """The KB's stored labelled questions, when there are enough of each class; else None."""
-    rows = list(kb.eval_questions.values_list("text", "relevant"))
+    rows = list(kb.eval_questions.evaluated().values_list("text", "relevant"))
     questions = [CalibrationQuestion(text=t[:1000], answerable=bool(rel), kind="labelled") for t, rel in rows if t.strip()]
     answerable = sum(q.answerable for q in questions)
     if answerable >= MIN_LABELLED_ANSWERABLE and len(questions) - answerable >= MIN_LABELLED_UNANSWERABLE:
@@ -269,12 +269,13 @@ def trade_off_curve(answerable: Sequence[float], unanswerable: Sequence[float],
 # --- running ------------------------------------------------------------------------------------
 
 def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> np.ndarray:
-    """The judge's logit for each question's search over ``kb`` as its owner, with the calibration neutral."""
+    """The judge's logit for each question's search over ``kb`` as its owner, with the calibration neutral (and
+    without learning: a labelled question would meet its own label, knowledge/retrieval/learning.py)."""
 
     out = []
     for q in questions:
         result = search(Search(SearchRequest(query=q.text, top_k=kb.top_k, mode="hybrid"), user=kb.owner,
-                               kb_ids=[kb.pk], calibration=(1.0, 0.0)))
+                               kb_ids=[kb.pk], calibration=(1.0, 0.0), overrides={"learn": False}))
         relevance = result.relevance if result.relevance is not None else 0.0
         out.append(float(np.clip(evidence.logit(relevance), *Z_RANGE)))
     return np.asarray(out, dtype=np.float64)
@@ -282,7 +283,7 @@ def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> n
 
 def calibration_inputs(kb: KnowledgeBase) -> str:
     """A digest of everything a fit reads: the KB's content version, its labelled questions and the settings."""
-    questions = list(kb.eval_questions.order_by("id").values_list("id", "text", "relevant"))
+    questions = list(kb.eval_questions.evaluated().order_by("id").values_list("id", "text", "relevant"))
     raw = repr((kb.version, questions, kb.top_k, kb.candidates, kb.vector_weight, kb.keyword_weight, kb.fusion))
     return hashlib.sha256(raw.encode()).hexdigest()
 

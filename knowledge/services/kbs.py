@@ -22,7 +22,7 @@ from knowledge.titles import text_title
 SETTING_FIELDS = (
     "description", "top_k", "candidates", "rrf_k", "vector_weight", "keyword_weight", "fusion",
     "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en", "user_words", "synonyms",
-    "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold",
+    "answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold", "learn_from_feedback",
 )
 
 

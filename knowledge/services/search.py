@@ -29,7 +29,7 @@ from knowledge.retrieval.rerank import CrossEncoderReranker
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kbs_get_for_user
 from knowledge.services.query_input import MAX_TOP_K, kb_ids_clean, query_clean
-from knowledge.stores import DjangoChunkStore, PgVectorStore, redis_client
+from knowledge.stores import DjangoChunkStore, DjangoLabelStore, PgVectorStore, redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def kb_search_config(kb: KnowledgeBase) -> KBSearchConfig:
         threshold=kb.score_threshold, answer_threshold=kb.answer_threshold, not_found_text=kb.not_found_text,
         not_found_text_en=kb.not_found_text_en,
         version=kb.version, life=life_of(kb.created_at),
-        calibration=(kb.calibration_slope, kb.calibration_offset),
+        calibration=(kb.calibration_slope, kb.calibration_offset), learn=kb.learn_from_feedback,
     )
 
 
@@ -177,7 +177,7 @@ def get_retriever() -> HybridRetriever:
             _retriever = HybridRetriever(
                 vectors=PgVectorStore(), keywords=keyword_store(), chunks=DjangoChunkStore(),
                 embedder_for=_embedder_for, reranker_for=_reranker_for, max_workers=settings.ZHIKU_SEARCH_WORKERS,
-                parallel_map=_parallel_map, reader=SettingsReader(),
+                parallel_map=_parallel_map, reader=SettingsReader(), labels=DjangoLabelStore(),
             )
         return _retriever
 

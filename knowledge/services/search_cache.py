@@ -25,8 +25,9 @@ def cached_payload(asked: Search) -> dict:
     if client is not None:
         # Versions change with content; the two lines and the calibration change the verdict; the groups and
         # the KBs where the caller sees restricted documents (editor or above) decide what they may read.
+        # Learning (its switch, and the confirmed labels' version) changes the ranking too.
         versions = sorted((kb.pk, kb.version, kb.score_threshold, kb.answer_threshold, kb.calibration_slope,
-                           kb.calibration_offset) for kb in kbs)
+                           kb.calibration_offset, kb.learn_from_feedback, kb.labels_version) for kb in kbs)
         raw = json.dumps([user.pk, user.is_superuser, sorted(scope.group_ids), sorted(scope.full_access_kb_ids), versions,
                           [kb.pk for kb in kbs], request.cache_key_parts(), settings.ZHIKU_RERANK_MODEL,
                           settings.ZHIKU_READER, sorted((asked.overrides or {}).items()), asked.calibration],

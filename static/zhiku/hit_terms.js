@@ -13,6 +13,7 @@
     fuse: [gettext("Fuse"), gettext("The two paths' rankings merged into one.")],
     rerank: [gettext("Rerank"), gettext("The fused candidates scored again against the question and re-ordered.")],
     judge: [gettext("Judge"), gettext("Each candidate's relevance estimated from its signals; the verdict from the two lines.")],
+    learn: [gettext("Learn from labels"), gettext("Passages confirmed for this question, or one worded almost the same, ranked first; passages confirmed wrong for it ranked last (knowledge bases that learn from feedback).")],
     merge: [gettext("Merge"), gettext("The knowledge bases' results merged into one list, duplicates dropped.")],
     read: [gettext("Read"), gettext("The best passages read against the question by the reader model.")],
     total: [gettext("Total"), gettext("The whole search, start to end.")],

@@ -51,8 +51,42 @@
     final_score: gettext("Final score"), relevance: gettext("Relevance"), threshold: gettext("Not-found gate"),
     answer_threshold: gettext("Confidence line"), verdict: gettext("Verdict"), hit: gettext("Hit"),
     calibration: gettext("Calibration (slope, offset)"), model: gettext("Judge model"),
-    result: gettext("Result #"),
+    result: gettext("Result #"), learned: gettext("Learned from labels"), action: gettext("Action"),
+    label_id: gettext("Label"), question: gettext("Labelled question"), cosine: gettext("Cosine"),
   };
+  const L = {
+    answers: gettext("Answers this question"), wrong: gettext("Wrong passage"),
+    answersHelp: gettext("Label this passage as answering the question tested (a confirmed label)"),
+    wrongHelp: gettext("Label this passage as not answering the question tested (ranked last for it when the knowledge base learns)"),
+    labelled: gettext("Labelled"), labelledWrong: gettext("Labelled wrong"), column: gettext("Label"),
+  };
+  const canLabel = form.dataset.canLabel === "1";
+  // "This passage answers this question" (or not): a confirmed label of the KB (POST /api/kbs/{id}/labels/).
+  function labelButtons(row, query) {
+    const td = el("td", null, { class: "nowrap label-cell" });
+    const say = (wrong) => async () => {
+      td.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+      try {
+        const response = await fetch(`/api/kbs/${document.getElementById("kb-id").value}/labels/`, {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+          body: JSON.stringify({ question: query, chunk_id: row.chunk_id, wrong }),
+        });
+        const data = await response.json();
+        if (!response.ok) throw new Error(data.error ? data.error.message : String(response.status));
+        td.replaceChildren(el("span", wrong ? L.labelledWrong : L.labelled, { class: "badge " + (wrong ? "status-failed" : "status-ready") }));
+      } catch (e) {
+        td.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+        td.appendChild(el("span", T.error + e.message, { class: "small error-text" }));
+      }
+    };
+    const yes = el("button", L.answers, { type: "button", class: "label-answers", title: L.answersHelp });
+    yes.addEventListener("click", say(false));
+    const no = el("button", L.wrong, { type: "button", class: "label-wrong", title: L.wrongHelp });
+    no.addEventListener("click", say(true));
+    td.append(yes, " ", no);
+    return td;
+  }
   // The stages' and signals' names in words, each with a line saying what it is (static/zhiku/hit_terms.js).
   const terms = window.zhikuHitTerms;
   const label = (key) => LABELS[key] || terms.word(key) || key;
@@ -79,10 +113,11 @@
   const scroller = (child) => { const box = el("div", null, { class: "scroll-x" }); box.appendChild(child); return box; };
 
   // The results, numbered 1, 2, … as shown; the section path on one line; chunk texts with their tables.
-  function resultsTable(rows, data) {
+  function resultsTable(rows, data, query) {
     const t = el("table", null, { id: "results-table" });
     const head = el("tr");
     RESULT_COLUMNS.forEach(([path, header]) => head.appendChild(el("th", header, path === "#" ? { class: "num" } : undefined)));
+    if (canLabel) head.appendChild(el("th", L.column));
     t.appendChild(head);
     rows.forEach((row, index) => {
       const tr = el("tr", null, { "data-chunk-id": String(row.chunk_id) });
@@ -109,6 +144,7 @@
         }
         tr.appendChild(td);
       });
+      if (canLabel) tr.appendChild(labelButtons(row, query));
       t.appendChild(tr);
     });
     return t;
@@ -233,7 +269,7 @@
     }
     showVerdict(verdict, data);
     results.appendChild(el("h2", data.results.length ? T.results(data.results.length) : T.noResults));
-    if (data.results.length) results.appendChild(scroller(resultsTable(data.results, data)));  // the wide table scrolls, not the page
+    if (data.results.length) results.appendChild(scroller(resultsTable(data.results, data, body.query)));  // the wide table scrolls, not the page
     if (data.debug) {
       const numbers = new Map(data.results.map((r, i) => [r.chunk_id, i + 1]));
       renderStages(data.debug, stagesBody, numbers);
