@@ -71,6 +71,9 @@ _code("version_file_pruned", C, _("Version %(number)s's file is no longer kept (
                                   "so it cannot be restored."))
 _code("version_current", C, _("Version %(number)s is the current version already."))
 _code("document_not_ready", C, _("Chunks can be added only to a ready document; this one is %(status)s."))
+_code("revision_not_found", N, _("This chunk has no revision %(number)s."))
+_code("revision_not_revertible", C, _("Revision %(number)s added the chunk: there is no earlier text to go back to "
+                                      "(disable the chunk instead)."))
 _code("empty_chunk", V, _("A chunk cannot be empty."), edit=_("A chunk cannot be empty; disable it instead."))
 _code("faq_too_long", V, _("An FAQ entry's question may be at most %(question)s characters, its answer %(answer)s."))
 _code("invalid_document_fields", V, _("fields must be an object of at most %(limit)s named values."),

@@ -26,7 +26,8 @@ class ChunkListView(PaginatedView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         data = parse(s.ChunkCreateInput, request.data)
         document = selectors.document_get_for_user(user=request.user, kb=kb, document_id=data["document"])
-        chunk = chunk_create(document=document, content=data["content"], section_path=data.get("section_path", []))
+        chunk = chunk_create(document=document, content=data["content"], section_path=data.get("section_path", []),
+                             user=request.user)
         return Response(s.ChunkOutput(chunk).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=s.ChunkWithTokensOutput(many=True), parameters=[s.ChunkFilterInput])
@@ -75,5 +76,5 @@ class ChunkDetailView(APIView):
         data = parse(s.ChunkUpdateInput, request.data)
         if not data:
             raise fail("nothing_to_update", "chunk")
-        chunk = chunk_update(chunk=chunk, content=data.get("content"), enabled=data.get("enabled"))
+        chunk = chunk_update(chunk=chunk, content=data.get("content"), enabled=data.get("enabled"), user=request.user)
         return Response(s.ChunkOutput(chunk).data)

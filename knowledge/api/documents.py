@@ -16,17 +16,18 @@ from core.errors import fail
 from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
-from knowledge.api.inputs import chunking_from_form, form_files, form_group_names
+from knowledge.api.inputs import chunking_from_form, form_files, form_group_names, form_keep_edits
 from knowledge.api.versions import Redirecting, document_or_redirect
 from knowledge.document_fields import fields_clean
 from knowledge.ingest_errors import cut_short_message
+from knowledge.ingestion.pinning import KEEP_EDITS
 from knowledge.ingestion.queue import attach_places
 from knowledge.ingestion.text import Chunking
 from knowledge.ingestion.upload import document_preview, documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import DocumentStatus, Role
 from knowledge.services.documents import document_delete, document_fields_set, document_reindex, document_restrict, document_retry
 
-_UPLOAD_FIELDS = {"files", "restricted_to_groups", "chunk_size", "chunk_overlap"}
+_UPLOAD_FIELDS = {"files", "restricted_to_groups", "chunk_size", "chunk_overlap", "keep_edits"}
 _PREVIEW_FIELDS = {"file", "chunk_size", "chunk_overlap"}
 PREVIEW_MAX_CHUNKS = 500
 
@@ -60,7 +61,11 @@ class DocumentListView(PaginatedView):
             raise unknown_fields(unknown)
         groups = selectors.groups_by_names(form_group_names(request.data))
         chunking = chunking_from_form(request.data)
+        keep_edits = form_keep_edits(request.data)
         items = uploaded_files_to_items(form_files(request, "files"))
+        if not keep_edits:  # read by the commit that replaces the serving version (knowledge/ingestion/pinning.py)
+            for item in items:
+                item.metadata[KEEP_EDITS] = False
         outcomes = documents_upload_restricted(kb=kb, items=items, user=request.user, groups=groups, chunking=chunking)
         body = {"documents": [
             {"id": o.document.pk, "document": o.document.replaces_id or o.document.pk, "source_name": o.document.source_name,
@@ -154,9 +159,16 @@ class DocumentRetryView(APIView):
 
 
 class DocumentReindexView(APIView):
-    @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(409)},
-                   summary="Parse and embed the stored file again (editor); a ready document gets a new version")
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(request=s.ReindexInput, responses={202: s.DocumentOutput, **errors(409)},
+                   summary="Parse and embed the stored file again (editor); a ready document gets a new version",
+                   description="Chunks edited or added by hand whose text the new chunks no longer hold are kept, "
+                               "pinned after them, and reported in the document's `metadata.edits`; "
+                               "`{\"keep_edits\": false}` drops them. The body is optional.")
     def post(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
-        document = document_reindex(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id))
+        data = parse(s.ReindexInput, request.data or {})
+        document = document_reindex(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id),
+                                    keep_edits=data["keep_edits"])
         return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)

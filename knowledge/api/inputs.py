@@ -43,3 +43,16 @@ def chunking_from_form(data) -> Chunking | None:
     if size is None and overlap is None:
         return None
     return chunking_check(size=size, overlap=overlap)
+
+
+_YES, _NO = {"", "true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+def form_keep_edits(data) -> bool:
+    """The upload form's ``keep_edits`` (absent: true): whether a new version keeps edited chunks whose text is gone
+    (knowledge/ingestion/pinning.py); anything but true/false, 1/0, yes/no, on/off is 400 ``invalid``."""
+    raw = data.get("keep_edits", "")
+    value = raw.strip().lower() if isinstance(raw, str) else None
+    if value not in _YES | _NO:
+        raise fail("invalid", on_field="keep_edits")
+    return value in _YES

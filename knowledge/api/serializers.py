@@ -151,6 +151,17 @@ class DocumentUploadInput(ChunkingFields):
         help_text=f"Comma-separated group names (at most {MAX_GROUP_NAMES}); only their members (and editors) may read "
                   "these documents.",
     )
+    keep_edits = serializers.BooleanField(
+        required=False, default=True,
+        help_text="A new version keeps the chunks edited or added by hand whose text its chunks no longer hold, pinned "
+                  "after them (default); false drops them (docs/chunks.md).")
+
+
+class ReindexInput(StrictInput):
+    keep_edits = serializers.BooleanField(
+        required=False, default=True,
+        help_text="Keep the chunks edited or added by hand whose text the new chunks no longer hold, pinned after them "
+                  "(default); false drops them (docs/chunks.md).")
 
 
 class DocumentPreviewInput(ChunkingFields):

@@ -3,7 +3,7 @@
 Ids use <int:> converters, so a malformed id is a 404, never a 500."""
 from django.urls import path
 
-from knowledge.api import calibration, chunks, documents, kbs, labels, search, versions
+from knowledge.api import calibration, chunks, documents, kbs, labels, revisions, search, versions
 
 urlpatterns = [
     path("kbs/", kbs.KBListView.as_view(), name="kb-list"),
@@ -19,6 +19,10 @@ urlpatterns = [
          name="document-versions"),
     path("kbs/<int:kb_id>/documents/<int:document_id>/versions/<int:number>/restore/",
          versions.DocumentVersionRestoreView.as_view(), name="document-version-restore"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/chunks/<int:chunk_id>/revisions/",
+         revisions.ChunkRevisionListView.as_view(), name="chunk-revisions"),
+    path("kbs/<int:kb_id>/documents/<int:document_id>/chunks/<int:chunk_id>/revisions/<int:number>/revert/",
+         revisions.ChunkRevisionRevertView.as_view(), name="chunk-revision-revert"),
     path("kbs/<int:kb_id>/chunks/", chunks.ChunkListView.as_view(), name="chunk-list"),
     path("kbs/<int:kb_id>/chunks/<int:chunk_id>/", chunks.ChunkDetailView.as_view(), name="chunk-detail"),
     path("search/", search.SearchView.as_view(), name="search"),

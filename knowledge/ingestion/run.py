@@ -12,7 +12,7 @@ from django.utils import timezone
 from core import jobs
 from core.jsonable import jsonable
 from knowledge.chunking import ChunkDraft
-from knowledge.ingestion import claims, versions
+from knowledge.ingestion import claims, pinning, versions
 from knowledge.ingestion.text import Chunking, analyzer_config, analyzer_for, chunk_parsed, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions, reusable_vectors, stage_vectors
 from knowledge.keyword_store import keyword_store
@@ -113,8 +113,10 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3}
     metadata = {**document.metadata, **jsonable(parsed.metadata or {}), "embeddings_reused": reused,
                 "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
+    ahead = pinning.vectors_ahead(document, title=title)  # for the edited chunks a re-ingest keeps (pinning.py)
     served_as = _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
-                                question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata)
+                                question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata,
+                                title=title, pin_vectors=ahead)
     metadata["timings_ms"]["write"] = round((time.perf_counter() - t4) * 1000, 2)
     Document.objects.filter(pk=served_as).update(metadata=metadata)
     _index_keywords(kb)
@@ -137,10 +139,11 @@ def _vectors(document: Document, drafts: list[ChunkDraft], *, force_reembed: boo
 
 def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft], tokens: list[list[str]],
                     vectors: list[np.ndarray], question_vectors: list[np.ndarray | None], analyzer_fingerprint: str,
-                    metadata: dict) -> int:
+                    metadata: dict, title: str, pin_vectors: dict[str, np.ndarray]) -> int:
     """Swap the new version in: its chunks, ready status and metadata in one transaction. A new version of a document
-    is folded into it (knowledge.ingestion.versions: the document keeps its id, its old chunks are replaced);
-    returns the id of the document now serving it."""
+    is folded into it (knowledge.ingestion.versions: the document keeps its id, its old chunks are replaced, but for
+    the edited ones whose text is gone, kept pinned: knowledge.ingestion.pinning); returns the id of the document now
+    serving it."""
     kb = document.kb
     with transaction.atomic():
         # The KB row, then the document's (knowledge.locks): concurrent ingestions of one KB commit one at a time.
@@ -149,27 +152,30 @@ def _commit_version(*, document: Document, token: str, drafts: list[ChunkDraft],
             raise _ClaimLost()  # deleted, or taken over by a run that outlived this one's heartbeat
         target = versions.fold_target(current)
         served_as = target.pk if target is not None else document.pk
-        if target is not None:
-            Chunk.objects.filter(document_id=target.pk).delete()
-        Chunk.objects.bulk_create([
+        edits = pinning.before_swap(document_id=target.pk, drafts=drafts, keep=pinning.keeps_edits(current)) \
+            if target is not None else pinning.Plan()
+        created = Chunk.objects.bulk_create([
             Chunk(
                 document_id=served_as, kb_id=kb.pk, ordinal=d.ordinal, chunk_type=d.chunk_type,
                 content=d.content, enriched=d.enriched, content_hash=content_hash(d.enriched, kb.embedding_model),
                 section_path=list(d.section_path), page_start=d.page_start, page_end=d.page_end,
                 tokens=tok, tokens_fingerprint=analyzer_fingerprint, embedding=vec, question_embedding=qvec,
-                metadata=jsonable(d.metadata or {}),
+                metadata=edits.draft_metadata(i, d),
             )
-            for d, tok, vec, qvec in zip(drafts, tokens, vectors, question_vectors, strict=True)
+            for i, (d, tok, vec, qvec) in enumerate(zip(drafts, tokens, vectors, question_vectors, strict=True))
         ], batch_size=500)
+        pinned = pinning.after_swap(edits, created=created, kb=kb, title=title, version=current.version, vectors=pin_vectors)
+        pinning.report(metadata, edits if target is not None else None, pinned=pinned, version=current.version)
+        count = len(drafts) + pinned
         claims.discard_staged(document.pk)
         if target is not None:
-            versions.fold(staging=current, target=target, chunk_count=len(drafts), metadata=metadata)
+            versions.fold(staging=current, target=target, chunk_count=count, metadata=metadata)
         else:
             Document.objects.filter(pk=document.pk).update(
-                status=DocumentStatus.READY, chunks_done=len(drafts), chunks_total=len(drafts), replaces=None, claim="",
+                status=DocumentStatus.READY, chunks_done=count, chunks_total=count, replaces=None, claim="",
                 metadata=metadata,
             )
-            versions.record_version(document_id=document.pk, version=current, chunk_count=len(drafts))
+            versions.record_version(document_id=document.pk, version=current, chunk_count=count)
         kb_bump_version(kb_id=kb.pk)
     return served_as
 

@@ -14,7 +14,7 @@ from core.errors import fail
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import fields_clean
 from knowledge.files import delete_after_commit
-from knowledge.ingestion import claims, run, versions
+from knowledge.ingestion import claims, pinning, run, versions
 from knowledge.locks import lock_kb_then_document
 from knowledge.models import Document, DocumentStatus, DocumentVersion
 from knowledge.services.calibration import schedule_recalibration
@@ -52,10 +52,12 @@ def document_retry(*, document: Document) -> Document:
     return document
 
 
-def document_reindex(*, document: Document) -> Document:
+def document_reindex(*, document: Document, keep_edits: bool = True) -> Document:
     """Parse and embed a ready document again from its stored file (e.g. after a parser or chunking change).
 
     A failed or stalled version is queued again in place; a stalled new version of a ready one is resumed.
+    Edited chunks whose text the new chunks no longer hold are kept, pinned, unless ``keep_edits`` is false
+    (knowledge/ingestion/pinning.py).
     """
     with transaction.atomic():
         document = lock_document(document)
@@ -70,8 +72,9 @@ def document_reindex(*, document: Document) -> Document:
             if newer is not None:
                 if not claims.is_stalled(newer):
                     raise fail("busy", "new_version")
+                _keeping_edits(newer, keep_edits)
                 _requeue(newer)
-                record(Action.DOCUMENT_REINDEX, obj=newer, changes={"resumed": True})
+                record(Action.DOCUMENT_REINDEX, obj=newer, changes={"resumed": True, **_edits_change(keep_edits)})
                 newer.refresh_from_db()
                 return newer
             clone = Document.objects.create(
@@ -79,17 +82,31 @@ def document_reindex(*, document: Document) -> Document:
                 source_url=document.source_url, doc_type=document.doc_type, size=document.size, sha256=document.sha256,
                 file=document.file.name,
                 status=DocumentStatus.PENDING, version=versions.next_number(document), replaces=document,
-                metadata={k: v for k, v in document.metadata.items() if k != "timings_ms"}, uploaded_by=document.uploaded_by,
+                metadata={k: v for k, v in document.metadata.items() if k not in ("timings_ms", pinning.KEEP_EDITS)}
+                | ({} if keep_edits else {pinning.KEEP_EDITS: False}), uploaded_by=document.uploaded_by,
                 chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,
             )
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
             run.enqueue_ingest(clone.pk, kb_id=clone.kb_id)
-            record(Action.DOCUMENT_REINDEX, obj=clone, changes={"version": [document.version, clone.version]})
+            record(Action.DOCUMENT_REINDEX, obj=clone, changes={"version": [document.version, clone.version],
+                                                               **_edits_change(keep_edits)})
             return clone
+        _keeping_edits(document, keep_edits)
         _requeue(document)
-        record(Action.DOCUMENT_REINDEX, obj=document, changes={"status": [document.status, DocumentStatus.PENDING]})
+        record(Action.DOCUMENT_REINDEX, obj=document, changes={"status": [document.status, DocumentStatus.PENDING],
+                                                              **_edits_change(keep_edits)})
     document.refresh_from_db()
     return document
+
+
+def _keeping_edits(document: Document, keep: bool) -> None:
+    """Whether the version queued again keeps edited chunks whose text is gone (its row's metadata, read at commit)."""
+    metadata = {k: v for k, v in (document.metadata or {}).items() if k != pinning.KEEP_EDITS}
+    Document.objects.filter(pk=document.pk).update(metadata=metadata if keep else {**metadata, pinning.KEEP_EDITS: False})
+
+
+def _edits_change(keep: bool) -> dict:
+    return {} if keep else {"keep_edits": False}
 
 
 def document_delete(*, document: Document) -> None:

@@ -122,6 +122,7 @@
         const chunk = await api("PATCH", base + article.dataset.chunkId + "/", { content: area.value });
         window.zhikuRich.render(chunk.content, text);
         finish();
+        if (window.zhikuHistory) window.zhikuHistory.edited(article, chunk);  // static/zhiku/chunk_history.js
       } catch (e) {
         message.textContent = T.failed + errorText(e);
         save.disabled = false; save.textContent = T.save;
