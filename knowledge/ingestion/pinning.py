@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from core.jsonable import jsonable
@@ -88,8 +88,11 @@ def before_swap(*, document_id: int, drafts: list[ChunkDraft], keep: bool) -> Pl
             plan.dropped += 1
     staying = [*plan.found, *(c.pk for c in plan.pinned)]
     Chunk.objects.filter(document_id=document_id).exclude(pk__in=staying).delete()
-    # Above every ordinal the new drafts and the pinned chunks will take, and distinct, so no row ever collides.
-    Chunk.objects.filter(pk__in=staying).update(ordinal=F("ordinal") + len(drafts) + len(staying) + 1)
+    if staying:
+        # Past every ordinal a staying row has now (the unique ordinal is checked row by row as they move) and every
+        # one the new drafts and the pinned chunks will take.
+        highest = Chunk.objects.filter(pk__in=staying).aggregate(n=Max("ordinal"))["n"] or 0
+        Chunk.objects.filter(pk__in=staying).update(ordinal=F("ordinal") + highest + len(drafts) + len(staying) + 1)
     return plan
 
 

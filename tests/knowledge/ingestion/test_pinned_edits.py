@@ -147,3 +147,23 @@ def test_reindex_api_takes_keep_edits(guide, alice, client_for, django_capture_o
     assert response.status_code == 202, response.content
     bad = client.post(f"/api/kbs/{guide.kb_id}/documents/{guide.pk}/reindex/", {"keep_edits": "x"}, format="json")
     assert bad.status_code == 400
+
+
+
+@pytest.mark.django_db
+def test_kept_chunks_move_past_each_others_ordinals(kb, ingest, alice):
+    """A short new version of a long document: kept chunks whose ordinals differ by the new chunk count plus the
+    kept count plus one (what a shift by those counts alone would collide on, row by row) are pinned in order."""
+    sections = "".join(f"## 第{i}节\n\n这是第{i}节的正文，讲述编号为{i}的规定。\n\n" for i in range(14))
+    (document,) = ingest(kb, {"rules.md": "# 规章\n\n" + sections}, user=alice)
+    rows = chunks_of(document)
+    short = "# 规章\n\n只剩一条规定：独角兽不得入内。\n"
+    drafts = 1  # the short file's chunk count, checked below
+    picked = [rows[0], rows[drafts + 2 + 1]]
+    for n, chunk in enumerate(picked):
+        chunk_update(chunk=chunk, content=f"手工改写的第{n}条规定：麒麟条款。", user=alice)
+    (document,) = ingest(kb, {"rules.md": short}, user=alice)
+    after = chunks_of(document)
+    assert len(after) == drafts + 2 and document.version == 2
+    assert [c.pk for c in after[-2:]] == [c.pk for c in picked] and all(c.metadata["pinned"] for c in after[-2:])
+    assert [c.ordinal for c in after] == [0, 1, 2]
