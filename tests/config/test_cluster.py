@@ -121,10 +121,13 @@ def test_another_process_sees_an_edit_a_new_version_and_a_deletion_at_its_next_s
     assert chunk.pk not in [c["id"] for c in searcher.search(kb, "紫藤花园", alice)["chunks"]]
     assert [c["id"] for c in searcher.search(kb, "银杏广场", alice)["chunks"]] == [chunk.pk]
 
-    # A new version of the file replaces the old one's chunks under the same document id (issue 38: versions).
+    # A new version of the file replaces the old one's chunks under the same document id (issue 38: versions), but
+    # for the edited chunk, whose text the new file lacks: kept, pinned, and found by the other process too
+    # (docs/chunks.md).
     (newer,) = ingest(kb, {"policy.md": "# 停车\n\n梧桐大道的访客停车费每小时八元。\n"})
     assert newer.status == DocumentStatus.READY and newer.pk == policy.pk and newer.version > policy.version
-    assert searcher.search(kb, "银杏广场", alice)["chunks"] == []
+    assert [c["id"] for c in searcher.search(kb, "银杏广场", alice)["chunks"]] == [chunk.pk]
+    assert Chunk.objects.get(pk=chunk.pk).metadata["pinned"] is True
     assert {c["document_id"] for c in searcher.search(kb, "梧桐大道", alice)["chunks"]} == {newer.pk}
 
     # A deleted document.
