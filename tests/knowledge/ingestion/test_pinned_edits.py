@@ -167,3 +167,24 @@ def test_kept_chunks_move_past_each_others_ordinals(kb, ingest, alice):
     assert len(after) == drafts + 2 and document.version == 2
     assert [c.pk for c in after[-2:]] == [c.pk for c in picked] and all(c.metadata["pinned"] for c in after[-2:])
     assert [c.ordinal for c in after] == [0, 1, 2]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("ahead", [True, False], ids=["embedded-before-the-commit", "embedded-in-the-commit"])
+def test_a_pinned_chunk_is_embedded_again_under_the_new_title(guide, alice, ingest, monkeypatch, ahead):
+    """The new version's title changes the pinned chunk's enriched text: its vector is the new text's, whether embedded
+    ahead of the commit or, for an edit made meanwhile, in it."""
+    from knowledge.embeddings import get_embedder
+    from knowledge.ingestion import pinning
+    from knowledge.ingestion.vectors import content_hash
+
+    edited = chunks_of(guide)[0]
+    chunk_update(chunk=edited, content=EDITED, user=alice)
+    if not ahead:
+        monkeypatch.setattr(pinning, "vectors_ahead", lambda staging, *, title: {})
+    (document,) = ingest(guide.kb, {"guide.md": GUIDE.replace("# 退货政策", "# 售后服务条款")}, user=alice)
+    pinned = Chunk.objects.get(pk=edited.pk)
+    assert pinned.metadata["pinned"] is True and pinned.enriched.startswith("售后服务条款\n")
+    assert pinned.content_hash == content_hash(pinned.enriched, guide.kb.embedding_model) != edited.content_hash
+    expected = get_embedder(guide.kb.embedding_model).embed_passages([pinned.enriched])[0]
+    assert float(np.dot(np.asarray(pinned.embedding), np.asarray(expected))) > 0.999
