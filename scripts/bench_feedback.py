@@ -14,7 +14,7 @@ Per set, through the platform's own ingestion, labels and search (nothing of the
    (``knowledge.services.labels.label_passage``): its gold passage's chunk (the one holding an answer span, else the
    passage's first), so the label is of this KB only.
 3. Paraphrases of half A's questions, written by fixed rules (``paraphrase``: a polite opening or a closing 呢, 什么 →
-   啥, 多少 → 几, 哪里 → 哪儿, 「X是什么」 ↔ 「什么是X」, 为什么 → 为何, 如何 ↔ 怎么 …, in the set's script): no
+   啥, 多少 → 几, 哪里 → 哪儿, 「X是什么」 ↔ 「什么是X」, 为什么 → 为何, 什么时候 → 何时 …, in the set's script): no
    paraphrase data exists for these sets. A's questions (and so their paraphrases) split again by hash: A1's are
    used only to print the cosine sweep the learning line is chosen from (``--line-sweep``), A2's are measured.
 4. Half B (a fixed-seed sample of ``--sample`` for the large sets; docs-zh/faq always whole) and A2's paraphrases
@@ -46,10 +46,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 SETS = ("cmrc2018/dev", "drcd/dev", "docs-zh/faq")
-SIMPLE_RULES = [("什么是", "啥是"), ("是什么", "是啥"), ("为什么", "为何"), ("多少", "几"), ("哪里", "哪儿"),
-                ("如何", "怎么"), ("怎样", "怎么"), ("哪个", "哪一个"), ("是谁", "是哪位")]
-TRAD_RULES = [("什麼是", "甚麼是"), ("是什麼", "是甚麼"), ("為什麼", "為何"), ("多少", "幾"), ("哪裡", "哪兒"),
-              ("如何", "怎麼"), ("怎樣", "怎麼"), ("哪個", "哪一個"), ("是誰", "是哪位")]
+# Word rules, each applied once where it matches (at most two per question, in this order).
+SIMPLE_RULES = [("为什么", "为何"), ("什么时候", "何时"), ("什么", "啥"), ("多少", "几"), ("哪里", "哪儿"),
+                ("如何", "怎么"), ("怎样", "怎么"), ("哪个", "哪一个"), ("是谁", "是哪位"), ("哪一年", "哪年")]
+TRAD_RULES = [("為什麼", "為何"), ("什麼時候", "何時"), ("什麼", "甚麼"), ("多少", "幾"), ("哪裡", "哪兒"),
+              ("如何", "怎麼"), ("怎樣", "怎麼"), ("哪個", "哪一個"), ("是誰", "是哪位"), ("哪一年", "哪年")]
 OPENINGS = {"zh": ("请问", "我想知道", "想问一下", ""), "trad": ("請問", "我想知道", "想問一下", "")}
 _END = re.compile(r"[\s?？。.!！]+$")
 
@@ -68,10 +69,11 @@ def paraphrase(qid: str, text: str, *, traditional: bool) -> str:
     elif body.startswith(what + "是") and len(body) > 4:
         body = body[len(what + "是"):] + "是" + what
     else:
+        applied = 0
         for old, new in rules:
-            if old in body:
+            if old in body and applied < 2:
                 body = body.replace(old, new, 1)
-                break
+                applied += 1
     h = stable(qid)
     opening = OPENINGS["trad" if traditional else "zh"][h % 4]
     closing = "呢" if (h >> 2) % 2 and not body.endswith(("呢", "吗", "嗎")) else ""
@@ -287,7 +289,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--sample", type=int, default=150, help="questions per group for the large sets (fixed seed)")
-    parser.add_argument("--answers", type=int, default=60, help="questions per group asked as chat turns (0: none)")
+    parser.add_argument("--answers", type=int, default=150, help="questions per group asked as chat turns (0: none)")
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--passages", type=int, default=0,
                         help="the large sets' corpus cut to whole articles up to this many passages (0: all)")

@@ -41,6 +41,7 @@ RULES_BEYOND_THE_SCHEMA = {
     "PATCH /api/kbs/{kb_id}/calibration/": {"threshold_or_target", "target_unreachable"},
     "POST /api/kbs/{kb_id}/eval-questions/": {"too_many_questions"},
     "POST /api/chat/stream/": {"no_kbs"},  # a new conversation names its KBs
+    "POST /api/messages/{message_id}/feedback/": {"invalid_reason_code"},  # wrong_passage goes with a down rating
     "POST /api/assistants/": {"invalid_threshold", "unknown_answer_model"},
     "PATCH /api/assistants/{assistant_id}/": {"invalid_threshold", "unknown_answer_model"},
     # A source's kind checks its own settings (sources/kinds/*.py: clean_settings), and a kind may be absent here.

@@ -14,7 +14,7 @@ from knowledge.models import Chunk, EvalQuestion, LabelStatus, Role
 from knowledge.services.labels import MAX_QUESTION_CHARS, label_passage, label_queue, label_review
 
 
-class LabelInput(StrictInput):
+class PassageLabelInput(StrictInput):
     question = Text(max_length=MAX_QUESTION_CHARS, trim_whitespace=True)
     chunk_id = serializers.IntegerField(min_value=1, max_value=2**63 - 1,
                                         help_text="A passage (chunk) of this KB")
@@ -22,9 +22,9 @@ class LabelInput(StrictInput):
                                      help_text="true: the passage does NOT answer the question (it is demoted for it)")
 
 
-class LabelOutput(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.get_username", default=None, read_only=True)
-    reviewed_by = serializers.CharField(source="reviewed_by.get_username", default=None, read_only=True)
+class PassageLabelOutput(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.get_username", default=None, read_only=True, allow_null=True)
+    reviewed_by = serializers.CharField(source="reviewed_by.get_username", default=None, read_only=True, allow_null=True)
     passages = serializers.SerializerMethodField(help_text="The passages named (chunk id, document, text), wrong ones "
                                                  "with wrong: true; a chunk since deleted is left out")
 
@@ -53,33 +53,33 @@ def _context(labels, kb) -> dict:
 class LabelListView(PaginatedView):
     @extend_schema(parameters=[OpenApiParameter("status", str, enum=LabelStatus.values,
                                                 description="pending (default: the review queue), confirmed or rejected")],
-                   responses={200: LabelOutput(many=True)})
+                   responses={200: PassageLabelOutput(many=True)})
     def get(self, request, kb_id: int):
         """The KB's labels of one status, newest first (paginated): ``pending`` is the review queue of votes."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         qs = label_queue(kb=kb, status=request.query_params.get("status") or LabelStatus.PENDING)
         paginator = self.pagination_class()
         page: list[EvalQuestion] = paginator.paginate_queryset(qs, request, view=self) or []
-        return paginator.get_paginated_response(LabelOutput(page, many=True, context=_context(page, kb)).data)
+        return paginator.get_paginated_response(PassageLabelOutput(page, many=True, context=_context(page, kb)).data)
 
-    @extend_schema(request=LabelInput, responses={201: LabelOutput})
+    @extend_schema(request=PassageLabelInput, responses={201: PassageLabelOutput})
     def post(self, request, kb_id: int):
         """This passage answers this question (``wrong``: does not): a confirmed label at once (hit testing)."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
-        data = LabelInput(data=request.data)
+        data = PassageLabelInput(data=request.data)
         data.is_valid(raise_exception=True)
         label = label_passage(user=request.user, kb=kb, **data.validated_data)
-        return Response(LabelOutput(label, context=_context([label], kb)).data, status=status.HTTP_201_CREATED)
+        return Response(PassageLabelOutput(label, context=_context([label], kb)).data, status=status.HTTP_201_CREATED)
 
 
 class _Review(APIView):
     confirm = True
 
-    @extend_schema(request=None, responses={200: LabelOutput})
+    @extend_schema(request=None, responses={200: PassageLabelOutput})
     def post(self, request, kb_id: int, label_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         label = label_review(user=request.user, kb=kb, label_id=label_id, confirm=self.confirm)
-        return Response(LabelOutput(label, context=_context([label], kb)).data)
+        return Response(PassageLabelOutput(label, context=_context([label], kb)).data)
 
 
 class LabelConfirmView(_Review):

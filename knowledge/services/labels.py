@@ -94,10 +94,12 @@ def label_passage(*, user, kb: KnowledgeBase, question: Any, chunk_id: Any, wron
     span = " ".join(str(answer or "").split())[:1000]
     with transaction.atomic():
         key = question_key(text)
-        existing = [q for q in EvalQuestion.objects.select_for_update().filter(kb=kb, status=LabelStatus.CONFIRMED,
-                                                                                message_id__isnull=True)
-                    if question_key(q.text) == key]
-        label = existing[0] if existing else EvalQuestion(kb=kb, text=text, created_by=user, source=source)
+        # The texts alone (a label's vector would be read as text for nothing), then the one row locked.
+        same = next((pk for pk, other in EvalQuestion.objects.filter(kb=kb, status=LabelStatus.CONFIRMED,
+                                                                      message_id__isnull=True).values_list("pk", "text")
+                     if question_key(other) == key), None)
+        label = (EvalQuestion.objects.select_for_update().filter(pk=same).first() if same is not None else None) \
+            or EvalQuestion(kb=kb, text=text, created_by=user, source=source)
         _point(label, [chunk], wrong=wrong)
         if span and span not in label.answers:
             label.answers = [*label.answers, span]
