@@ -102,7 +102,7 @@ class KnowledgeBaseAdmin(RoleAccessMixin, admin.ModelAdmin):
         (None, {"fields": ("name", "description", "owner", "embedding_model", "embedding_dim", "version")}),
         (_("Retrieval settings"), {"fields": (
             "top_k", "candidates", "rrf_k", "fusion", "vector_weight", "keyword_weight",
-            "rerank_enabled", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en",
+            "rerank_enabled", "learn_from_feedback", "score_threshold", "answer_threshold", "not_found_text", "not_found_text_en",
         )}),
         (_("Answer settings"), {"fields": ("answer_mode", "answer_model", "system_prompt", "max_sources", "faq_direct_threshold")}),
         (_("Analysis (jieba)"), {"fields": ("user_words", "synonyms")}),
