@@ -31,6 +31,7 @@
     status: (s) => fmt(gettext("status %(status)s"), { status: s }),
     useful: gettext("👍 Useful"), notUseful: gettext("👎 Not useful"),
     whatWrong: gettext("What was wrong? (optional)"), submit: gettext("Submit"),
+    wrongPassage: gettext("The cited passage is wrong"),
     thanks: gettext("Recorded, thank you"), feedbackFailed: gettext("Feedback failed"),
     searching: gettext("Searching…"),
     searchedFor: (q) => fmt(gettext("Searched for: %(query)s"), { query: q }),
@@ -190,14 +191,18 @@
     down.addEventListener("click", () => {
       if (box.querySelector("input")) return;
       const reason = el("input"); reason.type = "text"; reason.maxLength = 2000; reason.placeholder = T.whatWrong;
+      // "The cited passage is wrong" teaches the KB (a label for its review queue: docs/relevance.md).
+      const wrong = el("input"); wrong.type = "checkbox"; wrong.className = "wrong-passage";
+      const wrongLabel = el("label", null, "small"); wrongLabel.append(wrong, " " + T.wrongPassage);
       const submit = el("button", T.submit); submit.type = "button";
-      submit.addEventListener("click", () => sendFeedback(view, "down", reason.value));
-      box.appendChild(reason); box.appendChild(submit); reason.focus();
+      submit.addEventListener("click", () => sendFeedback(view, "down", reason.value, wrong.checked ? "wrong_passage" : ""));
+      box.appendChild(reason); box.appendChild(wrongLabel); box.appendChild(submit); reason.focus();
     });
     box.appendChild(up); box.appendChild(down);
   }
-  async function sendFeedback(view, rating, reason) {
-    const res = await api("/api/messages/" + view.id + "/feedback/", { method: "POST", body: JSON.stringify({ rating, reason }) });
+  async function sendFeedback(view, rating, reason, reasonCode) {
+    const body = reasonCode ? { rating, reason, reason_code: reasonCode } : { rating, reason };
+    const res = await api("/api/messages/" + view.id + "/feedback/", { method: "POST", body: JSON.stringify(body) });
     if (res.ok) { renderFeedback(view, await res.json()); view.feedback.appendChild(el("span", T.thanks, "muted")); }
     else setStatus(T.feedbackFailed);
   }

@@ -49,6 +49,7 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     from selenium.webdriver.common.by import By
 
     from chat.models import Feedback, Message
+    from knowledge.models import EvalQuestion
     from tests.browser import Wait
 
     ingest(kb, {**DOCS, **XSS_DOC})
@@ -90,6 +91,15 @@ def test_ask_watch_the_answer_stream_see_sources_and_rate_it(server, browser, al
     # Feedback from the page reaches the database.
     answer.find_element(By.CSS_SELECTOR, '.feedback button[data-rating="up"]').click()
     wait.until(lambda d: Feedback.objects.filter(message=message, rating="up").exists())
+    # 👎 「引用的段落不对」 teaches: the owner's vote names the cited passage wrong for the question (a confirmed label).
+    answer.find_element(By.CSS_SELECTOR, '.feedback button[data-rating="down"]').click()
+    wait.until(lambda d: answer.find_elements(By.CSS_SELECTOR, ".feedback input.wrong-passage"))
+    assert "引用的段落不对" in answer.find_element(By.CSS_SELECTOR, ".feedback").text
+    answer.find_element(By.CSS_SELECTOR, ".feedback input.wrong-passage").click()
+    answer.find_elements(By.CSS_SELECTOR, ".feedback button")[-1].click()
+    wait.until(lambda d: Feedback.objects.filter(message=message, rating="down", reason_code="wrong_passage").exists())
+    label = EvalQuestion.objects.get(message_id=message.pk)
+    assert label.status == "confirmed" and label.negative_chunk_ids == [message.citations[0]["chunk_id"]]
 
     # The conversation shows up in the sidebar.
     wait.until(lambda d: "知库专业版的价格是多少" in d.find_element(By.ID, "conversations").text)
