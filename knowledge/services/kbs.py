@@ -17,6 +17,7 @@ from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_qu
 from knowledge.locks import lock_kb
 from knowledge.models import Chunk, KnowledgeBase, Membership, Role
 from knowledge.retrieval import defaults
+from knowledge.services.labels import labels_reembed
 from knowledge.titles import text_title
 
 SETTING_FIELDS = (
@@ -204,15 +205,17 @@ def kb_reembed(*, kb: KnowledgeBase, model_id: str, progress=None) -> int:
     old vectors (and model) until the switch commits; a failure changes nothing.
     """
     dim = embedding_model_check(model_id=model_id)
-    rows = list(Chunk.objects.filter(kb=kb).values_list("id", "enriched", "chunk_type", "metadata__question"))
-    vectors = embed_in_batches([text for _, text, _, _ in rows], model_id=model_id, on_progress=progress)
+    rows = list(Chunk.objects.filter(kb=kb).values_list("id", "enriched", "chunk_type", "metadata__question", "content_hash"))
+    vectors = embed_in_batches([text for _, text, _, _, _ in rows], model_id=model_id, on_progress=progress)
     # FAQ chunks' question vectors follow the model too (null for every other chunk).
-    question_vectors = embed_questions([faq_question(t, {"question": q}) for _, _, t, q in rows], model_id=model_id)
+    question_vectors = embed_questions([faq_question(t, {"question": q}) for _, _, t, q, _ in rows], model_id=model_id)
     with transaction.atomic():
         lock_kb(kb.pk)
         chunks = [Chunk(id=cid, embedding=vec, question_embedding=qvec, content_hash=content_hash(text, model_id))
-                  for (cid, text, _, _), vec, qvec in zip(rows, vectors, question_vectors, strict=True)]
+                  for (cid, text, _, _, _), vec, qvec in zip(rows, vectors, question_vectors, strict=True)]
         Chunk.objects.bulk_update(chunks, ["embedding", "question_embedding", "content_hash"], batch_size=500)
+        # The labels name passages by content hash, which names the model: they follow (knowledge/services/labels.py).
+        labels_reembed(kb=kb, model_id=model_id, hashes={old: c.content_hash for (*_, old), c in zip(rows, chunks, strict=True)})
         KnowledgeBase.objects.filter(pk=kb.pk).update(embedding_model=model_id, embedding_dim=dim)
         if model_id != kb.embedding_model:
             record(Action.KB_UPDATE, obj=kb, changes={"embedding_model": [kb.embedding_model, model_id]})

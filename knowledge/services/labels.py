@@ -177,6 +177,24 @@ def label_review(*, user, kb: KnowledgeBase, label_id: Any, confirm: bool) -> Ev
     return label
 
 
+def labels_reembed(*, kb: KnowledgeBase, model_id: str, hashes: dict[str, str]) -> None:
+    """The KB moves to ``model_id`` (``kb_reembed``, in its transaction): each label's question embedded again and its
+    passages' content hashes (which name the model) mapped old → new, so the labels keep teaching."""
+    labels = list(EvalQuestion.objects.select_for_update().filter(kb=kb).exclude(question_embedding__isnull=True,
+                                                                               passage_hashes=[], negative_hashes=[]))
+    if not labels:
+        return
+    embedder = get_embedder(model_id)
+    for label in labels:
+        label.question_embedding = embedder.embed_query(label.text)
+        label.embedding_model = model_id
+        label.passage_hashes = [hashes.get(h, h) for h in label.passage_hashes]
+        label.negative_hashes = [hashes.get(h, h) for h in label.negative_hashes]
+    EvalQuestion.objects.bulk_update(labels, ["question_embedding", "embedding_model", "passage_hashes", "negative_hashes"],
+                                     batch_size=200)
+    labels_changed(kb_id=kb.pk)
+
+
 def label_queue(*, kb: KnowledgeBase, status: Any = LabelStatus.PENDING):
     """The KB's labels of one status, newest first, with their passages' chunks (the review queue: ``pending``)."""
     if status not in LabelStatus.values:

@@ -119,3 +119,16 @@ def test_a_label_never_boosts_a_chunk_the_caller_may_not_read(docs_kb, alice, bo
     assert first_ids(alice, docs_kb, PARAPHRASE)[0] == target.pk  # the owner reads restricted documents
     Chunk.objects.filter(pk=target.pk).update(enabled=False)
     assert target.pk not in first_ids(alice, docs_kb, PARAPHRASE, top_k=8)  # a disabled chunk is never served
+
+
+def test_labels_follow_the_kb_to_another_embedding_model(docs_kb, alice):
+    from knowledge.services.kbs import kb_reembed
+
+    target = chunk_of(docs_kb, "venue.md")
+    label = label_passage(user=alice, kb=docs_kb, question=QUESTION, chunk_id=target.pk)
+    kb_reembed(kb=docs_kb, model_id="st:minilm")
+    label.refresh_from_db()
+    target.refresh_from_db()
+    assert label.embedding_model == "st:minilm" and label.passage_hashes == [target.content_hash]
+    learn(docs_kb, True)
+    assert first_ids(alice, docs_kb, QUESTION)[0] == target.pk  # the question itself: cosine 1 under any model
