@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.golden import golden_json, golden_questions
-from chat.health import health_report, label_add, owned_kb, since_clean
+from chat.health import SINCE_DAYS, health_report, label_add, owned_kb, since_clean
 from chat.models import GoldenRun
 from core.api.fields import StrictInput, Text
 from knowledge.services.faq import MAX_ANSWER_CHARS, MAX_QUESTION_CHARS, faq_entry_add
@@ -28,7 +28,8 @@ class LabelInput(StrictInput):
 
 
 class HealthView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("since", int, description="Days to look back: 1, 7, 30 (default), 90 or 365")],
+    @extend_schema(parameters=[OpenApiParameter("since", int, enum=list(SINCE_DAYS),
+                                                    description="Days to look back: 1, 7, 30 (default), 90 or 365")],
                    responses={200: dict})
     def get(self, request, kb_id: int):
         """Questions told not found or uncertain (grouped, with counts, last asked and the best passage found),

@@ -33,7 +33,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "PUT /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
     "PATCH /api/kbs/{kb_id}/": {"invalid_threshold", "unknown_answer_model"},
     "POST /api/kbs/{kb_id}/members/": {"unknown_user", "unknown_group", "user_xor_group"},
-    "PATCH /api/kbs/{kb_id}/documents/{document_id}/": {"unknown_group"},
+    # A field's name may not be one a record gives of itself (title, page…) nor start or end with a space.
+    "PATCH /api/kbs/{kb_id}/documents/{document_id}/": {"unknown_group", "invalid_document_fields"},
     "POST /api/kbs/{kb_id}/documents/": {"unknown_group", "invalid_chunking", "duplicate_name", "unsupported_type",
                                          "empty_file"},
     # What a file holds decides these: every code a parse can end with (knowledge/ingest_errors.py).

@@ -200,6 +200,17 @@ class ChunkPreviewOutput(serializers.Serializer):
     chunks = PreviewChunkOutput(many=True)
 
 
+_FIELD_SCALAR = [{"type": "string", "maxLength": 500}, {"type": "number"}, {"type": "boolean"}]
+
+
+@extend_schema_field({  # what knowledge.document_fields.fields_clean takes; the names' own rules are beyond a schema
+    "type": "object", "maxProperties": 32,
+    "additionalProperties": {"oneOf": [*_FIELD_SCALAR, {"type": "array", "maxItems": 20, "items": {"oneOf": _FIELD_SCALAR}}]},
+})
+class _FieldsJSON(serializers.JSONField):
+    pass
+
+
 class DocumentUpdateInput(StrictInput):
     restricted_to_groups = ItemList(
         child=Text(max_length=150), max_length=MAX_GROUP_NAMES, required=False,
@@ -208,7 +219,7 @@ class DocumentUpdateInput(StrictInput):
     )
     # DRF's metaclass takes declared fields out of the class, so this one named like ``Serializer.fields`` does
     # not replace that property (mypy cannot know).
-    fields = serializers.JSONField(  # type: ignore[assignment]
+    fields = _FieldsJSON(  # type: ignore[assignment]
         required=False,
         help_text="The document's own metadata, replacing what it had: an object of at most 32 names (1–64 "
                   "characters; not document_id, chunk_id, title, source_name, section, page, source_url, chunk_type), "
@@ -268,6 +279,8 @@ class DocumentOutput(serializers.ModelSerializer):
     replaces: serializers.PrimaryKeyRelatedField[Document] = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
     document = serializers.SerializerMethodField(help_text="The document's id, the same for every version: this row's "
                                                            "own, or for a new version being ingested the one it replaces")
+    source_url = serializers.CharField(read_only=True, help_text="Where the document's original lives (a source's page "
+                                       "or file), \"\" for an upload")
 
     class Meta:
         model = Document
