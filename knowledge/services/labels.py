@@ -54,7 +54,10 @@ def _chunk(kb: KnowledgeBase, chunk_id: Any) -> Chunk:
 
 
 def _embed(label: EvalQuestion, kb: KnowledgeBase) -> None:
-    """The question embedded as a query by the KB's model (what the learn stage compares the query with)."""
+    """The question embedded as a query by the KB's model (what the learn stage compares the query with), unless the
+    label already holds that model's vector."""
+    if label.question_embedding is not None and label.embedding_model == kb.embedding_model:
+        return
     label.question_embedding = get_embedder(kb.embedding_model).embed_query(label.text)
     label.embedding_model = kb.embedding_model
 
@@ -104,8 +107,7 @@ def label_passage(*, user, kb: KnowledgeBase, question: Any, chunk_id: Any, wron
         if span and span not in label.answers:
             label.answers = [*label.answers, span]
         label.status, label.reviewed_by, label.reviewed_at = LabelStatus.CONFIRMED, user, timezone.now()
-        if label.question_embedding is None or label.embedding_model != kb.embedding_model:
-            _embed(label, kb)
+        _embed(label, kb)
         label.save()
         record(Action.LABEL_CREATE, obj=label, kb=kb, changes=_changes(label))
         labels_changed(kb_id=kb.pk)
@@ -135,8 +137,7 @@ def label_from_vote(*, user, kb: KnowledgeBase, question: str, message_id: int, 
         label.source = LabelSource.FEEDBACK_DOWN if wrong else LabelSource.FEEDBACK_UP
         label.status = LabelStatus.CONFIRMED if trusted else LabelStatus.PENDING
         label.reviewed_by, label.reviewed_at = (user, timezone.now()) if trusted else (None, None)
-        if label.question_embedding is None or label.embedding_model != kb.embedding_model:
-            _embed(label, kb)
+        _embed(label, kb)
         label.save()
         record(Action.LABEL_CONFIRM if trusted else Action.LABEL_CREATE, obj=label, kb=kb, changes=_changes(label))
         if LabelStatus.CONFIRMED in (was, label.status):
@@ -166,7 +167,7 @@ def label_review(*, user, kb: KnowledgeBase, label_id: Any, confirm: bool) -> Ev
         was = label.status
         label.status = LabelStatus.CONFIRMED if confirm else LabelStatus.REJECTED
         label.reviewed_by, label.reviewed_at = user, timezone.now()
-        if confirm and (label.question_embedding is None or label.embedding_model != kb.embedding_model):
+        if confirm:
             _embed(label, kb)
         label.save()
         record(Action.LABEL_CONFIRM if confirm else Action.LABEL_REJECT, obj=label, kb=kb,
