@@ -28,9 +28,10 @@ from django.utils import timezone
 from core.jsonable import jsonable
 from knowledge.chunking import ChunkDraft, enriched_text
 from knowledge.embeddings import get_embedder
+from knowledge.ingestion import versions
 from knowledge.ingestion.text import analyzer_for, keyword_text
 from knowledge.ingestion.vectors import content_hash
-from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase, RevisionKind
+from knowledge.models import Chunk, Document, KnowledgeBase, RevisionKind
 from knowledge.revisions import revision_add, revisions_move
 
 KEEP_EDITS = "keep_edits"  # in the ingesting row's metadata: False drops the edited chunks whose text is gone
@@ -138,9 +139,7 @@ def _indexed(chunk: Chunk, *, kb: KnowledgeBase, title: str, analyzer: Any) -> d
 def vectors_ahead(staging: Document, *, title: str) -> dict[str, np.ndarray]:
     """The vectors the edited chunks of the document ``staging`` will replace need under the new title, embedded
     before the commit takes its locks (a chunk edited meanwhile is embedded in the commit)."""
-    serving = Document.objects.filter(kb_id=staging.kb_id, status=DocumentStatus.READY).exclude(pk=staging.pk)
-    target = (serving.filter(pk=staging.replaces_id).first() if staging.replaces_id else None) or serving.filter(
-        source_name=staging.source_name).first()
+    target = versions.fold_target(staging, lock=False)
     if target is None or not keeps_edits(staging):
         return {}
     kb = staging.kb

@@ -19,9 +19,12 @@ _CARRIED = ("title", "external_id", "source_url", "doc_type", "size", "sha256", 
             "chunk_overlap", "uploaded_by")
 
 
-def fold_target(staging: Document) -> Document | None:
-    """The document a version being committed becomes, locked; None when it is a document's first version."""
-    qs = Document.objects.select_for_update().filter(kb_id=staging.kb_id, status=DocumentStatus.READY).exclude(pk=staging.pk)
+def fold_target(staging: Document, *, lock: bool = True) -> Document | None:
+    """The document a version being committed becomes, locked (``lock``: the commit; without, a look ahead of it);
+    None when it is a document's first version."""
+    qs = Document.objects.filter(kb_id=staging.kb_id, status=DocumentStatus.READY).exclude(pk=staging.pk)
+    if lock:
+        qs = qs.select_for_update()
     target = qs.filter(pk=staging.replaces_id).first() if staging.replaces_id else None
     return target or qs.filter(source_name=staging.source_name).first()
 
