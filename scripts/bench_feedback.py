@@ -1,7 +1,7 @@
 """Print what learning from labels does (issue 38 item 3): a held-out half never hurt, paraphrases of labelled questions helped.
 
 Usage: python scripts/bench_feedback.py [--sets cmrc2018/dev,drcd/dev,docs-zh/faq] [--sample 150] [--answers 60]
-       [--passages 0] [--seed 38] [--bench /work/shared/bench]
+       [--passages 0] [--seed 38] [--bench DIR]
 
 Per set, through the platform's own ingestion, labels and search (nothing of the retrieval core is called directly):
 
@@ -40,9 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scale_corpus import default_bench_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 SETS = ("cmrc2018/dev", "drcd/dev", "docs-zh/faq")
@@ -210,7 +212,7 @@ def run_set(split: str, args) -> dict:
     from knowledge.services.labels import label_passage
 
     small = split.startswith("docs-zh")
-    kb, user, queries, loaded = load_kb(split, Path(args.bench), 0 if small else args.passages)
+    kb, user, queries, loaded = load_kb(split, args.bench, 0 if small else args.passages)
     traditional = split.startswith("drcd")
     answerable = [q for q in queries if q.get("relevant")]
     half_a = [q for q in answerable if stable(str(q["id"])) % 2 == 0]
@@ -293,7 +295,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--passages", type=int, default=0,
                         help="the large sets' corpus cut to whole articles up to this many passages (0: all)")
-    parser.add_argument("--bench", default=os.environ.get("ZHIKU_BENCH_DIR", "/work/shared/bench"))
+    parser.add_argument("--bench", type=Path, default=default_bench_dir(),
+                        help="The benchmark data: $ZHIKU_BENCH_DIR, else shared/bench beside the checkout")
     args = parser.parse_args()
     import django
 
