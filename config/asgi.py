@@ -18,7 +18,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402 - needs
 from assistants.mcp_http import MCPRoute  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 from chat.auth import TokenAuthMiddlewareStack  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 from config import body_limits, ws_frames  # noqa: E402 - needs the apps loaded by get_asgi_application() above
-from config.daphne_http import skip_form_parsing  # noqa: E402 - needs the apps loaded by get_asgi_application() above
+from config.daphne_http import chunked_with_length, skip_form_parsing  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 from config.request_limits import RequestLimits  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 from config.ws_origin import OriginCheck  # noqa: E402 - needs the apps loaded by get_asgi_application() above
 from config.ws_routing import websocket_urlpatterns  # noqa: E402 - needs the apps loaded by get_asgi_application() above
@@ -26,6 +26,8 @@ from knowledge.warmup import warm_up_in_background  # noqa: E402 - needs the app
 
 # Request bodies are read by Django alone, malformed forms answered in the API's error shape.
 skip_form_parsing()
+# A chunked body reaches Django with its length, so a file sent chunked is read as a form (config/daphne_http.py).
+chunked_with_length()
 # A body over its route's limit is answered 413 as it arrives, before the rest is read (config/body_limits.py).
 body_limits.install()
 

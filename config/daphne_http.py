@@ -5,6 +5,10 @@ daphne never reads): a multipart body it cannot parse got a bare ``400 Bad Reque
 API's error shape, and a good upload was parsed twice, each copy in memory. ``skip_form_parsing`` sets
 Twisted's ``parsePOSTFormSubmission=False`` on every request daphne makes (daphne never passes it), so
 Django reads the body once and a malformed form is the API's 400 ``parse_error`` (``core.api.errors``).
+
+``chunked_with_length``: Django parses a form only up to its ``Content-Length`` (``MultiPartParser`` reads nothing
+without one), so a file sent with ``Transfer-Encoding: chunked`` arrived as an empty form (400 ``no_files``).
+Twisted has the whole body by the time daphne hands the request on: its length is put in the header.
 """
 from __future__ import annotations
 
@@ -29,3 +33,26 @@ def skip_form_parsing() -> None:
 
     WebRequest.__init__ = __init__
     WebRequest._zhiku_skips_form_parsing = True
+
+
+def chunked_with_length() -> None:
+    """Hand a chunked request on with the ``Content-Length`` of its whole, already received body (idempotent)."""
+    try:
+        from daphne.http_protocol import WebRequest
+    except ImportError:  # pragma: no cover - daphne is a dependency
+        return
+    if getattr(WebRequest, "_zhiku_chunked_with_length", False):
+        return
+    original = WebRequest.requestReceived
+
+    @functools.wraps(original)
+    def requestReceived(self, command, path, version):
+        encodings = b",".join(self.requestHeaders.getRawHeaders(b"transfer-encoding") or []).lower()
+        if b"chunked" in encodings and self.content is not None:
+            length = self.content.seek(0, 2)
+            self.requestHeaders.removeHeader(b"transfer-encoding")
+            self.requestHeaders.setRawHeaders(b"content-length", [str(length).encode()])
+        original(self, command, path, version)
+
+    WebRequest.requestReceived = requestReceived
+    WebRequest._zhiku_chunked_with_length = True

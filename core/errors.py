@@ -184,7 +184,9 @@ _code("headers_too_large", None, _("Send at most %(count)s headers and %(size)s 
 # --- request bodies and forms ----------------------------------------------------------------------------------
 _code("body_too_large", BodyTooLarge, _("The JSON body is %(size)s bytes, over the limit of %(limit)s."),
       form=_("The form's fields are larger than the server accepts."),
-      stream=_("The body is over %(limit)s bytes."))
+      stream=_("The body is over %(limit)s bytes."),
+      unverified=_("The body is over %(limit)s bytes, the most a request without a valid sign-in may send here; "
+                   "signed in (an API token or a session), up to %(upload_limit)s bytes."))
 _code("invalid_json", V, _("The body is not valid JSON: %(error)s"), utf8=_("The body is not valid UTF-8 JSON."))
 _code("json_too_deep", V, _("The JSON nests arrays and objects deeper than %(limit)s levels."))
 _code("invalid_characters", V, _("The input contains a NUL character; remove it and retry."),
