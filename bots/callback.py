@@ -1,11 +1,13 @@
 """What a platform's callback does (``/bots/<kind>/<callback_id>/``, bots/views.py), and the self-test's too.
 
-Acknowledge first, reply after: a callback is checked (its platform's signature or token), a question is stored
-once per platform event id (``BotEvent``; a retried event is acknowledged and not answered again) and answered
-later (bots/answering.py, through ``core.jobs``), so the platform's ~3 s timeout is never reached. Refusals are
-JSON ``{"error": {"code", "message"}}`` with the code's status: 404 for an unknown or disabled channel, 403 for a
-bad signature or token, 400 for an unreadable body, 413 for a body over ``MAX_BODY_BYTES`` (also refused as it
-arrives, config/body_limits.py).
+Acknowledge first, reply after: a callback is counted against its channel's rate, checked (its platform's
+signature or token, its timestamp's window), a question is stored once per platform event id (``BotEvent``; a
+retried event is acknowledged and not answered again) and answered later (bots/answering.py, through
+``core.jobs``), so the platform's ~3 s timeout is never reached. Refusals are JSON ``{"error": {"code",
+"message"}}`` with the code's status: 404 for an unknown or disabled channel, 429 ``bot_rate_limited`` past
+``ZHIKU_BOTS_CHANNEL_RATE_LIMIT`` (with ``retry_after`` and Retry-After), 403 ``bot_signature_invalid`` for any
+check that fails (one answer for all of them, bots/protocol.py), 400 for a method no platform uses, 413 for a body
+over ``MAX_BODY_BYTES`` (also refused as it arrives, config/body_limits.py).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from bots import dingtalk, feishu, wecom
 from bots.answering import enqueue_answer
 from bots.models import BotChannel
 from bots.protocol import Outcome
-from bots.services import callback_channel, channel_credentials, event_store
+from bots.services import callback_channel, channel_credentials, channel_throttle, event_store
 from core.errors import ApplicationError, fail
 
 logger = logging.getLogger(__name__)
@@ -31,22 +33,33 @@ RECEIVERS: dict[str, Callable[[BotChannel, dict[str, str], HttpRequest, int], Ou
 
 
 def _error(exc: ApplicationError) -> JsonResponse:
-    return JsonResponse({"error": {"code": exc.code, "message": exc.message}}, status=exc.status_code,
-                        json_dumps_params={"ensure_ascii": False})
+    """The callback's error shape: code and message only (never ``extra["reason"]``), and the wait of a 429."""
+    error: dict[str, object] = {"code": exc.code, "message": exc.message}
+    retry = exc.extra.get("retry_after")
+    if retry is not None:
+        error["retry_after"] = retry
+    response = JsonResponse({"error": error}, status=exc.status_code, json_dumps_params={"ensure_ascii": False})
+    if retry is not None:
+        response["Retry-After"] = str(retry)
+    return response
 
 
-def handle(request: HttpRequest, kind: str, callback_id: str) -> HttpResponse:
-    """Check, store and acknowledge one callback (``kind`` is one of ``RECEIVERS``, as the URL pattern says)."""
+def respond(request: HttpRequest, kind: str, callback_id: str) -> tuple[HttpResponse, str]:
+    """Check, store and acknowledge one callback (``kind`` is one of ``RECEIVERS``, as the URL pattern says); with
+    a refusal, why it was refused (for the log and the channel's self-test, bots/selftest.py; never answered)."""
+    channel: BotChannel | None = None
     try:
         declared = request.META.get("CONTENT_LENGTH") or "0"
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise fail("body_too_large", "stream", limit=MAX_BODY_BYTES)
         channel = callback_channel(kind, callback_id)
+        channel_throttle(channel)
         outcome = RECEIVERS[kind](channel, channel_credentials(channel), request, MAX_BODY_BYTES)
     except ApplicationError as exc:
-        if exc.code == "bot_signature_invalid":
-            logger.warning("chat-bot callback %s refused: %s", request.path, exc.message)
-        return _error(exc)
+        reason = str(exc.extra.get("reason") or exc.message)
+        if exc.code == "bot_signature_invalid" and channel is not None:
+            logger.warning("chat-bot channel %s (%s): a callback refused: %s", channel.pk, kind, reason)
+        return _error(exc), reason
     incoming = outcome.incoming
     if incoming is not None:
         event = event_store(channel=channel, event_id=incoming.event_id, question=incoming.question,
@@ -56,4 +69,8 @@ def handle(request: HttpRequest, kind: str, callback_id: str) -> HttpResponse:
                         incoming.event_id)
         else:
             enqueue_answer(event.pk)
-    return outcome.response
+    return outcome.response, ""
+
+
+def handle(request: HttpRequest, kind: str, callback_id: str) -> HttpResponse:
+    return respond(request, kind, callback_id)[0]

@@ -2,7 +2,11 @@
 
 Receiving (open.dingtalk.com "接收消息"): the headers ``timestamp`` (milliseconds) and ``sign`` =
 base64(HMAC-SHA256(AppSecret, timestamp + "\\n" + AppSecret)); a timestamp more than
-``ZHIKU_BOTS_REPLAY_WINDOW_SECONDS`` (an hour) from now is refused, as DingTalk's own rule says. The body holds
+``ZHIKU_BOTS_REPLAY_WINDOW_SECONDS`` (an hour) from now is refused, as DingTalk's own rule says. The sign covers
+the timestamp alone, not the body: a channel takes each (timestamp, sign) with one body only
+(``bots.services.signature_once``), so a captured pair cannot carry another question or sessionWebhook. The
+sign and the timestamp are checked before the body is read; every failure is the one refusal (bots/protocol.py).
+The body holds
 ``msgtype`` (only ``text`` is answered), ``text.content``, ``conversationType`` (1 single, 2 group: DingTalk sends a
 group's messages only when the robot is @-mentioned), ``msgId``, ``sessionWebhook`` and its expiry.
 Replying ("机器人回复消息"): POST ``{"msgtype": "markdown", "markdown": {"title", "text"}}`` to the sessionWebhook,
@@ -22,16 +26,10 @@ from bots.crypto import dingtalk_sign, same
 from bots.formatting import Reply, as_markdown, cut_bytes
 from bots.models import BotChannel
 from bots.outbound import ReplyError, call
-from bots.protocol import Incoming, Outcome, json_object, refused, unreadable
+from bots.protocol import Incoming, Outcome, check_fresh, json_object, refused, stamp, unreadable
+from bots.services import signature_once
 
 MAX_MARKDOWN_BYTES = 20000
-
-
-def check_timestamp(value: str) -> None:
-    if not value.isascii() or not value.isdigit() or len(value) > 16:
-        raise refused("timestamp")
-    if abs(time.time() * 1000 - int(value)) > settings.ZHIKU_BOTS_REPLAY_WINDOW_SECONDS * 1000:
-        raise refused("the timestamp is outside the replay window")
 
 
 def receive(channel: BotChannel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
@@ -40,8 +38,12 @@ def receive(channel: BotChannel, credentials: dict[str, str], request: HttpReque
     timestamp, sign = request.headers.get("timestamp", ""), request.headers.get("sign", "")
     secret = credentials.get("app_secret", "")
     if not secret or not same(sign, dingtalk_sign(timestamp, secret)):
-        raise refused("sign")
-    check_timestamp(timestamp)
+        raise refused("sign does not match the AppSecret")
+    window = settings.ZHIKU_BOTS_REPLAY_WINDOW_SECONDS
+    millis = stamp(timestamp, digits=16)
+    check_fresh(millis / 1000, window=window, setting="ZHIKU_BOTS_REPLAY_WINDOW_SECONDS")
+    if not signature_once(channel=channel, timestamp=millis, body=request.body, window=window):
+        raise refused("this timestamp and sign came before with another body (a replay)")
     body = json_object(request.body, limit)
     ack = JsonResponse({})
     text: dict[str, Any] = body["text"] if isinstance(body.get("text"), dict) else {}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from core.errors import Conflict, NotFound, PermissionDenied, ValidationFailed, register
+from core.errors import Conflict, NotFound, PermissionDenied, Throttled, ValidationFailed, register
 
 # --- channels (bots/services.py, bots/api.py, manage.py channel_create) ------------------------------------------
 register("bot_channel_not_found", NotFound, _("Chat-bot channel not found."))
@@ -19,9 +19,12 @@ register("bot_channel_invalid", ValidationFailed, _("A channel needs a kind (fei
 register("bot_credentials_unreadable", ValidationFailed,
          _("The channel's stored credentials cannot be decrypted (the secrets key changed); enter them again."))
 
-# --- the callbacks (bots/views.py) ------------------------------------------------------------------------------
-register("bot_event_invalid", ValidationFailed, _("The callback's body cannot be read: %(detail)s"))
-register("bot_signature_invalid", PermissionDenied, _("The callback's signature or token does not match: %(detail)s"))
+# --- the callbacks (bots/callback.py) ---------------------------------------------------------------------------
+register("bot_event_invalid", ValidationFailed, _("The callback's request cannot be read: %(detail)s"))
+# One refusal, the same words whatever failed (signature, token, timestamp, decryption, parsing): bots/protocol.py.
+register("bot_signature_invalid", PermissionDenied, _("The callback could not be verified."))
+register("bot_rate_limited", Throttled,
+         _("This channel received more than %(limit)s events this minute; retry in %(retry)s s."))
 
 # --- replies, kept on the event (bots/answering.py) ---------------------------------------------------------------
 register("bot_reply_failed", None, _("The reply could not be sent: %(detail)s"))

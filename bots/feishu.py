@@ -1,10 +1,15 @@
 """Feishu (飞书开放平台): event subscription v2.0 callbacks and replies as interactive cards.
 
-Receiving (open.feishu.cn 文档 "事件订阅概述", "接收消息 im.message.receive_v1"): a ``url_verification`` body is
-answered with its challenge once its Verification Token matches; with an Encrypt Key set, bodies arrive as
-``{"encrypt": …}`` (bots/crypto.py) and ``X-Lark-Signature``, when sent, is checked. A text message is answered
-in a direct chat (p2p) always, in a group only when the bot is @-mentioned (``bot_open_id``, when set, must be
-the one mentioned); the mention placeholders (``@_user_1``) are taken out of the question.
+Receiving (open.feishu.cn 文档 "事件订阅概述", "接收消息 im.message.receive_v1", "安全校验"): a ``url_verification``
+body is answered with its challenge once its Verification Token matches. With an Encrypt Key set, bodies arrive as
+``{"encrypt": …}`` (bots/crypto.py) with ``X-Lark-Signature`` over timestamp + nonce + key + the raw body: it is
+checked, and ``X-Lark-Request-Timestamp`` held to ``ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS``, before the body is parsed
+or decrypted. Feishu sends only its URL check unsigned; that is taken in the ``ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS``
+after the channel was added or changed, and then only a ``url_verification`` (``_unsigned``). Without an Encrypt
+Key nothing is signed (the token is in the body): a v2 event's ``header.create_time`` keeps a verbatim replay out
+once its event id is forgotten (``_check_created``). Every failure is the one refusal (bots/protocol.py). A text
+message is answered in a direct chat (p2p) always, in a group only when the bot is @-mentioned (``bot_open_id``,
+when set, must be the one mentioned); the mention placeholders (``@_user_1``) are taken out of the question.
 Replying ("回复消息"): ``POST /open-apis/im/v1/messages/{message_id}/reply`` with a tenant access token
 ("自建应用获取 tenant_access_token"), cached until shortly before it expires and fetched again when the API
 answers 99991663 / 99991661 (token invalid / missing).
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 from django.conf import settings
@@ -22,33 +28,72 @@ from bots.crypto import CryptoError, feishu_decrypt, feishu_signature, same
 from bots.formatting import Reply, sources_markdown, tables_as_rows, verdict_line
 from bots.models import BotChannel
 from bots.outbound import ReplyError, call, with_token
-from bots.protocol import Incoming, Outcome, json_object, refused, unreadable
+from bots.protocol import Incoming, Outcome, check_fresh, json_object, refused, stamp, unreadable
 
 TOKEN_REFUSED = {99991663, 99991661}
 _MESSAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _PLACEHOLDER = re.compile(r"@_user_\d+")
 
 
-def _open(request: HttpRequest, credentials: dict[str, str], limit: int) -> dict[str, Any]:
-    """The event as JSON: decrypted (and its signature checked) when the channel has an Encrypt Key."""
-    body = json_object(request.body, limit)
-    key = credentials.get("encrypt_key", "")
-    if not key:
-        if "encrypt" in body:
-            raise unreadable("the event is encrypted, but no Encrypt Key is stored for this channel")
-        return body
+def _decrypted(raw: bytes, key: str, limit: int) -> dict[str, Any]:
+    body = json_object(raw, limit)
     if not isinstance(body.get("encrypt"), str):
         raise refused("an Encrypt Key is set, but the event is not encrypted")
-    signature = request.headers.get("X-Lark-Signature")
-    if signature is not None:
-        expected = feishu_signature(request.headers.get("X-Lark-Request-Timestamp", ""),
-                                    request.headers.get("X-Lark-Request-Nonce", ""), key, request.body)
-        if not same(signature, expected):
-            raise refused("X-Lark-Signature")
     try:
         return json_object(feishu_decrypt(key, body["encrypt"]), limit)
     except CryptoError as exc:
         raise refused(f"the event cannot be decrypted with the Encrypt Key ({exc})") from None
+
+
+def _unsigned(channel: BotChannel, raw: bytes, key: str, limit: int) -> dict[str, Any]:
+    """Feishu's URL check, which it sends without X-Lark-Signature: opened only in the window after the channel was
+    added or changed, and then only a ``url_verification`` passes (its token is checked by ``receive``)."""
+    window = settings.ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS
+    if window <= 0 or time.time() - channel.updated_at.timestamp() > window:
+        raise refused("X-Lark-Signature is missing (Feishu's URL check is taken unsigned only within "
+                      f"ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS, {window} s, of the channel's last change: save it again)")
+    event = _decrypted(raw, key, limit)
+    if event.get("type") != "url_verification":
+        raise refused("X-Lark-Signature is missing, and the event is not a url_verification")
+    return event
+
+
+def _check_created(event: dict[str, Any]) -> None:
+    """A plain v2 event's ``header.create_time`` (ms): no older than the event ids are kept (``ZHIKU_BOTS_DEDUP_DAYS``:
+    an older one could be a replay whose id was forgotten) and no further ahead than the callback window. It is not
+    signed, so it keeps out a replay, not a forger; the window is wider than a signed timestamp's so Feishu's own
+    retries of an event (hours later, the same create_time) still get in."""
+    header = event.get("header")
+    created = header.get("create_time") if isinstance(header, dict) else None
+    if created is None:
+        return
+    millis = stamp(str(created), digits=16)
+    days = max(1, int(settings.ZHIKU_BOTS_DEDUP_DAYS))
+    off = millis / 1000 - time.time()
+    if off > settings.ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS or -off > days * 86400:
+        raise refused(f"the event's create_time is {abs(off):.0f} s {'ahead' if off > 0 else 'old'}")
+
+
+def _open(channel: BotChannel, request: HttpRequest, credentials: dict[str, str], limit: int) -> dict[str, Any]:
+    """The event as JSON. With an Encrypt Key the signature and its timestamp are checked on the raw body before
+    anything is parsed or decrypted: nothing unsigned reaches the cipher (but Feishu's URL check: ``_unsigned``)."""
+    key = credentials.get("encrypt_key", "")
+    if not key:
+        event = json_object(request.body, limit)
+        if "encrypt" in event:
+            raise refused("the event is encrypted, but no Encrypt Key is stored for this channel")
+        _check_created(event)
+        return event
+    signature = request.headers.get("X-Lark-Signature")
+    if signature is None:
+        return _unsigned(channel, request.body, key, limit)
+    timestamp = request.headers.get("X-Lark-Request-Timestamp", "")
+    expected = feishu_signature(timestamp, request.headers.get("X-Lark-Request-Nonce", ""), key, request.body)
+    if not same(signature, expected):
+        raise refused("X-Lark-Signature does not match the Encrypt Key")
+    check_fresh(stamp(timestamp, digits=12), window=settings.ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS,
+                setting="ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS")
+    return _decrypted(request.body, key, limit)
 
 
 def _question(message: dict[str, Any], bot_open_id: str) -> str | None:
@@ -73,11 +118,11 @@ def _question(message: dict[str, Any], bot_open_id: str) -> str | None:
 def receive(channel: BotChannel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
     if request.method != "POST":
         raise unreadable("Feishu sends its events with POST")
-    event = _open(request, credentials, limit)
+    event = _open(channel, request, credentials, limit)
     header: dict[str, Any] = event["header"] if isinstance(event.get("header"), dict) else {}
     token = event.get("token") if "header" not in event else header.get("token")
     if not same(str(token or ""), credentials.get("verification_token", "")):
-        raise refused("Verification Token")
+        raise refused("the Verification Token does not match")
     if event.get("type") == "url_verification":
         return Outcome(JsonResponse({"challenge": str(event.get("challenge") or "")}))
     ack = JsonResponse({})

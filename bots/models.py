@@ -4,7 +4,8 @@ A channel's callback URL is ``/bots/<kind>/<callback_id>/``: the id is random an
 to it is also checked with the platform's own signature (bots/feishu.py, bots/dingtalk.py, bots/wecom.py). The
 platform's secrets are stored encrypted (``providers.secrets``), never returned; ``settings`` holds what is not
 secret (app id, corp id, agent id). ``BotEvent`` keeps each event's platform id once, so a retried event is
-answered once; rows older than ``ZHIKU_BOTS_DEDUP_DAYS`` are pruned.
+answered once; rows older than ``ZHIKU_BOTS_DEDUP_DAYS`` are pruned. ``BotSignatureUse`` keeps the DingTalk
+signatures a channel took, so one cannot be replayed with another body.
 """
 from __future__ import annotations
 
@@ -87,3 +88,25 @@ class BotEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel_id}:{self.event_id}"
+
+
+class BotSignatureUse(models.Model):
+    """A DingTalk (timestamp, sign) pair a channel took, and the digest of the body it came with.
+
+    DingTalk's ``sign`` covers the timestamp alone (bots/dingtalk.py), so a captured pair would carry any body while
+    its timestamp is in the window: a pair is taken with its first body only (the same body again is the platform's
+    retry, answered once by ``BotEvent``). Kept until the timestamp leaves the window (``expires_at``), then pruned.
+    """
+
+    channel = models.ForeignKey(BotChannel, verbose_name=_("channel"), on_delete=models.CASCADE, related_name="+")
+    timestamp = models.BigIntegerField(verbose_name=_("timestamp (ms)"))
+    body_digest = models.CharField(verbose_name=_("body digest"), max_length=64)
+    expires_at = models.DateTimeField(verbose_name=_("expires at"), db_index=True)
+
+    class Meta:
+        verbose_name = _("used signature")
+        verbose_name_plural = _("used signatures")
+        constraints = [models.UniqueConstraint(fields=["channel", "timestamp"], name="bot_signature_once")]
+
+    def __str__(self) -> str:
+        return f"{self.channel_id}:{self.timestamp}"

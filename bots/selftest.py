@@ -3,7 +3,9 @@ URL, as its platform would send it, and (Feishu, WeCom) a fetch of an access tok
 
 The sample asks nothing: Feishu's is a ``url_verification`` (encrypted and signed when an Encrypt Key is set),
 WeCom's the URL check's GET with an encrypted ``echostr``, DingTalk's a signed text message with no text (checked,
-acknowledged, not answered). The report says what each step saw, never a secret.
+acknowledged, not answered); each stamped with the time now, as the platform does. It counts against the
+channel's rate like any callback. The report says what each step saw and, when the callback refused the sample,
+why (which the platform's own answer never says), never a secret.
 """
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from django.http import HttpResponse
 from django.test import RequestFactory
 from django.urls import resolve
 from django.utils.translation import gettext as _
 
 from bots import feishu, wecom
+from bots.callback import respond
 from bots.crypto import dingtalk_sign, feishu_encrypt, feishu_signature, wecom_encrypt, wecom_signature
 from bots.models import BotChannel
 from bots.outbound import ReplyError
@@ -64,14 +66,18 @@ def _callback(channel: BotChannel, creds: dict[str, str]) -> dict[str, Any]:
         request = _wecom(factory, path, channel, creds, expected)
     else:
         request = _dingtalk(factory, path, creds)
-    match = resolve(path)
-    response: HttpResponse = match.func(request, *match.args, **match.kwargs)
+    match = resolve(path)  # the URL the platform is given, as it routes
+    response, reason = respond(request, match.kwargs["kind"], match.kwargs["callback_id"])
     text = response.content.decode(errors="replace")
     if response.status_code != 200:
         try:
             detail = json.loads(text)["error"]["message"]
         except (ValueError, KeyError, TypeError):
             detail = text[:300]
+        # The platform is told only that the callback could not be verified; the owner testing their own
+        # channel is told why (the sample was made here, so the reason tells nobody else anything).
+        if reason and reason != detail:
+            detail = f"{detail} ({reason})"
         return {"ok": False, "status": response.status_code, "detail": detail}
     if channel.kind == "feishu":
         ok = json.loads(text).get("challenge") == expected

@@ -1,4 +1,5 @@
-"""Channels: add, change and remove them (audited, secrets never in an entry); their credentials; received events.
+"""Channels: add, change and remove them (audited, secrets never in an entry); their credentials; received events;
+what each callback is allowed (the per-channel rate, DingTalk's signatures taken once).
 
 Who may manage an assistant's channels is who may manage the assistant (``assistants.services.assistant_get_for_user``:
 its owner, or a superuser); the views and the command find the assistant that way first.
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
-from datetime import timedelta
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -16,11 +19,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from assistants.models import Assistant
+from assistants.ratelimit import minute_count
 from bots.kinds import clean_credentials, clean_settings, kind_of, require
-from bots.models import BotChannel, BotEvent
+from bots.models import BotChannel, BotEvent, BotSignatureUse
 from core.audit import Action, diff, record, snapshot
 from core.errors import fail
 from providers.secrets import InvalidToken, secret_decrypt, secret_encrypt
+
+logger = logging.getLogger(__name__)
 
 NAME_LIMIT = 100
 _UNSET: Any = object()
@@ -130,6 +136,53 @@ def callback_channel(kind: str, callback_id: str) -> BotChannel:
     if channel is None or not channel.assistant.owner.is_active:
         raise fail("bot_channel_not_found")
     return channel
+
+
+# --- what a callback is allowed -------------------------------------------------------------------------------
+
+def channel_throttle(channel: BotChannel) -> None:
+    """Count one request to ``channel``'s callback URL in this minute; ``bot_rate_limited`` (429) past
+    ``ZHIKU_BOTS_CHANNEL_RATE_LIMIT``.
+
+    Every request counts, refused ones too: a forger's tries are bounded as a platform's events are. The count is
+    a fixed one-minute window (``assistants.ratelimit``: Redis when configured, shared by every worker; else this
+    process's). The request that first goes over the limit in a window writes the one audit entry of that window,
+    so a flood cannot flood the audit log.
+    """
+    limit = int(settings.ZHIKU_BOTS_CHANNEL_RATE_LIMIT)
+    if limit <= 0:
+        return
+    now = time.time()
+    count = minute_count("botrate", channel.pk, int(now // 60))
+    if count <= limit:
+        return
+    retry = max(1, 60 - int(now % 60))
+    if count == limit + 1:
+        logger.warning("chat-bot channel %s: over %s requests this minute, refused until the next", channel.pk, limit)
+        with transaction.atomic():
+            record(Action.BOT_CHANNEL_RATE_LIMITED, obj=channel,
+                   changes={"kind": channel.kind, "limit": limit, "window_seconds": 60})
+    raise fail("bot_rate_limited", limit=limit, retry=retry, extra={"retry_after": retry})
+
+
+def signature_once(*, channel: BotChannel, timestamp: int, body: bytes, window: int) -> bool:
+    """Whether ``channel`` may take the DingTalk signature of ``timestamp`` (milliseconds) with ``body``: the first
+    time, or again with the same body (the platform's retry); False when it came before with another body.
+
+    Call once the signature and the timestamp's window (``window`` seconds) have been checked. The pair is
+    remembered in the database (every process sees it, with or without Redis) until its timestamp leaves the
+    window; expired pairs are deleted here.
+    """
+    digest = hashlib.sha256(body).hexdigest()
+    now = timezone.now()
+    BotSignatureUse.objects.filter(expires_at__lt=now).delete()
+    expires = datetime.fromtimestamp(timestamp / 1000 + window + 1, tz=UTC)
+    try:
+        with transaction.atomic():
+            BotSignatureUse.objects.create(channel=channel, timestamp=timestamp, body_digest=digest, expires_at=expires)
+        return True
+    except IntegrityError:
+        return BotSignatureUse.objects.filter(channel=channel, timestamp=timestamp, body_digest=digest).exists()
 
 
 # --- events ---------------------------------------------------------------------------------------------------

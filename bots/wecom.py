@@ -3,7 +3,9 @@
 Receiving (developer.work.weixin.qq.com "接收消息与事件", "加解密方案说明"): the URL check is a GET with
 ``msg_signature``, ``timestamp``, ``nonce`` and ``echostr``, answered with the decrypted echostr; a message is a POST
 of XML whose ``<Encrypt>`` holds the message's XML. Both are checked the same way (bots/crypto.py): the signature
-over token, timestamp, nonce and ciphertext, and the ReceiveId inside the plaintext must be the channel's corp id.
+over token, timestamp, nonce and ciphertext before anything is decrypted, the timestamp within
+``ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS`` of now, and the ReceiveId inside the plaintext must be the channel's corp id.
+Every failure, from the envelope's XML to the message's, is the one refusal (bots/protocol.py).
 Replying ("发送应用消息"): ``POST /cgi-bin/message/send?access_token=`` (markdown, or text with
 ``msg_format: text``) with a token from ``GET /cgi-bin/gettoken``, cached by ``expires_in`` and fetched again when
 the API answers 40014 / 42001 (invalid / expired token).
@@ -22,7 +24,7 @@ from bots.crypto import CryptoError, same, wecom_decrypt, wecom_signature
 from bots.formatting import Reply, as_markdown, as_text, cut_bytes
 from bots.models import BotChannel
 from bots.outbound import ReplyError, call, with_token
-from bots.protocol import Incoming, Outcome, refused, unreadable
+from bots.protocol import Incoming, Outcome, check_fresh, refused, stamp, unreadable
 
 TOKEN_REFUSED = {40014, 42001}
 MAX_CONTENT_BYTES = 2048  # message/send: a text or markdown content holds at most 2048 bytes
@@ -32,7 +34,7 @@ def _xml(raw: bytes) -> Element:
     try:
         return ElementTree.fromstring(raw, forbid_dtd=True)
     except (ElementTree.ParseError, DefusedXmlException, ValueError):
-        raise unreadable("the body is not XML") from None
+        raise refused("the body is not XML (or declares a DTD)") from None
 
 
 def _text(root: Element, name: str) -> str:
@@ -40,12 +42,14 @@ def _text(root: Element, name: str) -> str:
 
 
 def _opened(channel: BotChannel, credentials: dict[str, str], request: HttpRequest, encrypted: str) -> bytes:
-    """The plaintext of ``encrypted`` once the signature and the ReceiveId check; else ``bot_signature_invalid``."""
+    """The plaintext of ``encrypted`` once the signature, the timestamp and the ReceiveId check; else the refusal."""
     params = request.GET
-    signature = wecom_signature(credentials.get("token", ""), params.get("timestamp", ""), params.get("nonce", ""),
-                                encrypted)
+    timestamp = params.get("timestamp", "")
+    signature = wecom_signature(credentials.get("token", ""), timestamp, params.get("nonce", ""), encrypted)
     if not credentials.get("token") or not same(params.get("msg_signature", ""), signature):
-        raise refused("msg_signature")
+        raise refused("msg_signature does not match the Token")
+    check_fresh(stamp(timestamp, digits=12), window=settings.ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS,
+                setting="ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS")
     try:
         plain, receive_id = wecom_decrypt(credentials.get("encoding_aes_key", ""), encrypted)
     except CryptoError as exc:

@@ -18,6 +18,17 @@ ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS = tuple(
 ZHIKU_BOTS_DEDUP_DAYS = env_int("ZHIKU_BOTS_DEDUP_DAYS", 7)
 # A chat's follow-ups join its last conversation while it was used within these seconds; later, a new one starts.
 ZHIKU_BOTS_CONVERSATION_IDLE_SECONDS = env_int("ZHIKU_BOTS_CONVERSATION_IDLE_SECONDS", 3600)
-# Seconds each call to a platform's API may take, and the signed timestamp's window (DingTalk: one hour).
+# Seconds each call to a platform's API may take, and DingTalk's signed timestamp's window (one hour, its own rule);
+# a DingTalk (timestamp, sign) pair is taken with one body only, remembered for as long as the window lets it in.
 ZHIKU_BOTS_TIMEOUT_SECONDS = float(os.environ.get("ZHIKU_BOTS_TIMEOUT_SECONDS", "10"))
 ZHIKU_BOTS_REPLAY_WINDOW_SECONDS = env_int("ZHIKU_BOTS_REPLAY_WINDOW_SECONDS", 3600)
+# Seconds a Feishu callback's signed X-Lark-Request-Timestamp or a WeCom callback's timestamp may be from now, before
+# or after; outside, the callback is refused.
+ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS = env_int("ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS", 300)
+# Feishu sends its URL check (url_verification) without X-Lark-Signature even when an Encrypt Key is set: for these
+# seconds after a channel is added or changed, an unsigned encrypted body is opened and answered only when it is
+# that check with the channel's Verification Token. Any other time an unsigned body is refused unopened (0: always).
+ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS = env_int("ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS", 1800)
+# Requests a minute one channel's callback URL takes (refused ones count too); past it, 429 with Retry-After and,
+# once a minute, an audit entry (bot_channel.rate_limited). 0: no limit.
+ZHIKU_BOTS_CHANNEL_RATE_LIMIT = env_int("ZHIKU_BOTS_CHANNEL_RATE_LIMIT", 60)

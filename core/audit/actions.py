@@ -65,6 +65,7 @@ class Action(models.TextChoices):
     BOT_CHANNEL_CREATE = "bot_channel.create", _("Chat-bot channel added")
     BOT_CHANNEL_UPDATE = "bot_channel.update", _("Chat-bot channel changed")
     BOT_CHANNEL_DELETE = "bot_channel.delete", _("Chat-bot channel removed")
+    BOT_CHANNEL_RATE_LIMITED = "bot_channel.rate_limited", _("Chat-bot channel over its event rate")
     GOLDEN_DROP = "kb.golden_drop", _("Golden questions' answer rate fell")
     AUDIT_PURGE = "audit.purge", _("Old audit entries purged")
 

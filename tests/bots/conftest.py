@@ -75,3 +75,13 @@ def channel(assistant):
                               settings=settings, credentials=credentials)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_windows():
+    """Each test counts its channels' callbacks from zero (the per-channel rate, bots/services.py)."""
+    from assistants.ratelimit import reset_local
+
+    reset_local()
+    yield
+    reset_local()

@@ -123,10 +123,20 @@ def feishu_encrypt(encrypt_key: str, data: bytes) -> str:
 
 
 def feishu_headers(encrypt_key: str, body: bytes, timestamp: str | None = None, nonce: str = "n0nce") -> dict[str, str]:
+    """What Feishu sends with every event when an Encrypt Key is set (not with its URL check): the request's
+    timestamp (Unix seconds, now unless given), a nonce, and X-Lark-Signature = hex SHA-256 of timestamp + nonce +
+    Encrypt Key + the raw body."""
     timestamp = timestamp or str(int(time.time()))
     signature = hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
     return {"HTTP_X_LARK_REQUEST_TIMESTAMP": timestamp, "HTTP_X_LARK_REQUEST_NONCE": nonce,
             "HTTP_X_LARK_SIGNATURE": signature}
+
+
+def feishu_url_check(encrypt_key: str, token: str, challenge: str) -> bytes:
+    """The body of Feishu's URL check with an Encrypt Key set: the ``url_verification`` encrypted, and (as Feishu
+    sends it) no X-Lark-Signature with it."""
+    plain = json.dumps({"challenge": challenge, "token": token, "type": "url_verification"}).encode()
+    return json.dumps({"encrypt": feishu_encrypt(encrypt_key, plain)}).encode()
 
 
 def feishu_message(text: str, *, token: str, event_id: str, message_id: str, chat_type: str = "p2p",
@@ -169,8 +179,11 @@ def wecom_encrypt(encoding_aes_key: str, message: bytes, receive_id: str) -> str
     return base64.b64encode(encryptor.update(padded) + encryptor.finalize()).decode()
 
 
-def wecom_query(token: str, encrypted: str, *, echo: bool = False, timestamp: str = "1700000000",
+def wecom_query(token: str, encrypted: str, *, echo: bool = False, timestamp: str | None = None,
                 nonce: str = "nonce1") -> dict[str, str]:
+    """WeCom's query: ``msg_signature`` (SHA-1 of the sorted token, timestamp, nonce and ciphertext), the
+    timestamp (Unix seconds, now unless given) and nonce, and for the URL check the ``echostr``."""
+    timestamp = timestamp or str(int(time.time()))
     signature = hashlib.sha1("".join(sorted([token, timestamp, nonce, encrypted])).encode()).hexdigest()
     query = {"msg_signature": signature, "timestamp": timestamp, "nonce": nonce}
     if echo:

@@ -103,4 +103,4 @@ def test_an_xml_bomb_is_refused_before_anything_is_expanded(client, channel, pla
     with pytest.raises(DTDForbidden):
         ElementTree.fromstring(bomb, forbid_dtd=True)
     answer = client.post(f"{app.callback_url}?msg_signature=x&timestamp=1&nonce=2", bomb, content_type="text/xml")
-    assert answer.status_code == 400 and answer.json()["error"]["code"] == "bot_event_invalid"
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "bot_signature_invalid"  # the one refusal

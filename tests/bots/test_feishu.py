@@ -1,19 +1,23 @@
-"""Feishu: URL verification (plain and encrypted), the Verification Token and X-Lark-Signature checked, a message
-answered by the assistant and replied as a card at the local Feishu open platform, group messages only when the bot
-is mentioned, a retried event answered once, the tenant token cached and fetched again after expiry or refusal."""
+"""Feishu: URL verification (plain and encrypted, unsigned only after a change), the Verification Token and
+X-Lark-Signature checked, a message answered by the assistant and replied as a card at the local Feishu open
+platform, group messages only when the bot is mentioned, a retried event answered once, the tenant token cached and
+fetched again after expiry or refusal."""
 from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from assistants.usage import assistant_usage
-from bots.models import BotEvent, EventStatus
+from bots.models import BotChannel, BotEvent, EventStatus
+from bots.services import channel_update
 from chat.models import Conversation, Message, Role
 from knowledge.models import Document
 from tests.bots.conftest import FEISHU_KEY, FEISHU_TOKEN
-from tests.bots.platforms import feishu_encrypt, feishu_headers, feishu_message
+from tests.bots.platforms import feishu_encrypt, feishu_headers, feishu_message, feishu_url_check
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PRICE = "知库专业版的价格是多少？"
@@ -42,19 +46,25 @@ def test_url_verification_answers_the_challenge_and_a_wrong_token_is_refused(cli
     assert forged.status_code == 403 and not BotEvent.objects.exists() and platforms.replies == []
 
 
-def test_encrypted_url_verification_is_decrypted_and_its_signature_checked(client, channel, platforms):
+def test_encrypted_url_verification_is_answered_unsigned_only_after_a_change_and_signed_always(client, channel,
+                                                                                              platforms):
     secured = channel("feishu", encrypt=True)
-    body = json.dumps({"encrypt": feishu_encrypt(FEISHU_KEY, json.dumps(
-        {"challenge": "ch-enc", "token": FEISHU_TOKEN, "type": "url_verification"}).encode())}).encode()
-    answer = post(client, secured, body, **feishu_headers(FEISHU_KEY, body))
-    assert answer.status_code == 200 and answer.json() == {"challenge": "ch-enc"}
-    assert post(client, secured, body).json() == {"challenge": "ch-enc"}  # the signature is checked when sent
-    bad = post(client, secured, body, **feishu_headers("another-key", body))
-    assert bad.status_code == 403
-    wrong_key = json.dumps({"encrypt": feishu_encrypt("another-key", b'{"type": "url_verification"}')}).encode()
+    body = feishu_url_check(FEISHU_KEY, FEISHU_TOKEN, "ch-enc")
+    # Feishu sends its URL check unsigned: taken in the window after the channel was added or changed.
+    assert post(client, secured, body).json() == {"challenge": "ch-enc"}
+    signed = post(client, secured, body, **feishu_headers(FEISHU_KEY, body))
+    assert signed.status_code == 200 and signed.json() == {"challenge": "ch-enc"}
+    assert post(client, secured, body, **feishu_headers("another-key", body)).status_code == 403
+    wrong_key = feishu_url_check("another-key", FEISHU_TOKEN, "ch-enc")
     assert post(client, secured, wrong_key).status_code == 403
     # With an Encrypt Key set, a plain event is refused.
     assert post(client, secured, {"challenge": "x", "token": FEISHU_TOKEN, "type": "url_verification"}).status_code == 403
+    # Long after the last change, the unsigned check is refused; a signed one still passes; saving reopens it.
+    BotChannel.objects.filter(pk=secured.pk).update(updated_at=timezone.now() - timedelta(hours=1))
+    assert post(client, secured, body).status_code == 403
+    assert post(client, secured, body, **feishu_headers(FEISHU_KEY, body)).json() == {"challenge": "ch-enc"}
+    channel_update(channel=BotChannel.objects.get(pk=secured.pk), enabled=True)
+    assert post(client, secured, body).json() == {"challenge": "ch-enc"}
 
 
 def test_a_direct_message_is_answered_with_a_card_holding_the_answer_and_its_citation(client, channel, platforms, docs_kb):
@@ -73,8 +83,8 @@ def test_a_direct_message_is_answered_with_a_card_holding_the_answer_and_its_cit
     assert conversation.channel == "feishu" and conversation.assistant_id == feishu.assistant_id
     assert assistant_usage(feishu.assistant)["conversations_by_channel"] == {"feishu": 1}
     # A follow-up in the same chat continues its conversation.
-    post(client, feishu, json.dumps({"encrypt": feishu_encrypt(FEISHU_KEY, json.dumps(
-        message("安装需要什么？", 2)).encode())}).encode())
+    follow_up = json.dumps({"encrypt": feishu_encrypt(FEISHU_KEY, json.dumps(message("安装需要什么？", 2)).encode())})
+    post(client, feishu, follow_up.encode(), **feishu_headers(FEISHU_KEY, follow_up.encode()))
     assert Conversation.objects.count() == 1 and Message.objects.filter(role=Role.USER).count() == 2
     assert len(platforms.replies_of("feishu")) == 2
 
