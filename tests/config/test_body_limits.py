@@ -24,9 +24,11 @@ MiB = 1024 * 1024
 
 
 def push(base: str, path: str, *, size: int, chunked: bool, headers: dict[str, str] | None = None,
-         content_type: str = "multipart/form-data; boundary=x", body: bytes | None = None) -> tuple[int | None, dict, bytes, int]:
-    """POST ``size`` bytes by hand (or ``body``), declared or chunked, as fast as the server reads them:
-    (status, body JSON or {}, raw body, bytes the client got into the connection before the server stopped it)."""
+         content_type: str = "multipart/form-data; boundary=x", body: bytes | None = None,
+         stop_at: int | None = None) -> tuple[int | None, dict, bytes, int]:
+    """POST ``size`` bytes by hand (or ``body``), declared or chunked, as fast as the server reads them, or only the
+    first ``stop_at`` of them before waiting for the answer: (status, body JSON or {}, raw body, bytes the client got
+    into the connection before the server stopped it)."""
     parts = urlsplit(base)
     lines = [f"POST {path} HTTP/1.1", f"Host: {parts.hostname}:{parts.port}", f"Content-Type: {content_type}",
              *(f"{k}: {v}" for k, v in (headers or {}).items())]
@@ -38,11 +40,11 @@ def push(base: str, path: str, *, size: int, chunked: bool, headers: dict[str, s
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 256 * 1024)
         try:
             sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-            while sent < total:
+            while sent < min(total, stop_at if stop_at is not None else total):
                 chunk = body[sent:sent + len(piece)] if body is not None else piece[: min(len(piece), total - sent)]
                 sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
                 sent += len(chunk)
-            if chunked:
+            if chunked and sent == total:
                 sock.sendall(b"0\r\n\r\n")
         except OSError:
             pass

@@ -219,6 +219,7 @@ def running(pid: int) -> bool:
 
 @pytest.mark.skipif(NGINX is None, reason="needs nginx: `make test` installs it (scripts/ensure_nginx.sh)")
 def test_the_cluster_serves_through_nginx_routes_around_a_killed_web_process_and_stops(alice, kb, ingest, namespace, tmp_path, settings):
+    from tests.config.test_body_limits import push
     from tests.helpers import api_token
 
     ingest(kb, {"policy.md": POLICY})
@@ -245,6 +246,11 @@ def test_the_cluster_serves_through_nginx_routes_around_a_killed_web_process_and
                                files={"files": ("gate.md", OTHER.encode())})
         assert upload.status_code == 202, upload.text
         doc_id = upload.json()["documents"][0]["id"]
+        # An anonymous body streams through nginx to the web process, which refuses it past its small limit: the
+        # answer comes while the client still owes most of it (nginx buffering bodies would wait for all 45 MiB).
+        status, refused, _, sent = push(proxy, f"/api/kbs/{kb.pk}/documents/", size=45 * 2**20, chunked=False,
+                                        stop_at=16 * 2**20)
+        assert status == 413 and refused["error"]["code"] == "body_too_large", (status, refused)
         wait_for(lambda: Document.objects.get(pk=doc_id).status == DocumentStatus.READY, 120, "the worker did not ingest the upload",
                  [var / "cluster" / "logs" / "worker-1.log"])
         for _ in range(4):
