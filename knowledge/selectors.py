@@ -18,7 +18,7 @@ from knowledge.access import (
     scope_of_annotated,
     with_caller_role,
 )
-from knowledge.models import Chunk, Document, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
+from knowledge.models import Chunk, Document, DocumentAlias, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
 from knowledge.retrieval.protocols import AccessScope
 
 
@@ -89,6 +89,18 @@ def set_caller_role(kbs, *, user) -> None:
 
 def document_list(*, user, kb: KnowledgeBase) -> QuerySet[Document]:
     return Document.objects.filter(documents_readable_q(user=user), kb=kb).order_by("-id")
+
+
+def document_moved_to(*, user, kb: KnowledgeBase, document_id: int) -> int | None:
+    """The document an old id of the KB now belongs to (knowledge/version_models.py, ``DocumentAlias``), when no row
+    has that id and ``user`` may read the document it moved to; else None. The API's 308 and the page's redirect
+    both ask here, so an old id never names a document its reader may not see."""
+    if Document.objects.filter(pk=document_id).exists():
+        return None
+    new_id = DocumentAlias.objects.filter(old_id=document_id, document__kb_id=kb.pk).values_list("document_id", flat=True).first()
+    if new_id is None or not document_list(user=user, kb=kb).filter(pk=new_id).exists():
+        return None
+    return new_id
 
 
 def chunk_list(*, user, kb: KnowledgeBase) -> QuerySet[Chunk]:

@@ -27,7 +27,6 @@ from knowledge import answer_models, selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
-from knowledge.ingestion.versions import resolve_alias
 from knowledge.models import AnswerMode, ChunkRevision, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
 from knowledge.services.kbs import kb_create
@@ -107,8 +106,8 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
     kb = _kb_for(request, kb_id)
     document = selectors.document_list(user=request.user, kb=kb).filter(pk=document_id).first()
     if document is None:
-        moved = resolve_alias(kb_id=kb.pk, document_id=document_id)  # an id it used to have (knowledge/version_models.py)
-        if moved is not None and not Document.objects.filter(pk=document_id).exists():
+        moved = selectors.document_moved_to(user=request.user, kb=kb, document_id=document_id)  # an id it used to have
+        if moved is not None:
             return redirect("document", kb.pk, moved, permanent=True)
         raise Http404("Document not found.")
     chunks = selectors.chunk_list(user=request.user, kb=kb).filter(document=document).defer(

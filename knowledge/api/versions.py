@@ -11,19 +11,8 @@ from core.api.pagination import PaginatedView
 from core.api.schema import errors
 from knowledge import selectors
 from knowledge.api import serializers as s
-from knowledge.ingestion.versions import resolve_alias
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.services.versions import version_list, version_restore
-
-
-def moved_to(request: Request, kb: KnowledgeBase, document_id: int) -> int | None:
-    """The document an old id of the KB now belongs to, when there is no row of that id and the caller may read it."""
-    if Document.objects.filter(pk=document_id).exists():
-        return None
-    new_id = resolve_alias(kb_id=kb.pk, document_id=document_id)
-    if new_id is None or not selectors.document_list(user=request.user, kb=kb).filter(pk=new_id).exists():
-        return None
-    return new_id
 
 
 class _Moved(Exception):
@@ -34,7 +23,7 @@ class _Moved(Exception):
 def document_or_redirect(request: Request, kb: KnowledgeBase, document_id: int) -> Document:
     """The document (404 ``document_not_found``), or, for an id it used to have, a 308 to the same URL under its id
     (raised; ``Redirecting`` views answer it)."""
-    new_id = moved_to(request, kb, document_id)
+    new_id = selectors.document_moved_to(user=request.user, kb=kb, document_id=document_id)
     if new_id is not None:
         path = request.get_full_path().replace(f"/documents/{document_id}/", f"/documents/{new_id}/", 1)
         raise _Moved(Response(status=status.HTTP_308_PERMANENT_REDIRECT, headers={"Location": path}))

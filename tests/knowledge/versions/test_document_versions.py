@@ -121,3 +121,29 @@ def test_the_data_migration_folds_a_chain_made_the_old_way(kb, alice, ingest, cl
     assert versions[1].chunk_count == Chunk.objects.filter(document=b).count() > 0
     response = client_for(alice).get(f"/api/kbs/{kb.pk}/documents/{a_id}/")
     assert response.status_code == 308 and response["Location"].endswith(f"/documents/{b.pk}/")
+
+
+def test_an_old_id_redirects_only_a_reader_of_the_document_it_moved_to(client_for, alice, make_user, kb,
+                                                                       django_capture_on_commit_callbacks):
+    """Issue 45: the page redirected a viewer outside the document's group to it (the API answered 404)."""
+    from django.contrib.auth.models import Group
+    from django.test import Client
+
+    from knowledge.models import Membership, Role
+
+    with django_capture_on_commit_callbacks(execute=True):
+        doc_id = upload(client_for(alice), kb, "salary.md", V1)["document"]
+    with django_capture_on_commit_callbacks(execute=True):
+        old_id = upload(client_for(alice), kb, "salary.md", V2)["id"]
+    hr = Group.objects.create(name="hr")
+    Document.objects.get(pk=doc_id).restricted_to_groups.set([hr])
+    outsider, insider = make_user("olga"), make_user("ivan", groups=[hr])
+    for user in (outsider, insider):
+        Membership.objects.create(kb=kb, user=user, role=Role.VIEWER)
+    for user, page, api in ((outsider, 404, 404), (insider, 301, 308)):
+        browser = Client()
+        browser.force_login(user)
+        answer = browser.get(f"/kbs/{kb.pk}/documents/{old_id}/")
+        assert answer.status_code == page, (user.username, answer.status_code)
+        assert client_for(user).get(f"/api/kbs/{kb.pk}/documents/{old_id}/").status_code == api
+    assert answer["Location"] == f"/kbs/{kb.pk}/documents/{doc_id}/"
