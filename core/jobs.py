@@ -3,6 +3,13 @@ Celery task ("celery"), on this process's background worker thread ("thread") or
 
 Services import this module; ``knowledge.tasks`` holds only the Celery entry points, which run the same
 functions a job here runs in-process. A task is sent by its name, so nothing here imports the services.
+
+Shutting down (``stop``, called as the interpreter begins to exit, before it waits for the worker threads): jobs
+still queued on this process's threads are dropped, a job queued later is refused with a log line, and a running
+job sees ``stopping()`` at its next check (an ingestion: each embedding batch, each OCR page, its parse's poll) and
+ends; what they would have done stays in the database for the next start (a document pending again,
+``knowledge.ingestion.recovery.queue_pending``). The process exits within seconds, where it used to run the whole
+queue first and then fail the jobs that queued others ("cannot schedule new futures after interpreter shutdown").
 """
 from __future__ import annotations
 
@@ -40,6 +47,46 @@ _waiting: set[Hashable] = set()
 _waiting_lock = threading.Lock()
 # Set by ``queue_only``: hand jobs to the processes that run them in the background, never run them here.
 _queue_only = contextvars.ContextVar("zhiku_queue_only", default=False)
+# Set by ``stop``: the process is shutting down.
+_stopping = threading.Event()
+
+
+class Stopping(Exception):
+    """Raised by ``raise_if_stopping`` in a running job: the process is shutting down. The job puts its row back as
+    the next start should find it; the worker thread logs the stop, not a crash."""
+
+
+def stopping() -> bool:
+    """Whether this process is shutting down: a running job checks it and ends early, leaving its row to the next start."""
+    return _stopping.is_set()
+
+
+def raise_if_stopping() -> None:
+    """``Stopping`` once this process is shutting down: a long job calls it between its steps."""
+    if _stopping.is_set():
+        raise Stopping()
+
+
+def stop() -> None:
+    """Refuse new jobs on this process's threads and drop the queued ones; running ones see ``stopping()``.
+
+    Called once the interpreter begins to exit (registered below), before it joins the executors' threads; also
+    callable by a server that stops on its own. Idempotent."""
+    if _stopping.is_set():
+        return
+    _stopping.set()
+    with _executor_lock:
+        executors = [e for e in (_executor, *_pools.values()) if e is not None]
+    for executor in executors:
+        executor.shutdown(wait=False, cancel_futures=True)
+    with _lanes_lock:
+        dropped = sum(len(jobs) for jobs in _lanes.values())
+        _lanes.clear()
+    with _waiting_lock:
+        _waiting.clear()
+    if dropped or _pending:
+        logger.warning("shutting down: %s queued background jobs dropped (their rows wait for the next start), "
+                       "%s running told to stop", dropped, len([f for f in _pending if f.running()]))
 
 
 def mode() -> str:
@@ -134,28 +181,37 @@ def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hasha
         close_old_connections()
         try:
             fn(*args)
+        except Stopping:
+            logger.warning("background %s stopped: the process is shutting down", what)
         except Exception:  # logged; the job's row already carries the failure
             logger.exception("background %s crashed", what)
         finally:
             close_old_connections()
 
-    if pool is not None:
-        future = _pool_executor(pool).submit(run)
-        _pending.add(future)
-        future.add_done_callback(_pending.discard)
-        return
-    with _lanes_lock:
-        _lanes.setdefault(lane, deque()).append(run)
-    # One turn on the worker per job: whichever lane's turn it is then runs (the executor's own exit drains them all).
-    future = _thread_executor().submit(_next_job)
-    _pending.add(future)
-    future.add_done_callback(_pending.discard)
+    if not _stopping.is_set():
+        try:
+            if pool is not None:
+                future = _pool_executor(pool).submit(run)
+            else:
+                with _lanes_lock:
+                    _lanes.setdefault(lane, deque()).append(run)
+                # One turn on the worker per job: whichever lane's turn it is then runs.
+                future = _thread_executor().submit(_next_job)
+        except RuntimeError:  # shut down between the check and the submit (``stop``)
+            pass
+        else:
+            _pending.add(future)
+            future.add_done_callback(_pending.discard)
+            return
+    logger.warning("shutting down: background %s not started (left for the next start)", what)
 
 
 def _next_job() -> None:
     """Run the first job of the lane whose turn it is: the one served longest ago (a new lane at once)."""
     global _turns
     with _lanes_lock:
+        if not _lanes:  # dropped by ``stop``
+            return
         lane = min(_lanes, key=lambda name: _last_turn.get(name, -1))  # ties: the lane that came first
         jobs = _lanes[lane]
         job = jobs.popleft()
@@ -192,3 +248,8 @@ def wait_for_background_ingestion(timeout: float = 120.0) -> None:
     while _pending:
         for future in list(_pending):
             future.result(timeout=timeout)
+
+
+# Before the interpreter joins the executors' threads at exit (concurrent.futures registers its own join the same
+# way, earlier, and these run last-registered first): otherwise it would first run every queued job.
+threading._register_atexit(stop)  # type: ignore[attr-defined]  # CPython's hook for exactly this, since 3.9

@@ -78,6 +78,13 @@ def still_holds(document_id: int, token: str, **changes) -> bool:
         heartbeat_at=timezone.now(), **changes))
 
 
+def release(document_id: int, token: str) -> bool:
+    """Give the document back, pending, if this run still holds it (its process is shutting down): the next start
+    queues it at once (``knowledge.ingestion.recovery.queue_pending``) and resumes from its staged vectors."""
+    return bool(Document.objects.filter(pk=document_id, claim=token, status=DocumentStatus.PROCESSING).update(
+        status=DocumentStatus.PENDING, claim="", heartbeat_at=None, updated_at=timezone.now()))
+
+
 @contextmanager
 def heartbeat(document_id: int, token: str):
     """Touch the document's heartbeat every ``ZHIKU_INGEST_HEARTBEAT_SECONDS`` while the block runs.

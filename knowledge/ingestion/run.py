@@ -19,6 +19,7 @@ from knowledge.keyword_store import keyword_store
 from knowledge.locks import lock_kb_then_document
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import ParseError
+from knowledge.parsers.worker import ParseCancelled
 from knowledge.retrieval.protocols import KBSearchConfig
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.kbs import kb_bump_version
@@ -70,6 +71,9 @@ def document_ingest(*, document_id: int, force_reembed: bool = False) -> Documen
             _ingest_claimed(document, token, force_reembed=force_reembed)
     except _ClaimLost:
         logger.warning("ingestion of document %s stopped: another run holds it now", document_id)
+    except (jobs.Stopping, ParseCancelled):  # the process is shutting down (core.jobs.stop)
+        claims.release(document_id, token)
+        logger.warning("ingestion of document %s stopped: the process is shutting down; it is pending again", document_id)
     except ParseError as exc:
         _fail(document_id, exc.code, exc.message, token=token)
     except Exception as exc:  # noqa: BLE001 - any failure must mark the version failed, never lose the old one
@@ -89,6 +93,7 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     document_id, kb = document.pk, document.kb
 
     def holding(**changes) -> None:
+        jobs.raise_if_stopping()
         if not claims.still_holds(document_id, token, **changes):
             raise _ClaimLost()
 
@@ -98,7 +103,7 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
 
     t0 = time.perf_counter()
     # In a child process within the parse budgets (knowledge.services.parsing): over one, ResourceLimit fails it.
-    parsed = parse_stored(document.file, document.source_name, on_page=on_page).document
+    parsed = parse_stored(document.file, document.source_name, on_page=on_page, cancelled=jobs.stopping).document
     t1 = time.perf_counter()
     title, drafts = chunk_parsed(parsed, document.source_name, Chunking(size=document.chunk_size, overlap=document.chunk_overlap))
     t2 = time.perf_counter()

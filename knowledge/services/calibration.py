@@ -274,6 +274,7 @@ def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> n
 
     out = []
     for q in questions:
+        jobs.raise_if_stopping()
         result = search(Search(SearchRequest(query=q.text, top_k=kb.top_k, mode="hybrid"), user=kb.owner,
                                kb_ids=[kb.pk], calibration=(1.0, 0.0), overrides={"learn": False}))
         relevance = result.relevance if result.relevance is not None else 0.0
@@ -306,6 +307,7 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
         return row
     JudgeCalibration.objects.filter(pk=row.pk).update(status=CalibrationStatus.RUNNING, error="")
     try:
+        jobs.raise_if_stopping()
         questions = labelled_questions(kb)
         source = "labelled"
         if questions is None:
@@ -317,6 +319,10 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
         curve = trade_off_curve(p[y == 1].tolist(), p[y == 0].tolist())
         relevances = {"answerable": [round(float(x), 4) for x in p[y == 1]],
                       "unanswerable": [round(float(x), 4) for x in p[y == 0]]}
+    except jobs.Stopping:
+        # The process is shutting down (core.jobs.stop): the row as it was, the fit left to the next schedule.
+        JudgeCalibration.objects.filter(pk=row.pk).update(status=row.status, error=row.error)
+        raise
     except NotEnoughQuestions as exc:
         # Nothing to learn from (e.g. every document deleted): back to the shipped judge. The reason is stored as
         # its code and numbers, translated when shown (calibration_results.calibration_payload).

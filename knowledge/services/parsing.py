@@ -23,6 +23,7 @@ def parse_limits(*, preview: bool = False) -> Limits:
     common = {
         "memory_mb": settings.ZHIKU_PARSE_MEMORY_MB, "cpu_seconds": settings.ZHIKU_PARSE_CPU_SECONDS,
         "max_inflated_mb": settings.ZHIKU_PARSE_MAX_INFLATED_MB, "max_unzipped_bytes": settings.ZHIKU_MAX_UNZIPPED_BYTES,
+        "max_zip_ratio": settings.ZHIKU_MAX_UNZIP_RATIO,
     }
     if preview:
         return Limits(**common, wall_seconds=settings.ZHIKU_PREVIEW_SECONDS, max_chars=settings.ZHIKU_PREVIEW_MAX_CHARS,
@@ -32,10 +33,12 @@ def parse_limits(*, preview: bool = False) -> Limits:
                   max_pages=settings.ZHIKU_PARSE_MAX_PAGES, max_ocr_pages=settings.ZHIKU_PARSE_MAX_OCR_PAGES)
 
 
-def parse_stored(file, name: str, *, on_page: Callable[[int, int], None] | None = None) -> BoundedParse:
-    """Parse a stored upload (a ``FieldFile``) as ``name`` says, within the ingestion budgets."""
+def parse_stored(file, name: str, *, on_page: Callable[[int, int], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> BoundedParse:
+    """Parse a stored upload (a ``FieldFile``) as ``name`` says, within the ingestion budgets (``ParseCancelled``
+    once ``cancelled()``)."""
     with _on_disk(file) as path:
-        return parse_bounded(name, path, parse_limits(), on_page=on_page)
+        return parse_bounded(name, path, parse_limits(), on_page=on_page, cancelled=cancelled)
 
 
 def parse_bytes(name: str, data: bytes, *, cancelled: Callable[[], bool] | None = None) -> BoundedParse:

@@ -49,3 +49,31 @@ def test_a_job_of_its_own_pool_never_waits_behind_the_shared_worker():
     assert names[0].startswith("zhiku-test-replies")
     gate.set()
     jobs.wait_for_background_ingestion(timeout=30)
+
+
+def test_stopping_drops_the_queue_refuses_new_jobs_and_tells_the_running_one(monkeypatch, caplog):
+    """Issue 45: at exit the worker ran its whole queue first, then failed the jobs those queued (a RuntimeError)."""
+    # A process of its own, as far as the module's state goes: the rest of this test process keeps running jobs.
+    monkeypatch.setattr(jobs, "_stopping", threading.Event())
+    monkeypatch.setattr(jobs, "_executor", None)
+    monkeypatch.setattr(jobs, "_pools", {})
+    monkeypatch.setattr(jobs, "_lanes", {})
+    ran: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def long_job() -> None:
+        started.set()
+        while not release.wait(0.01):
+            jobs.raise_if_stopping()            # a long job checks between its steps
+
+    jobs.submit_in_thread(long_job, what="the running job")
+    for i in range(3):
+        jobs.submit_in_thread(ran.append, f"queued-{i}", what="a queued job", lane="a lane")
+    assert started.wait(10)
+    jobs.stop()
+    jobs.submit_in_thread(ran.append, "late", what="a job queued after the stop")
+    jobs.submit_in_thread(ran.append, "late", what="a pool's job queued after the stop", pool="bots")
+    jobs.wait_for_background_ingestion(timeout=10)
+    assert ran == [] and jobs.stopping()
+    assert "background the running job stopped: the process is shutting down" in caplog.text
+    assert "a job queued after the stop not started" in caplog.text and "crashed" not in caplog.text
