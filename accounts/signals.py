@@ -1,9 +1,12 @@
-"""API tokens end with the credentials they were issued on.
+"""Credentials end with the access they were issued on.
 
 When a user's password is set (``set_password``: the admin's password forms, ``changepassword``,
 a reset; also ``set_unusable_password`` and a hash written directly) or their account is
-deactivated, every token they hold is deleted: a key copied before the change stops working
-at once, and re-activating the account does not bring it back. A password *re-hash* is not a
+deactivated, every credential they hold is deleted (``credentials_revoke_all``: API tokens, MCP
+clients' OAuth access and refresh tokens and authorization codes; on deactivation the browser
+sessions too, which a new password ends by itself): a key or token copied before the change stops
+working at once, and re-activating the account does not bring it back. A removed
+account takes them along by its foreign keys (``on_delete=CASCADE``). A password *re-hash* is not a
 change and revokes nothing: at login Django replaces an outdated hash of the same password
 (another algorithm, fewer iterations than now) without ``set_password``'s mark.
 """
@@ -14,7 +17,7 @@ from django.contrib.auth.hashers import get_hasher, identify_hasher
 from django.db.models.signals import post_delete, post_save, pre_save
 from django.dispatch import receiver
 
-from accounts.tokens import tokens_revoke_all
+from accounts.credentials import credentials_revoke_all
 
 WATCHED = {"password", "is_active"}
 
@@ -40,7 +43,7 @@ def _password_changed(old_hash: str, user) -> bool:
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="accounts_note_credential_change")
 def note_credential_change(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
-    instance._revoke_tokens = False
+    instance._revoke_tokens = instance._deactivated = False
     if raw or instance.pk is None or (update_fields is not None and not WATCHED & set(update_fields)):
         return
     old = sender._default_manager.filter(pk=instance.pk).values("password", "is_active").first()
@@ -48,13 +51,14 @@ def note_credential_change(sender, instance, raw=False, update_fields=None, **kw
         return
     deactivated = old["is_active"] and not instance.is_active
     instance._revoke_tokens = deactivated or _password_changed(old["password"], instance)
+    instance._deactivated = deactivated
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="accounts_revoke_tokens")
 def revoke_tokens(sender, instance, raw=False, **kwargs) -> None:
     if getattr(instance, "_revoke_tokens", False):
         instance._revoke_tokens = False
-        tokens_revoke_all(user=instance)
+        credentials_revoke_all(user=instance, sessions=getattr(instance, "_deactivated", False))
 
 
 # --- invitations follow their maker's rights (accounts/people/invitations.py) ------------------------------------

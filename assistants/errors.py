@@ -72,6 +72,9 @@ register("token_wrong_resource", NotAuthenticated,
          _("This key or token was issued for another MCP address; use it there, or sign in again for this one."))
 register("consent_resource_invalid", ValidationFailed,
          _("The client asked for access to %(resource)r, which is not an MCP address of this site."))
+register("consent_redirect_invalid", ValidationFailed,
+         _("This client's return address is not one this site sends people to (https, or http on this computer, "
+           "without spaces, backslashes or control characters). The client must register again."))
 register("consent_target_invalid", ValidationFailed,
          _("Choose one of the assistants or knowledge bases listed."),
          none=_("You have no assistant or knowledge base that this client could use."))

@@ -21,7 +21,14 @@ SOURCE = SsoIdentity.Source.LDAP
 
 
 class DirectoryBackend(LDAPBackend):
-    """django-auth-ldap's LDAPBackend: linked accounts only, groups mapped at each sign-in."""
+    """django-auth-ldap's LDAPBackend: linked accounts only, groups mapped at each sign-in, no session of someone
+    inactive."""
+
+    def get_user(self, user_id):
+        # A session remembers the backend that signed it in, and Django asks that backend for its user at every
+        # request; django-auth-ldap's answers even a deactivated one, Django's ModelBackend does not.
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
 
     def get_or_build_user(self, username, ldap_user):
         user, built = super().get_or_build_user(username, ldap_user)

@@ -41,7 +41,13 @@ def _claim_groups(claims: dict) -> list[str]:
 
 
 class ProviderBackend(OIDCAuthenticationBackend):
-    """mozilla-django-oidc's backend: issuer and audience checked, accounts found by ``sub``, claims mapped."""
+    """mozilla-django-oidc's backend: issuer and audience checked, accounts found by ``sub``, claims mapped, no
+    session of someone inactive."""
+
+    def get_user(self, user_id):
+        # As accounts/sso/ldap.py's: the library's get_user answers a deactivated user too, ModelBackend's does not.
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
 
     def authenticate(self, request, **kwargs):
         try:

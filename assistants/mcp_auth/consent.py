@@ -4,7 +4,10 @@ django-oauth-toolkit's authorization view checks the request (client, redirect U
 issues the code; this page adds what MCP needs: the ``resource`` must be one of this site's MCP addresses
 (``/mcp/`` when the client sent none), and the person picks the one target the token will reach, among the
 assistants they own and the KBs they may read (for ``/mcp/kb/<id>/``: that KB, if they may read it). The choice
-is re-checked when the form comes back, and becomes the token's scope (assistants/mcp_auth/oauth.py).
+is re-checked when the form comes back, and becomes the token's scope (assistants/mcp_auth/oauth.py). A redirect URI
+that registration would refuse now (assistants/mcp_auth/redirects.py), stored by a client registered before that
+rule, is ``consent_redirect_invalid`` (400; the Validator's check, assistants/mcp_auth/oauth.py, and here before a
+denial): the page neither shows it nor sends anyone there.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
 
 from assistants.mcp_auth.oauth import MCP_SCOPE, target_scope
+from assistants.mcp_auth.redirects import LOOPBACK_HOSTS, redirect_uri_problem
 from assistants.mcp_auth.resources import origin_of_request, our_resource, resource_url
 from assistants.services import assistants_of
 from core.errors import ApplicationError, fail
@@ -26,7 +30,6 @@ from knowledge.access import kbs_for_user
 from knowledge.selectors import kb_get_for_user
 
 MAX_CHOICES = 200
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 TEMPLATE = "assistants/mcp_consent.html"
 
 
@@ -62,13 +65,14 @@ def _resource_of(request, sent: str) -> tuple[str, int | None]:
     return resource_url(origin, kb_id), kb_id
 
 
+
 def form_action_to(response, redirect_uri: str):
     """The page's CSP lets its form's answer redirect to the client (``form-action`` covers redirects after a
     submission, CSP Level 3 §6.4.1): the redirect URI's origin, the toolkit having checked it against the client's
     registered ones; any port on the loopback, where a native client listens on one it picks (RFC 8252 §7.3)."""
     parts = urlsplit(redirect_uri or "")
     if parts.scheme in ("http", "https") and parts.hostname:
-        loopback = parts.scheme == "http" and parts.hostname in LOOPBACK
+        loopback = parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         port = ":*" if loopback else (f":{parts.port}" if parts.port else "")
         response._csp_update = {"form-action": [f"{parts.scheme}://{host}{port}"]}
@@ -84,7 +88,7 @@ class Consent(AuthorizationView):
     def redirect(self, redirect_to, application):
         """Back to the client: https, or http on the loopback (the toolkit's setting allows https only)."""
         host = urlsplit(redirect_to).hostname
-        return OAuth2ResponseRedirect(redirect_to, ["https", "http"] if host in LOOPBACK else ["https"])
+        return OAuth2ResponseRedirect(redirect_to, ["https", "http"] if host in LOOPBACK_HOSTS else ["https"])
 
     def render_to_response(self, context, **response_kwargs):
         response = super().render_to_response(context, **response_kwargs)
@@ -118,6 +122,10 @@ class Consent(AuthorizationView):
         request = self.request
         application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
         try:
+            # The toolkit checks the redirect URI when it issues the code (Validator.validate_redirect_uri), not
+            # before it sends a denial there.
+            if redirect_uri_problem(form.cleaned_data.get("redirect_uri")):
+                raise fail("consent_redirect_invalid")
             resource, kb_id = _resource_of(request, form.cleaned_data.get("resource") or "")
         except ApplicationError as exc:
             return self._refused(exc, application=application)

@@ -3,14 +3,14 @@
 Protected Resource Metadata (RFC 9728) for ``/mcp/`` and each ``/mcp/kb/<id>/``; Authorization Server Metadata
 (RFC 8414); dynamic client registration (RFC 7591) narrowed to what the MCP specification's clients need and
 nothing more: public clients (``token_endpoint_auth_method: none``), the authorization code (and its refresh),
-redirect URIs on https or on the loopback interface over http (RFC 8252 §7.3; OAuth 2.1 §2.3.1). Errors here are
+redirect URIs on https or on the loopback interface over http (RFC 8252 §7.3; OAuth 2.1 §2.3.1), each one plain URI
+(assistants/mcp_auth/redirects.py). Errors here are
 the OAuth shape (``{"error", "error_description"}``, RFC 6749 §5.2 / RFC 7591 §3.2.2), as clients expect.
 """
 from __future__ import annotations
 
 import json
 import time
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -26,14 +26,13 @@ from oauth2_provider.views.dynamic_client_registration import (
 
 from assistants.mcp_auth.cors import cors
 from assistants.mcp_auth.oauth import MCP_SCOPE
+from assistants.mcp_auth.redirects import redirect_uri_problem
 from assistants.mcp_auth.resources import mcp_target, origin_of_request, resource_url
 from assistants.ratelimit import minute_count
 from core.http.security import client_address
 
-LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 GRANT_TYPES = {"authorization_code", "refresh_token"}
 MAX_REDIRECT_URIS = 10
-MAX_URI_CHARS = 2000
 MAX_NAME_CHARS = 255
 
 
@@ -49,20 +48,6 @@ class ResourceMetadata(OAuthProtectedResourceMetadataView):
 
     def get_scopes_supported(self):
         return [MCP_SCOPE]
-
-
-def redirect_uri_problem(uri: object) -> str:
-    """Why ``uri`` may not be a redirect URI ("" when it may): https anywhere, http only on the loopback."""
-    if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
-        return f"each redirect_uri must be a URI of at most {MAX_URI_CHARS} characters"
-    parts = urlsplit(uri)
-    if parts.fragment or "#" in uri:
-        return "a redirect_uri must not have a fragment"
-    if parts.scheme == "https" and parts.hostname:
-        return ""
-    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
-        return ""
-    return f"redirect_uri {uri!r} must use https, or http on the loopback interface (127.0.0.1, [::1], localhost)"
 
 
 def registration_problem(data: object) -> str:
@@ -125,7 +110,9 @@ class Registration(DynamicClientRegistrationView):
 
 server_metadata = cors("GET, OPTIONS")(OAuthServerMetadataView.as_view())
 resource_metadata = cors("GET, OPTIONS")(ResourceMetadata.as_view())
-token = cors("POST, OPTIONS")(TokenView.as_view())
+# One transaction per token request: the Validator locks the person's row when it checks a refresh token or code and
+# holds it until the new tokens are saved (assistants/mcp_auth/oauth.py, accounts/credentials.py).
+token = cors("POST, OPTIONS")(transaction.atomic(TokenView.as_view()))
 revoke = cors("POST, OPTIONS")(RevokeTokenView.as_view())
 register = cors("POST, OPTIONS")(Registration.as_view())
 # RFC 7592's read and delete; no update, which would bypass registration_problem (a client registers anew instead).
