@@ -65,9 +65,10 @@ def sessions_end(*, user) -> int:
     Sessions live in PostgreSQL (``django.contrib.sessions``' database store), signed and not indexed by user: each
     live one is decoded to find whose it is, a chunk at a time. That is a scan of the table, paid only when an account
     is deactivated (docs/production.md gives its cost)."""
-    mine, pk = [], str(user.pk)
-    for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator(chunk_size=2000):
-        if session.get_decoded().get(SESSION_KEY) == pk:
-            mine.append(session.pk)
+    store, pk, mine = Session.get_session_store_class()(), str(user.pk), []
+    live = Session.objects.filter(expire_date__gt=timezone.now()).values_list("session_key", "session_data")
+    for key, data in live.iterator(chunk_size=2000):
+        if store.decode(data).get(SESSION_KEY) == pk:
+            mine.append(key)
     deleted, _ = Session.objects.filter(pk__in=mine).delete()
     return deleted
