@@ -18,6 +18,9 @@ ZHIKU_MAX_HEADER_BYTES = env_int("ZHIKU_MAX_HEADER_BYTES", 12 * 1024)
 ZHIKU_MAX_HEADER_COUNT = env_int("ZHIKU_MAX_HEADER_COUNT", 100)
 ZHIKU_MAX_FILES_PER_UPLOAD = env_int("ZHIKU_MAX_FILES_PER_UPLOAD", 20)
 ZHIKU_MAX_UNZIPPED_BYTES = env_int("ZHIKU_MAX_UNZIPPED_BYTES", 200 * 1024 * 1024)
+# What unpacks to more than this many times its packed size, once past 10 MiB, is a bomb (archive_bomb), refused
+# before it is kept: an Office file's ZIP, and each compressed stream of a PDF (knowledge/parsers/inflate.py).
+ZHIKU_MAX_UNZIP_RATIO = env_int("ZHIKU_MAX_UNZIP_RATIO", 100)
 # Budgets of one parse of an uploaded file (knowledge/parsers/worker.py; docs/production.md, "Budgets for
 # uploaded files"). Each parse runs in a child process: memory (MiB of heap), processor and wall seconds;
 # then what the parser may extract: characters of text, PDF pages or slides, pages read by OCR, MiB inflated

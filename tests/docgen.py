@@ -401,3 +401,21 @@ def faq_xlsx(rows: list[tuple[str, str]], *, declared: str | None = None) -> byt
                 data = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="%s"/>' % declared.encode(), data)
             target.writestr(info, data)
     return out.getvalue()
+
+
+def dimension_bomb_xlsx(rows: list[tuple[str, str]]) -> bytes:
+    """``faq_xlsx(rows)`` whose sheet declares the whole grid (``A1:XFD1048576``, 17 billion cells) and holds one
+    more cell in its very last one, ``XFD1048576``: a reader that trusts either builds the grid (a few KB of file)."""
+    import re
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(faq_xlsx(rows, declared="A1:XFD1048576"))) as source, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename.startswith("xl/worksheets/sheet"):
+                last = b'<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>end</t></is></c></row>'
+                data = re.sub(rb"</sheetData>", last + b"</sheetData>", data)
+            target.writestr(info, data)
+    return out.getvalue()

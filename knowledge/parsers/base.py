@@ -8,7 +8,7 @@ import zipfile
 from collections.abc import Callable
 
 from knowledge.parsers.decoding import bom_encoding, bomless_utf16
-from knowledge.parsers.types import ParsedDocument, ParseError, ParseOptions
+from knowledge.parsers.types import BOMB_CHECK_FLOOR, ParsedDocument, ParseError, ParseOptions
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".md": "markdown",
@@ -95,7 +95,6 @@ _OLE2_STREAMS = {"doc": ("WordDocument",), "wps": ("WordDocument",), "xls": ("Wo
 _OLE2_KINDS = (("WordDocument", "a Word document"), ("Workbook", "an Excel workbook"),
                ("PowerPoint Document", "a PowerPoint presentation"))
 _IMAGE_MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff"}
-_BOMB_CHECK_FLOOR = 10 * 1024 * 1024  # below this many unzipped bytes the ratio is not checked
 
 # Signatures of binary formats that are sometimes renamed to a text extension.
 _BINARY_MAGIC = (
@@ -243,7 +242,7 @@ def check_ooxml_zip(data: bytes, doc_type: str, options: ParseOptions) -> None:
             "archive_bomb",
             f"the {label} file would unpack to {unzipped} bytes, over the limit of {options.max_unzipped_bytes}",
         )
-    if unzipped > _BOMB_CHECK_FLOOR and unzipped > options.max_zip_ratio * max(compressed, 1):
+    if unzipped > BOMB_CHECK_FLOOR and unzipped > options.max_zip_ratio * max(compressed, 1):
         raise ParseError(
             "archive_bomb",
             f"the {label} file unpacks {unzipped / max(compressed, 1):.0f}x its packed size,"

@@ -20,7 +20,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from knowledge.parsers import inflate
 from knowledge.parsers.blocks import is_cjk
-from knowledge.parsers.budget import ResourceLimit, cut_short, out_of_time, over_count
+from knowledge.parsers.budget import cut_short, out_of_time, over_count
 from knowledge.parsers.headings import candidate, is_article
 from knowledge.parsers.layout import (
     SENTENCE_END,
@@ -87,7 +87,7 @@ def _read_pages(data: bytes, reader: PdfReader, options: ParseOptions) -> tuple[
     if over_count(options, "pages", options.max_pages, declared, "pages in the PDF"):
         readable = options.max_pages
         cut_short(options, "pages", options.max_pages, pages_read=readable)
-    with inflate.capped(options.max_inflated_bytes):
+    with inflate.capped(options.max_inflated_bytes, options.max_zip_ratio):
         try:
             page_count, pages, scans, unreadable, last = _read_text_layer(data, readable, declared, options)
         except Exception as exc:
@@ -182,10 +182,11 @@ def _read_text_layer(data: bytes, readable: int | None, declared: int, options: 
 
 
 def _over_budget(exc: BaseException) -> BaseException | None:
-    """The budget error (``ResourceLimit``, ``MemoryError``) inside ``exc``: pdfplumber wraps pdfminer's errors
-    in ``PdfminerException``, which must not turn a file over its budget into a damaged page."""
+    """The budget error (``ResourceLimit``, ``MemoryError``, a stream refused as a bomb by ``inflate``: any
+    ``ParseError``, which pdfminer itself never raises) inside ``exc``: pdfplumber wraps pdfminer's errors in
+    ``PdfminerException``, which must not turn a file over its budget into a damaged page."""
     for _ in range(8):
-        if isinstance(exc, (ResourceLimit, MemoryError)):
+        if isinstance(exc, (ParseError, MemoryError)):
             return exc
         inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc.__cause__ or exc.__context__
         if inner is None:

@@ -8,6 +8,8 @@ ERROR_CODES = frozenset(
     {"unsupported_type", "empty_file", "corrupt_file", "undecodable_text", "archive_bomb", "type_mismatch",
      "ocr_failed", "image_too_large", "resource_limit", "converter_missing", "conversion_failed"}
 )
+# Below this many unpacked bytes the ratio of a ZIP or a PDF stream (``ParseOptions.max_zip_ratio``) is not checked.
+BOMB_CHECK_FLOOR = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class ParseOptions:
     """
 
     max_unzipped_bytes: int = 200 * 1024 * 1024
-    max_zip_ratio: int = 100
+    max_zip_ratio: int = 100  # a ZIP, or one of a PDF's compressed streams, unpacks to at most this times its size
     depth: int = 0
     # Called as ``on_page(done, total)`` while pages are recognised by OCR (the slow part of a scan).
     on_page: Callable[[int, int], None] | None = None

@@ -65,6 +65,7 @@ class Limits:
     max_ocr_pages: int = 100
     max_inflated_mb: int = 256
     max_unzipped_bytes: int = 200 * MIB
+    max_zip_ratio: int = 100  # a ZIP or a PDF stream past 10 MiB unpacks to at most this times its size
     preview: bool = False  # stop at the page, OCR-page, character and time budgets with what was read
 
     @property
@@ -203,8 +204,9 @@ def _child_main(filename: str, path: str, limits: dict, conn, requester: int) ->
         with open(path, "rb") as handle:
             data = handle.read()
         options = ParseOptions(
-            max_unzipped_bytes=limit.max_unzipped_bytes, max_chars=limit.max_chars, max_pages=limit.max_pages,
-            max_ocr_pages=limit.max_ocr_pages, max_inflated_bytes=limit.max_inflated_mb * MIB, preview=limit.preview,
+            max_unzipped_bytes=limit.max_unzipped_bytes, max_zip_ratio=limit.max_zip_ratio, max_chars=limit.max_chars,
+            max_pages=limit.max_pages, max_ocr_pages=limit.max_ocr_pages, max_inflated_bytes=limit.max_inflated_mb * MIB,
+            preview=limit.preview,
             deadline=started + _PREVIEW_SOFT_SHARE * limit.wall_seconds if limit.preview else None, usage=usage,
             wall_deadline=started + limit.wall_seconds - _CONVERT_MARGIN,
             on_page=lambda done, total: _send(conn, {"event": "page", "done": done, "total": total}),

@@ -75,8 +75,22 @@ def test_a_pdf_flate_bomb_fails_on_the_inflated_budget_and_this_process_stays_sm
     assert grown["mib"] < 100, grown
 
 
+def test_a_pdf_flate_bomb_under_the_inflated_budget_is_refused_for_its_ratio_before_it_is_kept(kb, ingest, settings):
+    """200 MiB of zeros from a 200 KiB stream fit the 256 MiB budget; pdfminer used to hold them and read them for
+    ten minutes at 650 MB. Inflated into nothing first, the stream is refused for inflating 1,000 times its size."""
+    settings.ZHIKU_PARSE_SECONDS = 20  # (what stopped it before)
+    started = time.monotonic()
+    (document,) = ingest(kb, {"bomb.pdf": flate_bomb_pdf(200)})
+    document.refresh_from_db()
+    assert (document.status, document.error_code) == (DocumentStatus.FAILED, "archive_bomb"), document.error_message
+    assert "inflates 1011x its size, over the limit of 100x" in document.error_message
+    assert not Chunk.objects.filter(document=document).exists()
+    assert time.monotonic() - started < 15
+
+
 def test_a_parse_over_the_memory_budget_is_stopped_in_the_child(kb, ingest, bomb, settings):
     settings.ZHIKU_PARSE_MAX_INFLATED_MB = 4096  # let the bomb inflate: the memory budget has to stop it
+    settings.ZHIKU_MAX_UNZIP_RATIO = 100_000  # (zeros inflate about 1,000 times)
     settings.ZHIKU_PARSE_MEMORY_MB = 400
     with peak_growth() as grown:
         (document,) = ingest(kb, {"bomb.pdf": bomb})
