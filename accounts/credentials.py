@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import SESSION_KEY, get_user_model
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.utils import timezone
@@ -65,7 +66,7 @@ def sessions_end(*, user) -> int:
     Sessions live in PostgreSQL (``django.contrib.sessions``' database store), signed and not indexed by user: each
     live one is decoded to find whose it is, a chunk at a time. That is a scan of the table, paid only when an account
     is deactivated (docs/production.md gives its cost)."""
-    store, pk, mine = Session.get_session_store_class()(), str(user.pk), []
+    store, pk, mine = SessionStore(), str(user.pk), []
     live = Session.objects.filter(expire_date__gt=timezone.now()).values_list("session_key", "session_data")
     for key, data in live.iterator(chunk_size=2000):
         if store.decode(data).get(SESSION_KEY) == pk:
