@@ -25,7 +25,7 @@ from assistants.services import (
     share_token_rotate,
 )
 from assistants.usage import assistant_usage
-from core.api.inputs import parse
+from core.api.inputs import parse, parse_query
 from core.api.pagination import PaginatedView
 from core.api.schema import errors
 from core.errors import fail
@@ -116,7 +116,7 @@ class AssistantUsageView(APIView):
                    summary="What the assistant was used for: conversations, questions, outcomes, ratings, tokens")
     def get(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
-        since = parse(s.UsageQuery, request.query_params).get("since")
+        since = parse_query(s.UsageQuery, request.query_params).get("since")
         return Response(s.UsageOutput({**assistant_usage(assistant, since=since), "since": since}).data)
 
 

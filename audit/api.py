@@ -27,6 +27,6 @@ class AuditListView(PaginatedView):
     @extend_schema(responses={200: AuditEntryOutput(many=True)}, parameters=[AuditFilterInput],
                    summary="Audit log entries, newest first (staff: all; a KB's owners: that KB's)")
     def get(self, request):
-        filters = filters_from(request.query_params)
+        filters = filters_from(request.query_params, blank_is_absent=False)
         qs = entries_filtered(entries_visible(user=request.user), filters)
         return self.paginated(qs, AuditEntryOutput)

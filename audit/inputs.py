@@ -20,9 +20,13 @@ class AuditFilterInput(serializers.Serializer):
     until = serializers.DateTimeField(required=False, help_text="Entries before this time (ISO 8601); after since")
 
 
-def filters_from(params) -> AuditFilters:
-    """The filters of ``params`` (a QueryDict or dict); 400 ``invalid_audit_filter`` / ``invalid_time_range``."""
-    raw = {k: v for k, v in (params.dict() if hasattr(params, "dict") else dict(params)).items() if v != ""}
+def filters_from(params, *, blank_is_absent: bool = True) -> AuditFilters:
+    """The filters of ``params`` (a QueryDict or dict); 400 ``invalid_audit_filter`` / ``invalid_time_range``.
+
+    ``blank_is_absent``: an empty value means no filter (the page's form sends every field); the API's schema
+    gives each parameter a format, so there an empty one is refused like any other value outside it."""
+    raw = {k: v for k, v in (params.dict() if hasattr(params, "dict") else dict(params)).items()
+           if v != "" or not blank_is_absent}
     checked = AuditFilterInput(data=raw)
     if not checked.is_valid():
         raise fail("invalid_audit_filter", errors="; ".join(f"{k}: {v[0]}" for k, v in checked.errors.items()),

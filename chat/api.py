@@ -11,7 +11,7 @@ from chat.feedback_labels import REASON_CODES, feedback_record
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
-from core.api.fields import ItemList, StrictInput, Text
+from core.api.fields import ItemList, Rule, StrictInput, Text, only_with
 from core.api.pagination import PaginatedView
 from core.api.schema import errors
 from knowledge.retrieval.request import SearchRequest
@@ -78,6 +78,9 @@ class FeedbackInput(StrictInput):
     reason = Text(required=False, allow_blank=True, max_length=2000, default="")
     reason_code = serializers.ChoiceField(required=False, choices=[("", ""), *((c, c) for c in REASON_CODES)], default="",
                                           help_text="wrong_passage (with down): the answer cited the wrong passage")
+
+    rules = (Rule("invalid_reason_code", "reason_code wrong_passage goes with rating down.",
+                  only_with("reason_code", "wrong_passage", then="rating", then_values=["down"])),)
 
 
 class FeedbackOutput(serializers.ModelSerializer):

@@ -6,7 +6,8 @@ the DRF views' errors use (``core.api.schema``).
 """
 from __future__ import annotations
 
-from core.api.schema import ERROR_DESCRIPTIONS, NON_SPACE
+from core.api.fields import Rule
+from core.api.schema import ERROR_DESCRIPTIONS, NON_SPACE, state_rules
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS
 
 PATH = "/api/chat/stream/"
@@ -25,6 +26,10 @@ ASK = {
     },
     "required": ["question"],
 }
+state_rules(ASK, (Rule("no_kbs", "A new conversation (conversation left out or null) names at least one knowledge base "
+                             "in kb_ids.",
+                       {"anyOf": [{"required": ["conversation"], "properties": {"conversation": {"type": "integer"}}},
+                                  {"required": ["kb_ids"], "properties": {"kb_ids": {"minItems": 1}}}]}),))
 
 EVENTS = (
     "One frame per event, `event: <type>` then `data: <JSON>`: `start`, `rewrite`, `sources`, `token` "

@@ -112,6 +112,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Who is acting and from which address, for the audit entries the request writes (core/audit/context.py).
     "core.audit.context.AuditContextMiddleware",
+    # An API request's query by its operation's declared parameters: unknown or repeated names are 400 (core/api/query.py).
+    "core.api.query.QueryCheck",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into the lockout response.

@@ -195,6 +195,8 @@ _code("invalid_characters", V, _("The input contains a NUL character; remove it 
       surrogate_in=_("The input contains an unpaired surrogate in %(field)s; remove it and retry."))
 _code("too_many_fields", V, _("The form holds more fields than the server accepts."))
 _code("unknown_field", V, _("Unknown fields: %(fields)s."), fixed=_("These fields cannot be changed here: %(fields)s."))
+_code("unknown_parameter", V, _("Unknown query parameters: %(names)s."))
+_code("repeated_parameter", V, _("These query parameters take one value and were given more than once: %(names)s."))
 _code("invalid_page_size", V, _("page_size must be a whole number from 1 to %(limit)s."))
 _code("invalid_id", V, _("%(value)r is not a valid id."))
 _code("invalid_filter", V, _("status must be one of %(values)s."), chunks=_("Invalid filter: %(errors)s"))

@@ -1,5 +1,5 @@
-"""Start the parse forkserver and load the tokenizer, the default embedding model, the judge's tables and the reader
-in the background when a server process starts."""
+"""Start the parse forkserver, build the API's parameter table and load the tokenizer, the default embedding model,
+the judge's tables and the reader in the background when a server process starts."""
 from __future__ import annotations
 
 import logging
@@ -23,6 +23,13 @@ def warm_up() -> None:
         start_parse_forkserver()
     except Exception:  # noqa: BLE001 - the first parse starts it instead
         logger.warning("starting the parse forkserver failed", exc_info=True)
+    try:
+        # The API's declared query parameters (core/api/query.py): the schema, built once (about a second).
+        from core.api.query import operations
+
+        operations()
+    except Exception:  # noqa: BLE001 - the first API request with a query builds it instead
+        logger.warning("building the API's parameter table failed", exc_info=True)
     try:
         get_analyzer().tokenize("预热 warm-up")
         import jieba.posseg  # the follow-up rewrite's tagger (chat/rewrite.py imports it on first use): ~2 s of tables

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from accounts.models import Invitation
 from accounts.people.invitations import MAX_GRANTS, invitation_state
 from accounts.people.selectors import mask_email
-from core.api.fields import StrictInput, Text
+from core.api.fields import Rule, StrictInput, Text, exactly_one
 from core.names import display_name
 from knowledge.models import Role
 
@@ -89,6 +89,9 @@ class GroupInput(StrictInput):
 class PersonRefInput(StrictInput):
     user_id = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
     username = Text(required=False, max_length=150)
+
+    rules = (Rule("person_required", "Exactly one of user_id or username.", exactly_one("user_id", "username"),
+                  body_required=True),)
 
 
 class PersonOutput(serializers.ModelSerializer):

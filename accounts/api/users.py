@@ -3,6 +3,7 @@ issue a reset link (accounts/people/users.py). Anyone else is refused with 403 `
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -18,6 +19,8 @@ from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
 from core.errors import fail
 
+USER_QUERY_MAX = 100  # characters of the people list's search text
+
 User = get_user_model()
 
 
@@ -32,12 +35,15 @@ def user_for_staff(request, user_id: int):
 class UserListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(parameters=[OpenApiParameter("q", {"type": "string", "maxLength": 100}, required=False,
+    @extend_schema(parameters=[OpenApiParameter("q", {"type": "string", "maxLength": USER_QUERY_MAX}, required=False,
                                                 description="Part of a name, username or e-mail")],
                    responses={200: s.UserOutput(many=True), **errors(403)}, summary="Every account (staff)")
     def get(self, request):
         staff_only(request)
-        return self.paginated(users_list(q=request.query_params.get("q", "")[:100]), s.UserOutput)
+        q = request.query_params.get("q", "")
+        if len(q) > USER_QUERY_MAX:
+            raise fail("invalid", extra={"fields": {"q": [gettext("At most %(limit)s characters.") % {"limit": USER_QUERY_MAX}]}})
+        return self.paginated(users_list(q=q), s.UserOutput)
 
     @extend_schema(request=s.UserCreateInput, responses={201: s.UserOutput, **errors(403, 409)},
                    summary="Create an account (staff)")

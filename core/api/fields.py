@@ -3,7 +3,9 @@ bounded before their items are read, file parts. Every app's serializers build o
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, ClassVar, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext
@@ -28,8 +30,66 @@ def unknown_fields(names: list[str]) -> ApplicationError:
     return fail("unknown_field", fields=", ".join(names), extra={"fields": {name: [gettext("Unknown field.")] for name in names}})
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A rule across an input's fields, stated by the schema (``core.api.schema.AutoSchema``): the code a request
+    breaking it gets, its sentence, and the JSON Schema that says it where one can (None: the sentence alone, for a
+    rule no schema keyword states, such as one value below another). ``body_required``: the rule asks for a field,
+    so the request needs a body even where every field is optional. The input's view or service checks it."""
+
+    code: str
+    text: str
+    schema: dict[str, Any] | None = None
+    body_required: bool = False
+
+
+def exactly_one(*names: str) -> dict[str, Any]:
+    """JSON Schema: exactly one of ``names`` is present."""
+    return {"oneOf": [{"required": [name]} for name in names]}
+
+
+def at_most_one(*names: str) -> dict[str, Any]:
+    """JSON Schema: no two of ``names`` are present together."""
+    return {"not": {"anyOf": [{"required": [a, b]} for a, b in combinations(names, 2)]}}
+
+
+def only_with(name: str, value: str, *, then: str, then_values: list[str]) -> dict[str, Any]:
+    """JSON Schema: ``name`` may be ``value`` only when ``then`` is one of ``then_values``."""
+    return {"anyOf": [{"not": {"required": [name], "properties": {name: {"enum": [value]}}}},
+                      {"required": [then], "properties": {then: {"enum": then_values}}}]}
+
+
+class QueryValues(dict[str, str]):
+    """A query string's parameters, one text value each: read by a serializer as plain values (DRF reads a QueryDict
+    as an HTML form, where an empty value means "left out"), and as text, not JSON (``json_type_errors``)."""
+
+
+def json_type_errors(fields: Any, data: dict[str, Any]) -> dict[str, list[str]]:
+    """The fields of a JSON object whose value is not of the type the schema gives them: a boolean field takes
+    ``true``/``false`` (DRF's own also takes 0, 1 and "yes"), a number field a JSON number, not ``false`` nor "3"."""
+    errors: dict[str, list[str]] = {}
+    for name, field in fields.items():
+        if field.read_only or name not in data or data[name] is None:
+            continue
+        value = data[name]
+        if isinstance(field, serializers.BooleanField):
+            ok = isinstance(value, bool)
+        elif isinstance(field, serializers.IntegerField):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(field, serializers.FloatField):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            continue
+        if not ok:
+            errors[name] = [str(field.error_messages["invalid"])]
+    return errors
+
+
 class StrictInput(serializers.Serializer[Any]):
-    """An input serializer that rejects fields it does not know (400 ``unknown_field``)."""
+    """An input serializer that rejects fields it does not know (400 ``unknown_field``) and, in a JSON body, values
+    not of their field's JSON type (400 ``invalid``). ``rules``: its rules across fields, for the schema."""
+
+    rules: ClassVar[tuple[Rule, ...]] = ()
 
     # The schema says so (additionalProperties: false, core.api.schema.AutoSchema). Nested,
     # the unknown names are given under the field's own: "filters.colour".
@@ -39,6 +99,9 @@ class StrictInput(serializers.Serializer[Any]):
             if unknown:
                 prefix = f"{self.field_name}." if self.parent is not None and self.field_name else ""
                 raise unknown_fields([prefix + str(name) for name in unknown])
+        # A JSON object is a dict (a form or a query string is a QueryDict of text, which the fields convert).
+        if type(data) is dict and (wrong := json_type_errors(self.fields, data)):
+            raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
 
 
@@ -77,9 +140,10 @@ class ItemList(serializers.ListField):
             try:
                 result.append(self.child.run_validation(item))
             except serializers.ValidationError as exc:
-                raise serializers.ValidationError({index: exc.detail}) from None  # type: ignore[dict-item]  # DRF keys list items by index, as its ListField does
+                # DRF keys list items by index, as its ListField does (older stubs typed the keys as str only).
+                raise serializers.ValidationError(cast(Any, {index: exc.detail})) from None
             except DjangoValidationError as exc:
-                raise serializers.ValidationError({index: get_error_detail(exc)}) from None  # type: ignore[dict-item]  # as above
+                raise serializers.ValidationError(cast(Any, {index: get_error_detail(exc)})) from None
         return result
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework.serializers import BaseSerializer
 
+from core.api.fields import QueryValues
 from core.errors import fail
 
 
@@ -15,6 +16,12 @@ def parse(serializer_class: type[BaseSerializer[Any]], data: Any, **kwargs: Any)
     serializer.is_valid(raise_exception=True)
     validated: dict[str, Any] = serializer.validated_data
     return validated
+
+
+def parse_query(serializer_class: type[BaseSerializer[Any]], query: Any) -> dict[str, Any]:
+    """``parse`` of a query string's parameters, each an ordinary value: DRF reads a QueryDict as an HTML form, where
+    an empty value means "left out" (``?since=`` would be no filter), which the schema's formats do not allow."""
+    return parse(serializer_class, QueryValues(query.dict() if hasattr(query, "dict") else query))
 
 
 def form_text(data: Mapping[str, Any], name: str, *, max_length: int) -> str:

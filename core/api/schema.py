@@ -20,7 +20,7 @@ from drf_spectacular.utils import Direction, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, AllowAny
 
-from core.api.fields import StrictInput
+from core.api.fields import Rule, StrictInput
 from core.api.parsers import SafeJSONParser
 
 # drf-spectacular's force_instance is unannotated: a serializer (or field) class gives an instance, an instance itself.
@@ -32,7 +32,9 @@ NON_SPACE = r"[^\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\
 
 ERROR_DESCRIPTIONS = {
     400: "Invalid input: `invalid` (with `fields`), `parse_error` (malformed JSON or form), `json_too_deep`, "
-         "`invalid_characters`, `unknown_field`, `invalid_page_size` (a list's `page_size` not from 1 to 100), "
+         "`invalid_characters`, `unknown_field`, `unknown_parameter` / `repeated_parameter` (a query parameter the "
+         "operation does not declare, or one it takes once given twice), `invalid_page_size` (a list's `page_size` "
+         "not from 1 to 100), "
          "`too_many_fields` / `too_many_files` (a form) or the operation's own code.",
     401: "`not_authenticated` (no credentials) or `authentication_failed` (an unknown, expired or revoked token, "
          "or an inactive user).",
@@ -49,6 +51,19 @@ ERROR_DESCRIPTIONS = {
     502: "`email_failed`: the mail server refused the message or could not be reached (nothing was kept).",
     429: "`throttled` or `too_many_attempts`, with `retry_after` seconds (also the Retry-After header).",
 }
+
+
+def state_rules(schema: dict[str, Any], rules: tuple[Rule, ...]) -> None:
+    """An input's rules across fields in its schema: as JSON Schema where one says them (``allOf``), each with its
+    code and sentence in ``x-rules`` and the description, so a request the schema calls valid keeps them."""
+    if not rules:
+        return
+    stated = [rule.schema for rule in rules if rule.schema is not None]
+    if stated:
+        schema["allOf"] = stated
+    schema["x-rules"] = [{"code": rule.code, "rule": rule.text} for rule in rules]
+    lines = "\n".join(f"- {rule.text} (400 `{rule.code}`)" for rule in rules)
+    schema["description"] = (schema.get("description", "") + "\n\nRules across fields:\n" + lines).strip()
 
 
 class ApiTokenScheme(KnoxTokenScheme):  # type: ignore[no-untyped-call]  # the extensions' registering __init_subclass__ is unannotated
@@ -111,12 +126,16 @@ class AutoSchema(SpectacularAutoSchema):
             schema["additionalProperties"] = False
             if serializer.partial:
                 schema["minProperties"] = 1  # every PATCH of the API refuses an empty body
+            state_rules(schema, serializer.rules)
         return schema
 
     def _get_request_for_media_type(self, serializer: Any, direction: Direction = "request") -> tuple[Any, bool]:
         schema, required = super()._get_request_for_media_type(serializer, direction)  # type: ignore[no-untyped-call]  # drf-spectacular leaves this hook unannotated
-        if self.method == "PATCH" and isinstance(_instance(serializer), StrictInput):
+        strict = _instance(serializer)
+        if self.method == "PATCH" and isinstance(strict, StrictInput):
             required = True  # an empty PATCH (no body, or {}) changes nothing and is refused
+        if isinstance(strict, StrictInput) and any(rule.body_required for rule in strict.rules):
+            required = True  # a rule asks for one of the fields
         return schema, required
 
     def _unwrap_list_serializer(self, serializer: Any, direction: Direction) -> dict[str, Any] | None:
@@ -141,8 +160,9 @@ class AutoSchema(SpectacularAutoSchema):
             if any(issubclass(p, SafeJSONParser) for p in self.view.parser_classes):
                 statuses.add(413)
         paged = self.method == "GET" and self._is_list_view() and self._get_paginator()  # type: ignore[no-untyped-call]  # drf-spectacular leaves this hook unannotated
-        if self.get_override_parameters() or paged:
-            statuses.add(400)  # a query parameter out of its range or choices (page_size among them)
+        # Every operation: a query parameter it does not declare, or one given twice (core/api/query.py); and one
+        # out of its range or choices (page_size among them).
+        statuses.add(400)
         if uritemplate.variables(self.path) or paged:
             statuses.add(404)
         if self.view.throttle_classes:

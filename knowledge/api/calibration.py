@@ -6,7 +6,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.fields import StrictInput, finite
+from core.api.fields import Rule, StrictInput, at_most_one, finite
 from core.api.schema import errors
 from core.errors import fail
 from knowledge import selectors
@@ -56,6 +56,16 @@ class OperatingPointInput(StrictInput):
     answer_target_rejection = serializers.FloatField(
         required=False, min_value=0, max_value=1, validators=[finite],
         help_text="the line: the lowest threshold under which this share of unanswerable questions stays (not answered)")
+
+    rules = (Rule("threshold_or_target", "At most one of threshold, target_rejection or target_kept (the gate), at most "
+                  "one of answer_threshold or answer_target_rejection (the line), and at least one of them all.",
+                  {"allOf": [at_most_one("threshold", "target_rejection", "target_kept"),
+                             at_most_one("answer_threshold", "answer_target_rejection"),
+                             {"anyOf": [{"required": [name]} for name in ("threshold", "target_rejection", "target_kept",
+                                                                          "answer_threshold", "answer_target_rejection")]}]},
+                  body_required=True),
+             Rule("invalid_threshold", "The line (answer_threshold, or the one a target picks) is at least the gate "
+                  "(threshold, or the one a target picks; the KB's own where only one is moved)."))
 
 
 class CalibrationView(APIView):

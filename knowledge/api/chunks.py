@@ -1,11 +1,13 @@
 """REST endpoints for chunks: list and filter, read, add by hand, edit or switch off."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.fields import QueryValues
 from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
@@ -34,7 +36,7 @@ class ChunkListView(PaginatedView):
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         # A plain dict: with a QueryDict DRF would read an absent boolean as False.
-        filters = s.ChunkFilterInput(data=request.query_params.dict())
+        filters = s.ChunkFilterInput(data=QueryValues(request.query_params.dict()))
         if not filters.is_valid():
             raise fail("invalid_filter", "chunks", errors="; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items()),
                        extra={"fields": filters.errors})
@@ -65,7 +67,10 @@ class ChunkDetailView(APIView):
     def get(self, request, kb_id: int, chunk_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         chunk = selectors.chunk_get_for_user(user=request.user, kb=kb, chunk_id=chunk_id)
-        output = s.ChunkWithTokensOutput if request.query_params.get("include") == "tokens" else s.ChunkOutput
+        include = request.query_params.get("include")
+        if include not in (None, "tokens"):
+            raise fail("invalid", extra={"fields": {"include": [gettext("Must be tokens, or left out.")]}})
+        output = s.ChunkWithTokensOutput if include == "tokens" else s.ChunkOutput
         return Response(output(chunk).data)
 
     @extend_schema(request=s.ChunkUpdateInput, responses=s.ChunkOutput,

@@ -168,7 +168,7 @@ class DocumentReindexView(APIView):
                                "`{\"keep_edits\": false}` drops them. The body is optional.")
     def post(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
-        data = parse(s.ReindexInput, request.data or {})
+        data = parse(s.ReindexInput, request.data)  # no body: {}; a JSON null is not the optional object
         document = document_reindex(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id),
                                     keep_edits=data["keep_edits"])
         return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)

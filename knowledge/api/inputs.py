@@ -45,14 +45,18 @@ def chunking_from_form(data) -> Chunking | None:
     return chunking_check(size=size, overlap=overlap)
 
 
-_YES, _NO = {"", "true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+# The spellings of a form's boolean, as the schema lists them (``FORM_BOOLEAN``): a form carries text, and clients
+# write true in these ways (an HTML checkbox "on", Python's str(True) "True").
+_YES, _NO = ("true", "True", "1", "yes", "on"), ("false", "False", "0", "no", "off")
+FORM_BOOLEAN = [*_YES, *_NO]
 
 
 def form_keep_edits(data) -> bool:
     """The upload form's ``keep_edits`` (absent: true): whether a new version keeps edited chunks whose text is gone
-    (knowledge/ingestion/pinning.py); anything but true/false, 1/0, yes/no, on/off is 400 ``invalid``."""
-    raw = data.get("keep_edits", "")
-    value = raw.strip().lower() if isinstance(raw, str) else None
-    if value not in _YES | _NO:
+    (knowledge/ingestion/pinning.py); anything but one of ``FORM_BOOLEAN`` is 400 ``invalid``."""
+    if "keep_edits" not in data:
+        return True
+    value = data.get("keep_edits")
+    if value not in FORM_BOOLEAN:
         raise fail("invalid", on_field="keep_edits")
     return value in _YES

@@ -6,8 +6,9 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.fields import MAX_GROUP_NAMES, ItemList, StrictInput, Text, UploadFile, finite
+from core.api.fields import MAX_GROUP_NAMES, ItemList, Rule, StrictInput, Text, UploadFile, exactly_one, finite
 from core.names import display_name
+from knowledge.api.inputs import FORM_BOOLEAN
 from knowledge.ingest_errors import ingest_error_message
 from knowledge.ingestion.queue import queue_places
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
@@ -16,6 +17,9 @@ from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMetho
 
 class KBSettingsInput(StrictInput):
     """The retrieval settings shared by create and update; every field optional."""
+
+    rules = (Rule("invalid_threshold", "answer_threshold (the confidence line) is at least score_threshold (the "
+                  "not-found gate), the KB's own values standing in for one left out."),)
 
     description = Text(required=False, allow_blank=True, max_length=20000)
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=100)
@@ -101,6 +105,9 @@ class MembershipCreateInput(StrictInput):
     group = Text(required=False, max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
+    rules = (Rule("user_xor_group", "Exactly one of user_id, username, group_id or group.",
+                  exactly_one("user_id", "username", "group_id", "group"), body_required=True),)
+
 
 class MembershipUpdateInput(StrictInput):
     role = serializers.ChoiceField(choices=Role.choices)
@@ -130,6 +137,8 @@ class MembershipOutput(serializers.ModelSerializer):
 class ChunkingFields(StrictInput):
     """The chunking chosen for an upload or a preview (documented for the schema; the view reads the form)."""
 
+    rules = (Rule("invalid_chunking", "chunk_overlap is at most half of chunk_size (its default when left out)."),)
+
     chunk_size = serializers.IntegerField(
         required=False, min_value=50, max_value=4000,
         help_text="Longest chunk in characters (default: ZHIKU_CHUNK_MAX_CHARS, 800). Out of range: 400 `invalid_chunking`.",
@@ -151,10 +160,11 @@ class DocumentUploadInput(ChunkingFields):
         help_text=f"Comma-separated group names (at most {MAX_GROUP_NAMES}); only their members (and editors) may read "
                   "these documents.",
     )
-    keep_edits = serializers.BooleanField(
-        required=False, default=True,
+    keep_edits = serializers.ChoiceField(
+        choices=FORM_BOOLEAN, required=False, default="true",
         help_text="A new version keeps the chunks edited or added by hand whose text its chunks no longer hold, pinned "
-                  "after them (default); false drops them (docs/chunks.md).")
+                  "after them (default, true); false drops them (docs/chunks.md). A form's boolean: true, True, 1, yes, on "
+                  "or false, False, 0, no, off.")
 
 
 class ReindexInput(StrictInput):
