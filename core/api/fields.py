@@ -3,6 +3,7 @@ bounded before their items are read, file parts. Every app's serializers build o
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, ClassVar, cast
@@ -53,10 +54,14 @@ def at_most_one(*names: str) -> dict[str, Any]:
     return {"not": {"anyOf": [{"required": [a, b]} for a, b in combinations(names, 2)]}}
 
 
-def only_with(name: str, value: str, *, then: str, then_values: list[str]) -> dict[str, Any]:
-    """JSON Schema: ``name`` may be ``value`` only when ``then`` is one of ``then_values``."""
-    return {"anyOf": [{"not": {"required": [name], "properties": {name: {"enum": [value]}}}},
-                      {"required": [then], "properties": {then: {"enum": then_values}}}]}
+def only_with(name: str, value: str, *, then: str, then_value: str) -> dict[str, Any]:
+    """JSON Schema: ``name`` may be ``value`` only when ``then`` is ``then_value``. Said with anchored patterns, not
+    ``enum``: drf-spectacular's enum hook would turn an enum inside a rule into a component of its own."""
+    def exactly(text: str) -> dict[str, str]:
+        return {"pattern": f"^{re.escape(text)}$"}
+
+    return {"anyOf": [{"not": {"required": [name], "properties": {name: exactly(value)}}},
+                      {"required": [then], "properties": {then: exactly(then_value)}}]}
 
 
 class QueryValues(dict[str, str]):

@@ -4,8 +4,9 @@ one given twice, is refused (400), where Django would ignore the one and take th
 The schema is the one statement of each operation's parameters (drf-spectacular, ``core.api.schema``); it is
 built once per process, on the first API request (about a second) or by the server's warm-up, and read here by the
 route that matched. Each parameter's value is checked where it is read, by its view, with its own code; this
-module checks only what no view can see: the names and their count. Refused before the view runs, so a malformed
-query is 400 whoever sends it (docs/api.md, "Query parameters").
+module checks only what no view can see: the names and their count. Refused before the view runs, after the
+session's sign-in: a request with no credential to a view that needs one gets its 401 first (docs/api.md, "Query
+parameters").
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext
+from rest_framework.permissions import AllowAny
 
 from core.errors import ApplicationError, fail
 
@@ -72,6 +74,18 @@ def refusal(request: HttpRequest, route: str) -> ApplicationError | None:
     return None
 
 
+def _signed_out(request: HttpRequest) -> bool:
+    """No credential at all: no ``Authorization`` header and no signed-in session."""
+    user = getattr(request, "user", None)
+    return "HTTP_AUTHORIZATION" not in request.META and not (user is not None and user.is_authenticated)
+
+
+def _public(view_func: Any) -> bool:
+    """Whether a DRF view lets anyone call it (every permission class AllowAny)."""
+    view = getattr(view_func, "cls", None)
+    return view is not None and all(issubclass(p, AllowAny) for p in getattr(view, "permission_classes", ()))
+
+
 class QueryCheck:
     """Middleware: an API request whose query names a parameter its operation does not declare, or repeats one that
     takes one value, is answered 400 (``unknown_parameter``, ``repeated_parameter``) before its view runs."""
@@ -86,6 +100,8 @@ class QueryCheck:
         match = request.resolver_match
         if match is None or not request.path.startswith("/api/") or not request.GET:
             return None
+        if _signed_out(request) and not _public(view_func):
+            return None         # the view answers 401 first, as it would without a query
         error = refusal(request, match.route)
         if error is None:
             return None
