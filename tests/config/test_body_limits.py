@@ -147,24 +147,24 @@ def test_a_revoked_token_and_an_inactive_users_session_get_the_small_limit(base,
 def upload_form(name: str, content: bytes) -> tuple[str, bytes]:
     boundary = uuid.uuid4().hex
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n"
-            f"Content-Type: text/markdown\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+            f"Content-Type: text/plain\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
     return f"multipart/form-data; boundary={boundary}", body
 
 
-def big_markdown() -> bytes:
-    """A 12 MiB Markdown file (past the small limit) that ingests at once: two sentences and blank lines."""
-    return "# 上传上限\n\n编辑者的大文件照常上传。\n\n".encode() + b"\n" * (12 * MiB) + "结尾的一句话。\n".encode()
+def big_text() -> bytes:
+    """An 11 MiB text file (past the small limit) that ingests at once: two sentences, spaces between them."""
+    return "上传上限：编辑者的大文件照常上传。".encode() + b" " * (11 * MiB) + "结尾的一句话。\n".encode()
 
 
 @pytest.mark.parametrize("chunked", [False, True])
 def test_an_editors_real_upload_past_the_small_limit_still_works(base, editor, chunked):
     user, kb = editor
-    content_type, body = upload_form(f"big-{int(chunked)}.md", big_markdown())
+    content_type, body = upload_form(f"big-{int(chunked)}.txt", big_text())
     status, answer, raw, _ = push(base, f"/api/kbs/{kb.pk}/documents/", size=0, body=body, chunked=chunked,
                                   content_type=content_type, headers={"Authorization": f"Token {api_token(user)}"})
     assert status == 202, raw[:500]
     (document,) = answer["documents"]
-    assert Document.objects.get(pk=document["id"]).source_name == f"big-{int(chunked)}.md"
+    assert Document.objects.get(pk=document["id"]).source_name == f"big-{int(chunked)}.txt"
 
 
 def test_a_staff_session_may_upload_through_the_admin_and_another_session_may_not(base, editor):
@@ -177,14 +177,14 @@ def test_a_staff_session_may_upload_through_the_admin_and_another_session_may_no
     boundary = uuid.uuid4().hex
     parts = [(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n").encode()
              for k, v in (("csrfmiddlewaretoken", csrf), ("kb", kb.pk))]
-    body = b"".join(parts) + (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"admin.md\"\r\n"
-                              f"Content-Type: text/markdown\r\n\r\n").encode() + big_markdown() + f"\r\n--{boundary}--\r\n".encode()
+    body = b"".join(parts) + (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"admin.txt\"\r\n"
+                              f"Content-Type: text/plain\r\n\r\n").encode() + big_text() + f"\r\n--{boundary}--\r\n".encode()
     headers = {"Cookie": f"sessionid={admin.cookies['sessionid'].value}; csrftoken={csrf}",
                "Referer": base + reverse("admin:knowledge_document_upload")}
     status, _, raw, _ = push(base, reverse("admin:knowledge_document_upload"), size=0, body=body, chunked=False,
                              content_type=f"multipart/form-data; boundary={boundary}", headers=headers)
     assert status == 302, raw[:500]                     # uploaded: back to the document list
-    assert Document.objects.filter(kb=kb, source_name="admin.md").exists()
+    assert Document.objects.filter(kb=kb, source_name="admin.txt").exists()
     # A member's (not staff) session gets the small limit on the admin's upload page.
     status, answer, _, sent = push(base, reverse("admin:knowledge_document_upload"), size=30 * MiB, chunked=False,
                                    headers={"Cookie": f"sessionid={session_of(user)}"})
