@@ -356,7 +356,7 @@ from config.sources import *
 ZHIKU_RERANK_MODEL = os.environ.get("ZHIKU_RERANK_MODEL", "")
 ZHIKU_SEARCH_WORKERS = env_int("ZHIKU_SEARCH_WORKERS", 4)
 # The reader (knowledge/reader/): a question is answered only when it reads the answer (off: the judge's lines alone),
-# built at first use into ZHIKU_READER_DIR; PyTorch's threads per operation (0: its default); int8 (README's table).
+# built at first use into ZHIKU_READER_DIR; PyTorch's threads per operation (0: its default); int8 (docs/configuration.md).
 ZHIKU_READER = env_bool("ZHIKU_READER", True)
 ZHIKU_READER_DIR = os.environ.get("ZHIKU_READER_DIR", str(VAR_DIR / "models")).strip()
 ZHIKU_TORCH_THREADS = env_int("ZHIKU_TORCH_THREADS", 1)

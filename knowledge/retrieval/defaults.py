@@ -1,6 +1,6 @@
 """Retrieval defaults of a new knowledge base, in one place: the values chosen with ``scripts/tune_retrieval.py``.
 
-The KB model's field defaults, the core's ``KBSearchConfig`` and the README's settings table all read these;
+The KB model's field defaults, the core's ``KBSearchConfig`` and docs/retrieval.md's settings table all read these;
 ``tests/knowledge/retrieval/test_relevance.py`` pins them, so what was chosen is what ships. The figures behind each value are
 in docs/relevance.md (*Retrieval defaults, measured*).
 """
