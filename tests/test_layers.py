@@ -3,6 +3,7 @@ module imports itself through others (function-level imports count: a cycle hidd
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,20 +79,42 @@ def test_no_import_cycle_among_first_party_modules():
     assert _cycles(graph) == []
 
 
-def _floors_in_pyproject() -> list[list[str]]:
+def _contracts_in_pyproject() -> list[dict]:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
-                    and c["layers"][-1] == "core")
+    return config["tool"]["importlinter"]["contracts"]
+
+
+def _floors_in_pyproject() -> list[list[str]]:
+    contract = next(c for c in _contracts_in_pyproject() if c["type"] == "layers" and c["layers"][-1] == "core")
     return [[name.strip() for name in layer.split("|")] for layer in contract["layers"]]
 
 
-def _floors_in_docs() -> list[list[str]]:
+def _between(marker: str) -> str:
+    """The part of docs/architecture.md between ``<!-- marker -->`` and ``<!-- /marker -->``."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    table = text.split("<!-- floors -->", 1)[1].split("<!-- /floors -->", 1)[0]
-    rows = [line.split("|") for line in table.splitlines() if line.startswith("|")][2:]  # past header and rule
-    return [[name.strip() for name in row[2].split(",")] for row in rows]
+    assert f"<!-- {marker} -->" in text and f"<!-- /{marker} -->" in text, f"docs/architecture.md lacks its {marker} markers"
+    return text.split(f"<!-- {marker} -->", 1)[1].split(f"<!-- /{marker} -->", 1)[0]
+
+
+def _table_rows(marker: str) -> list[list[str]]:
+    rows = [line.split("|") for line in _between(marker).splitlines() if line.startswith("|")][2:]  # past header and rule
+    return [[cell.strip() for cell in row[1:-1]] for row in rows]
+
+
+def _floors_in_docs() -> list[list[str]]:
+    return [[name.strip() for name in row[1].split(",")] for row in _table_rows("floors")]
+
+
+def _rooms_in_docs() -> list[tuple[str, set[str]]]:
+    """(room, the apps it may touch) for each row of the rooms table: an app is named `app/`."""
+    rooms = []
+    for room, _owns, touches in _table_rows("rooms"):
+        name = re.fullmatch(r"`(\w+)/`", room)
+        assert name, f"a room is named `app/`, not {room!r}"
+        rooms.append((name.group(1), set(re.findall(r"`(\w+)/`", touches))))
+    return rooms
 
 
 def test_every_app_stands_on_a_floor_of_the_layers_contract():
@@ -104,3 +127,21 @@ def test_docs_architecture_holds_the_floors_table_and_a_section_for_every_app():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     missing = [app for app in PACKAGES if f"### `{app}/`" not in text]
     assert missing == []
+
+
+def test_docs_architecture_rooms_are_the_apps_and_touch_only_the_floors_below():
+    """The rooms table: every app of the layers contract once, top floor first, each allowed exactly the apps on
+    the floors below its own (what import-linter lets it import), core none."""
+    floors = _floors_in_pyproject()
+    rooms = _rooms_in_docs()
+    assert [room for room, _ in rooms] == [app for floor in floors for app in floor]
+    for room, touches in rooms:
+        level = next(i for i, floor in enumerate(floors) if room in floor)
+        below = {app for floor in floors[level + 1:] for app in floor}
+        assert touches == below, f"{room}/ may touch {sorted(below)}, docs/architecture.md says {sorted(touches)}"
+
+
+def test_docs_architecture_names_every_import_contract():
+    """The numbered list of contracts names each contract of pyproject.toml by its name, in its order."""
+    named = [" ".join(name.split()) for name in re.findall(r"^\d+\. \*\*(.+?)\*\*", _between("contracts"), re.M | re.S)]
+    assert named == [contract["name"] for contract in _contracts_in_pyproject()]
