@@ -37,7 +37,10 @@ class _Echo:
 def header() -> list[str]:
     names = ("Time", "Who", "Action", "Action code", "Object type", "Object id", "Object", "Knowledge base id",
              "Knowledge base", "Address", "Origin", "Changes")
-    return [pgettext("audit log", name) for name in names]
+    # The zone the times are written in, named in the first column's title (docs/i18n.md, "Times"); each time carries
+    # its UTC offset too.
+    return [pgettext("audit log", name) + (f" ({timezone.get_current_timezone_name()})" if name == "Time" else "")
+            for name in names]
 
 
 def row(entry: AuditEntry) -> list[str]:

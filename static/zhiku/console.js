@@ -93,12 +93,25 @@
     return b;
   }
 
-  function pad(n) { return String(n).padStart(2, "0"); }
-  function formatTime(iso) {
+  // One clock (docs/i18n.md, "Times"): a time is shown in the site's zone, the one the server renders its pages in
+  // (TIME_ZONE, named by templates/base.html on <body data-time-zone>), never the browser's own, so a page drawn by a
+  // script and one drawn by the server say the same "2026-12-08 00:17" for the same moment.
+  let clock = null;
+  function siteClock() {
+    const timeZone = (document.body && document.body.dataset.timeZone) || undefined;
+    const options = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+                      second: "2-digit", hourCycle: "h23" };
+    try { return new Intl.DateTimeFormat("en-US", { ...options, timeZone }); }
+    catch (e) { return new Intl.DateTimeFormat("en-US", options); }  // a zone this browser does not know: its own
+  }
+  // An ISO 8601 time as the server's templates write it ("Y-m-d H:i", with `seconds` "Y-m-d H:i:s"), in the site's zone.
+  function formatTime(iso, seconds) {
     if (!iso) return "";
     const d = new Date(iso);
     if (isNaN(d)) return iso;
-    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    clock = clock || siteClock();
+    const p = Object.fromEntries(clock.formatToParts(d).map((part) => [part.type, part.value]));
+    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}` + (seconds ? `:${p.second}` : "");
   }
 
   function statusBadge(status) {

@@ -6,6 +6,7 @@ import io
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from audit.export import cell
@@ -134,7 +135,7 @@ async def test_csv_export_is_the_filtered_view_and_formula_safe(async_client, ma
 
     await async_client.aforce_login(await sync_to_async(make_user)("root", superuser=True))
     _response, rows = await _csv(async_client, "/audit/export.csv?actor=alice")
-    assert rows[0][:4] == ["Time", "Who", "Action", "Action code"]
+    assert rows[0][:4] == [f"Time ({settings.TIME_ZONE})", "Who", "Action", "Action code"]  # the times' zone named
     body = [r for r in rows[1:] if r[3] == "document.delete"]
     assert len(body) == 1 and all(r[1] == "alice" for r in rows[1:])
     assert body[0][2] == "Document deleted"
