@@ -28,7 +28,8 @@
     if (!p) return el("span", T.noPassage, { class: "muted" });
     const box = el("div", null, { class: "passage" });
     box.appendChild(el("div", [p.title, sectionPath(p.section_path)].filter(Boolean).join(" › "), { class: "muted small" }));
-    box.appendChild(el("div", p.content, { class: "small" }));
+    // A passage's table drawn as a table (static/zhiku/richtext.js, the renderer of every page's passages).
+    box.appendChild(window.zhikuRich.render(p.content, el("div", null, { class: "small passage-text" })));
     return box;
   }
 

@@ -102,7 +102,10 @@
       const mark = badge(r.verdict);
       if (mark) verdictCell.appendChild(mark);
       tr.appendChild(verdictCell);
-      tr.appendChild(el("td", r.hit ? r.answer : T.notFoundAnswer + (r.answer ? " " + r.answer : ""), { class: "text small" }));
+      // The answer as the chat page draws it, its tables as tables (static/zhiku/richtext.js markdown()).
+      const answer = el("td", null, { class: "text small answer" });
+      window.zhikuRich.markdown(r.hit ? r.answer : T.notFoundAnswer + (r.answer ? " " + r.answer : ""), answer);
+      tr.appendChild(answer);
       rows.appendChild(tr);
     });
     const scroller = el("div", null, { class: "scroll-x" });

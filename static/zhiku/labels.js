@@ -28,7 +28,8 @@
     (label.passages || []).forEach((p) => {
       const item = el("div", null, { class: "label-passage" + (p.wrong ? " wrong" : ""), "data-chunk-id": String(p.chunk_id) });
       item.append(el("span", p.wrong ? T.wrong : T.answers, { class: "badge " + (p.wrong ? "status-failed" : "status-ready") }), " ",
-        el("strong", p.title || "#" + p.chunk_id), " ", el("span", p.content, { class: "small" }));
+        el("strong", p.title || "#" + p.chunk_id),
+        window.zhikuRich.render(p.content, el("div", null, { class: "small passage-text" })));  // its tables drawn
       cell.appendChild(item);
     });
     if (!cell.childNodes.length) cell.textContent = "—";
