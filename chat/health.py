@@ -4,8 +4,9 @@ Read from the stored chat turns (``Message``): an assistant message records the 
 (``kb_ids``), its verdict and the sources given; its question is the user message before it in the same
 conversation. Questions are grouped by their normalised text (``normalise``). Only a KB the caller owns is
 read (``owned_kb``: anyone else, a viewer included, gets the KB's 404), and of each turn only the sources from
-this KB are shown. The actions (``label_add``) write the labelled questions calibration and evaluation read
-(``knowledge.models.EvalQuestion``); the FAQ action is ``knowledge.services.faq``.
+this KB are shown, each as the KB holds it now (``_current``: a turn kept the passages of the version that answered
+it), so what the page offers to label is a serving chunk. The actions (``label_add``) write the labelled questions
+calibration and evaluation read (``knowledge.models.EvalQuestion``); the FAQ action is ``knowledge.services.faq``.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from knowledge.access import kbs_for_user
 from knowledge.models import EvalQuestion, KnowledgeBase, LabelSource
 from knowledge.models import Role as KBRole
 from knowledge.retrieval.request import SearchRequest
+from knowledge.selectors import chunks_cited_now
 from knowledge.services.labels import label_passage
 from knowledge.services.labels import question_key as normalise
 from knowledge.services.search import Search, search
@@ -108,6 +110,20 @@ def _turns(kb: KnowledgeBase, since) -> list[dict[str, Any]]:
                 .order_by("-id").values("id", "question", "verdict", "sources", "created_at")[:MAX_TURNS]]
 
 
+def _current(user, kb: KnowledgeBase, groups: list[_Group]) -> None:
+    """The rows' passages as the KB holds them now: a passage of a replaced version becomes the current version's
+    chunk with its text, or is dropped when the new version no longer holds it (a row left without one gets its
+    passages from a search run now, as one whose turns kept none). Labelling a replaced chunk would fail with
+    ``chunk_not_found``: the page offers only what serves."""
+    cited = [(p["chunk_id"], p["document_id"], p["content"]) for g in groups for p in g.passages or [] if p["chunk_id"]]
+    now = chunks_cited_now(user=user, kb=kb, cited=cited) if cited else {}
+    for group in groups:
+        chunks = {chunk.pk: chunk for p in group.passages or [] if (chunk := now.get(p["chunk_id"])) is not None}
+        group.passages = [{"chunk_id": c.pk, "document_id": c.document_id, "title": c.document.title or c.document.source_name,
+                           "section_path": list(c.section_path), "content": c.content[:PASSAGE_CHARS]}
+                          for c in chunks.values()]
+
+
 def _live_passages(user, kb: KnowledgeBase, question: str) -> list[dict[str, Any]]:
     """The best passages of ``kb`` for ``question`` as the KB searches now (whatever the verdict)."""
     result = search(Search(request=SearchRequest(query=question[:1000], top_k=PASSAGES_PER_ROW), user=user, kbs=[kb]))
@@ -127,6 +143,8 @@ def health_report(*, user, kb: KnowledgeBase, since_days: int = DEFAULT_SINCE_DA
             groups.setdefault(key, _Group(question=" ".join((turn["question"] or "").split()))).add(turn, kb.pk)
     failing = sorted(((k, g) for k, g in groups.items() if g.not_found or g.uncertain),
                      key=lambda kg: (-(kg[1].not_found + kg[1].uncertain), -kg[1].last_asked.timestamp()))[:MAX_ROWS]
+    most = sorted(groups.items(), key=lambda kg: (-kg[1].count, -kg[1].last_asked.timestamp()))[:MAX_ROWS]
+    _current(user, kb, list({id(g): g for _, g in failing + most}.values()))
     live = 0
     for _, group in failing:
         if not group.passages and live < LIVE_PASSAGES:
@@ -135,7 +153,6 @@ def health_report(*, user, kb: KnowledgeBase, since_days: int = DEFAULT_SINCE_DA
                 group.passages = _live_passages(user, kb, group.question)
             except Exception:  # noqa: BLE001 - a row without passages is still worth showing
                 group.passages = []
-    most = sorted(groups.items(), key=lambda kg: (-kg[1].count, -kg[1].last_asked.timestamp()))[:MAX_ROWS]
     labelled = {normalise(t) for t in EvalQuestion.objects.evaluated().filter(kb=kb).values_list("text", flat=True)}
     rows = [dict(g.json(k), labelled=k in labelled) for k, g in failing]
     return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth.models import Group
-from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Count, DateTimeField, IntegerField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from core.errors import fail
@@ -110,6 +110,29 @@ def chunk_list(*, user, kb: KnowledgeBase) -> QuerySet[Chunk]:
         .select_related("document")
         .order_by("document_id", "ordinal")
     )
+
+
+def chunks_cited_now(*, user, kb: KnowledgeBase, cited: Iterable[tuple[int, int | None, str]]) -> dict[int, Chunk | None]:
+    """Where each passage an earlier answer cited — (its chunk id, its document id, its text or the text's start, cut
+    with a trailing 「…」 or not) — is now, for ``user``: the chunk itself while it serves; after a new version of its
+    document, which replaces every chunk (knowledge/ingestion/versions.py), the document's first serving chunk (the
+    document's id, or the one its old id is now an alias of) whose text starts with the cited text; None when no
+    current chunk holds it. Three queries whatever the number of passages."""
+    cited = [(int(c), d, (t or "").removesuffix("…").rstrip()) for c, d, t in cited]
+    serving = chunk_list(user=user, kb=kb).defer("embedding", "question_embedding", "tokens", "enriched")
+    found: dict[int, Chunk | None] = {c.pk: c for c in serving.filter(pk__in={c for c, _, _ in cited})}
+    gone = [(c, d, t) for c, d, t in cited if c not in found and d is not None and t]
+    if gone:
+        moved = dict(DocumentAlias.objects.filter(old_id__in={d for _, d, _ in gone}, document__kb_id=kb.pk)
+                     .values_list("old_id", "document_id"))
+        gone = [(c, moved.get(d, d), t) for c, d, t in gone]
+        match = Q()
+        for _, document_id, start in gone:
+            match |= Q(document_id=document_id, content__startswith=start)
+        now = list(serving.filter(match))
+        for chunk_id, document_id, start in gone:
+            found[chunk_id] = next((c for c in now if c.document_id == document_id and c.content.startswith(start)), None)
+    return {c: found.get(c) for c, _, _ in cited}
 
 
 def document_get_for_user(*, user, kb: KnowledgeBase, document_id: int) -> Document:

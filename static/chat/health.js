@@ -16,6 +16,7 @@
     noReason: gettext("(no reason given)"), examples: gettext("Questions"), answer: gettext("The answer"),
     expected: gettext("Text the answer must hold (optional)"), save: gettext("Save"), saved: gettext("Saved."),
     pick: gettext("Pick the passage that answers the question:"), loading: gettext("Loading…"),
+    replaced: gettext("That passage was replaced by a new version of its document. These are its current passages: pick one and save again."),
     summary: gettext("%(turns)s answers: %(answered)s answered, %(uncertain)s uncertain, %(not_found)s not found"),
   };
   const since = document.getElementById("health-since");
@@ -23,6 +24,7 @@
   const form = document.getElementById("health-form");
   const status = document.getElementById("health-dialog-status");
   let submit = null;
+  const KEEP_OPEN = {};  // what a dialog's submit returns to stay open with its own status line
 
   function passageText(p) {
     if (!p) return el("span", T.noPassage, { class: "muted" });
@@ -49,7 +51,7 @@
     if (!submit) return;
     status.textContent = T.loading;
     try {
-      await submit();
+      if (await submit() === KEEP_OPEN) return;
       status.textContent = T.saved;
       dialog.close();
       load();
@@ -68,29 +70,46 @@
     answer.focus();
   }
 
-  function labelDialog(row, golden) {
-    const body = el("div");
-    const passages = row.passages || [];
-    body.appendChild(el("p", T.pick, { class: "small" }));
+  function pickList(passages) {
+    const list = el("div", null, { id: "health-picks" });
+    list.appendChild(passages.length ? el("p", T.pick, { class: "small" }) : el("p", T.noPassage, { class: "muted" }));
     passages.forEach((p, i) => {
       const item = el("label", null, { class: "health-pick" });
       const radio = el("input", null, { type: "radio", name: "health-chunk", value: String(p.chunk_id) });
       if (i === 0) radio.checked = true;
       item.appendChild(radio);
       item.appendChild(passageText(p));
-      body.appendChild(item);
+      list.appendChild(item);
     });
+    return list;
+  }
+
+  function labelDialog(row, golden) {
+    const body = el("div");
+    body.appendChild(pickList(row.passages || []));
     let expected = null;
     if (golden) {
       expected = el("input", null, { type: "text", id: "health-expected", maxlength: "1000", class: "wide" });
       body.appendChild(el("label", T.expected, { for: "health-expected" }));
       body.appendChild(expected);
     }
-    openDialog(golden ? T.golden : T.label, row, body, T.save, () => {
+    openDialog(golden ? T.golden : T.label, row, body, T.save, async () => {
       const picked = form.querySelector("input[name=health-chunk]:checked");
-      return api("POST", base + "labels/", {
-        question: row.question, chunk_id: picked ? Number(picked.value) : 0, answer: expected ? expected.value : "",
-      });
+      try {
+        return await api("POST", base + "labels/", {
+          question: row.question, chunk_id: picked ? Number(picked.value) : 0, answer: expected ? expected.value : "",
+        });
+      } catch (e) {
+        if (e.code !== "chunk_not_found") throw e;
+        // A new version of the document replaced its chunks since this page was loaded: the report maps each
+        // passage to the current version's (chat/health.py), so offer those and let the owner pick again.
+        const data = await api("GET", `${base}?since=${encodeURIComponent(since.value)}`);
+        const now = data.failing.concat(data.most_asked).find((r) => r.key === row.key);
+        row.passages = now ? now.passages : [];
+        document.getElementById("health-picks").replaceWith(pickList(row.passages));
+        status.textContent = T.replaced;
+        return KEEP_OPEN;
+      }
     });
   }
 

@@ -3,7 +3,7 @@ actions (an FAQ entry answers the question afterwards; a labelled passage is a l
 from __future__ import annotations
 
 import pytest
-from chat_helpers import connect, receive_until_end
+from chat_helpers import DOCS, connect, receive_until_end
 from django.test import Client
 
 from chat.health import normalise
@@ -126,6 +126,37 @@ async def test_labelling_the_right_passage_stores_a_labelled_question(uncertain_
     foreign = await in_thread(lambda: Chunk.objects.filter(kb=bob_kb).values_list("pk", flat=True).first())()
     response = await post(alice, url, {"question": question, "chunk_id": foreign})
     assert response.status_code == 404 and response.json()["error"]["code"] == "chunk_not_found"
+
+
+async def test_after_a_new_version_the_passages_offered_are_the_current_ones(uncertain_kb, alice, alice_token, ingest):
+    """A turn's sources name the chunks of the version that answered it; a new version replaces them. The report maps
+    each to the current version's passage with its text, or, when the new version no longer holds that text, offers
+    the passages a search finds now, so labelling what the page offers never fails with ``chunk_not_found``."""
+    kb = uncertain_kb
+    price, memory = "专业版一年多少钱", "安装需要多少内存"
+    for question in (price, memory):
+        assert (await ask(alice_token, [kb.pk], question))["verdict"] == "uncertain"
+    before = {r["question"]: r["passages"] for r in (await health(alice, kb.pk)).json()["failing"]}
+    assert "9800 元" in before[price][0]["content"] and "4 GB" in before[memory][0]["content"]
+    # New versions: pro.md's price passage word for word the same (its features changed), install.md's memory not.
+    await in_thread(ingest)(kb, {"pro.md": DOCS["pro.md"].replace("命中测试", "命中测试和标注"),
+                                 "install.md": DOCS["install.md"].replace("4 GB", "8 GB")})
+
+    after = {r["question"]: r["passages"] for r in (await health(alice, kb.pk)).json()["failing"]}
+    current = await in_thread(lambda: dict(Chunk.objects.filter(kb=kb).values_list("pk", "content")))()
+    assert all(p["chunk_id"] in current for passages in after.values() for p in passages), (after, current)
+    moved = after[price][0]
+    assert moved["content"] == before[price][0]["content"] and moved["chunk_id"] != before[price][0]["chunk_id"]
+    assert after[memory] and not any("4 GB" in p["content"] for p in after[memory])  # the replaced text is gone
+    assert "8 GB" in after[memory][0]["content"]
+
+    url = f"/api/kbs/{kb.pk}/health/labels/"
+    response = await post(alice, url, {"question": price, "chunk_id": moved["chunk_id"], "answer": "9800 元"})
+    assert response.status_code == 201, response.content
+    labelled = await in_thread(EvalQuestion.objects.get)(kb=kb)
+    assert labelled.chunk_ids == [moved["chunk_id"]] and labelled.relevant == [str(moved["document_id"])]
+    response = await post(alice, url, {"question": memory, "chunk_id": after[memory][0]["chunk_id"]})
+    assert response.status_code == 201, response.content
 
 
 async def test_downvotes_are_grouped_by_reason(chat_kb, alice, alice_token):

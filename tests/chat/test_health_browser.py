@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import async_to_sync
+from chat_helpers import DOCS
 from test_health import ANSWER, MISSING, ask
 
 from chat.models import GoldenRun
-from knowledge.models import Chunk, Document
+from knowledge.models import Chunk, Document, EvalQuestion
 from tests.browser import CHROMEDRIVER, CHROMIUM, csp_violations, open_as, selenium, watch_csp
 
 pytestmark = [
@@ -66,3 +67,60 @@ def test_the_health_page_lists_a_not_found_question_and_adds_it_as_an_faq_entry(
     assert MISSING in browser.find_element(By.ID, "health-failing").text
     browser.save_screenshot("/tmp/health_en.png")
     assert csp_violations(browser) == []
+
+
+def _golden_dialog(browser, question: str, expected: str):
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import Wait
+
+    [row] = [r for r in browser.find_elements(By.CSS_SELECTOR, "#health-failing tr[data-key]") if question in r.text]
+    row.find_element(By.CSS_SELECTOR, "button.health-golden").click()
+    Wait(browser, 20).until(lambda d: d.find_element(By.ID, "health-dialog").is_displayed())
+    browser.find_element(By.ID, "health-expected").send_keys(expected)
+    browser.find_element(By.ID, "health-dialog-ok").click()
+
+
+@pytest.mark.usefixtures("judge_only")
+def test_after_a_new_version_the_golden_set_gets_the_current_passage(server, browser, uncertain_kb, alice, alice_token,
+                                                                     ingest):
+    """A page loaded before a new version offers the replaced passage: saving it says so and offers the current ones
+    (zh); a page loaded after offers the current passage at once (en). Either way the label names a serving chunk."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import Wait
+
+    kb = uncertain_kb
+    price, memory = "专业版一年多少钱", "安装需要多少内存"
+    for question in (price, memory):
+        assert async_to_sync(ask)(alice_token, [kb.pk], question)["verdict"] == "uncertain"
+    open_as(browser, server, alice, f"/kbs/{kb.pk}/health/")
+    wait = Wait(browser, 90)
+    wait.until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
+    ingest(kb, {"pro.md": DOCS["pro.md"].replace("命中测试", "命中测试和标注"),
+                "install.md": DOCS["install.md"].replace("4 GB", "8 GB")})
+    current = dict(Chunk.objects.filter(kb=kb).values_list("content", "pk"))
+
+    _golden_dialog(browser, price, "9800 元")
+    wait.until(lambda d: "新版本替换" in d.find_element(By.ID, "health-dialog-status").text)
+    assert browser.find_element(By.ID, "health-dialog").is_displayed() and not EvalQuestion.objects.filter(kb=kb).exists()
+    picks = browser.find_element(By.ID, "health-picks")
+    assert "9800 元" in picks.text
+    browser.save_screenshot("/tmp/health_replaced_zh.png")
+    browser.find_element(By.ID, "health-dialog-ok").click()
+    wait.until(lambda d: not d.find_element(By.ID, "health-dialog").is_displayed())
+    label = EvalQuestion.objects.get(kb=kb)
+    [chunk_id] = label.chunk_ids
+    assert chunk_id in current.values() and "9800 元" in Chunk.objects.get(pk=chunk_id).content
+    assert label.answers == ["9800 元"]
+
+    browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    browser.get(f"{server}/kbs/{kb.pk}/health/")
+    wait.until(lambda d: d.find_element(By.ID, "health-page").get_attribute("data-loaded") == "1")
+    failing = browser.find_element(By.ID, "health-failing").text
+    assert "8 GB" in failing and "4 GB" not in failing  # the replaced passage is not offered
+    _golden_dialog(browser, memory, "8 GB")
+    browser.save_screenshot("/tmp/health_current_en.png")
+    wait.until(lambda d: not d.find_element(By.ID, "health-dialog").is_displayed())
+    label = EvalQuestion.objects.get(kb=kb, text=memory)
+    assert label.chunk_ids == [current["需要 Python 3.11 和 PostgreSQL 16，内存至少 8 GB。"]] and label.answers == ["8 GB"]
