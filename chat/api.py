@@ -1,19 +1,24 @@
-"""Chat REST endpoints: one's own conversations, feedback on answers, and retrieval as an agent tool."""
+"""Chat REST endpoints: one's own conversations (searched, renamed, deleted), feedback on answers, and retrieval as an
+agent tool."""
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat import selectors, services
+from chat import selectors
+from chat.conversations import TITLE_MAX_CHARS, conversation_delete, conversation_rename
 from chat.feedback_labels import REASON_CODES, feedback_record
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
 from chat.tools import TOOL_SCHEMA, format_for_tool_output
 from core.api.fields import ItemList, Rule, StrictInput, Text, only_with
+from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.schema import errors
+from core.errors import fail
+from core.safejson import check_characters
 from knowledge.retrieval.request import SearchRequest
 from knowledge.services.query_input import MAX_KBS, MAX_QUERY_CHARS, MAX_TOP_K
 from knowledge.services.search import Search, search
@@ -96,12 +101,30 @@ class FeedbackOutput(serializers.ModelSerializer):
         return None if label is None else {"id": label.pk, "kb_id": label.kb_id, "status": label.status}
 
 
-class ConversationListView(PaginatedView):
-    """The caller's conversations, most recent first (paginated)."""
+class ConversationRenameInput(StrictInput):
+    """A conversation's new title (fields other than ``title`` are 400 ``unknown_field``)."""
 
-    @extend_schema(responses={200: ConversationOutput(many=True)})
+    title = Text(max_length=TITLE_MAX_CHARS, trim_whitespace=True,
+                 help_text="The new title (surrounding spaces trimmed); the conversation keeps its place in the list")
+
+
+SEARCH_MAX_CHARS = 200  # characters of the conversation list's search text
+
+
+class ConversationListView(PaginatedView):
+    """The caller's conversations, most recent first (paginated); ``q`` finds those whose title or messages hold it."""
+
+    @extend_schema(parameters=[OpenApiParameter(
+        "q", {"type": "string", "maxLength": SEARCH_MAX_CHARS}, required=False,
+        description="Only conversations whose title or any question or answer holds this text (case-insensitive, "
+                    "surrounding spaces ignored); blank: all")],
+        responses={200: ConversationOutput(many=True)})
     def get(self, request):
-        return self.paginated(selectors.conversation_list(user=request.user), ConversationOutput)
+        q = request.query_params.get("q", "")
+        check_characters({"q": q})  # a NUL cannot be sent to PostgreSQL: 400 invalid_characters
+        if len(q) > SEARCH_MAX_CHARS:
+            raise fail("invalid_conversation_search", limit=SEARCH_MAX_CHARS, on_field="q")
+        return self.paginated(selectors.conversation_list(user=request.user, q=q.strip()), ConversationOutput)
 
 
 class ConversationDetailView(APIView):
@@ -122,9 +145,18 @@ class ConversationDetailView(APIView):
         data["messages"] = MessageOutput(messages, many=True, context={"readable": readable}).data
         return Response(data)
 
+    @extend_schema(request=ConversationRenameInput, responses={200: ConversationOutput},
+                   summary="Rename one of the caller's conversations")
+    def patch(self, request, conversation_id: int):
+        title = parse(ConversationRenameInput, request.data)["title"]
+        conversation = conversation_rename(user=request.user, conversation_id=conversation_id, title=title)
+        data = ConversationOutput(conversation).data
+        data["message_count"] = conversation.messages.count()
+        return Response(data)
+
     @extend_schema(responses={204: None})
     def delete(self, request, conversation_id: int):
-        services.conversation_delete(user=request.user, conversation_id=conversation_id)
+        conversation_delete(user=request.user, conversation_id=conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

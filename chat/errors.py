@@ -11,6 +11,7 @@ from core.errors import register as _code
 _code("conversation_not_found", N, _("Conversation not found."))
 _code("message_not_found", N, _("Message not found."))
 _code("invalid_conversation", V, _("conversation must be an id or null."))
+_code("invalid_conversation_search", V, _("q must be at most %(limit)s characters."))
 _code("invalid_rating", V, _("rating must be up or down."))
 _code("invalid_reason_code", V, _("reason_code must be one of %(codes)s, or left out."),
       down_only=_("reason_code wrong_passage goes with a down rating."))

@@ -19,9 +19,10 @@ import numpy as np
 from django.utils import translation
 
 from chat.answering import uncertain_preface
+from chat.conversations import conversation_delete
 from chat.llm import LLMConfig
 from chat.prompts import without_citations
-from chat.services import USE_SETTINGS, conversation_delete, in_thread, turn_start, turn_stream
+from chat.services import USE_SETTINGS, in_thread, turn_start, turn_stream
 from core.errors import ApplicationError
 from knowledge.models import Chunk
 from knowledge.retrieval.analysis import get_analyzer

@@ -1,16 +1,22 @@
 """Reads of conversations and messages, always scoped to their owner."""
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from chat.models import Conversation, Feedback, Message, Role
 from core.errors import fail
 
 
-def conversation_list(*, user) -> QuerySet[Conversation]:
-    """The user's own conversations (not their assistants'), most recently active first, with their message counts."""
-    return (Conversation.objects.filter(user=user, assistant__isnull=True).annotate(message_count=Count("messages"))
-            .order_by("-updated_at", "-id"))
+def conversation_list(*, user, q: str = "") -> QuerySet[Conversation]:
+    """The user's own conversations (not their assistants'), most recently active first, with their message counts.
+
+    ``q``: only those whose title or any message (a question or an answer) holds it, case-insensitively; blank: all.
+    """
+    qs = Conversation.objects.filter(user=user, assistant__isnull=True)
+    if q:
+        said = Message.objects.filter(conversation=OuterRef("pk"), content__icontains=q)
+        qs = qs.filter(Q(title__icontains=q) | Exists(said))
+    return qs.annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
 
 
 def conversation_get(*, user, conversation_id) -> Conversation:

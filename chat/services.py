@@ -381,13 +381,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
             yield await record.fail("internal_error", gettext("The answer could not be produced."))
 
 
-# --- conversations and feedback --------------------------------------------------
-
-def conversation_delete(*, user, conversation_id: Any) -> None:
-    """Delete the user's conversation with its messages and feedback (NotFound for anyone else's)."""
-    conversation = selectors.conversation_get(user=user, conversation_id=conversation_id)
-    conversation.delete()
-
+# --- feedback (conversations are renamed and deleted in chat/conversations.py) -----------
 
 def feedback_give(*, user, message_id: Any, rating: str, reason: str = "") -> Feedback:
     """Rate an answer in one of the user's conversations; a second rating replaces the first."""
