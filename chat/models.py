@@ -7,6 +7,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class Channel(models.TextChoices):
@@ -54,7 +55,7 @@ class Conversation(models.Model):
 
 class Role(models.TextChoices):
     USER = "user", _("user")
-    ASSISTANT = "assistant", _("assistant")
+    ASSISTANT = "assistant", pgettext_lazy("message role", "assistant")  # not the assistant of assistants/: 助手, not 应用
 
 
 class MessageStatus(models.TextChoices):

@@ -137,6 +137,37 @@ def test_project_catalogues_compile_like_msgfmt(tmp_path):
             assert theirs == mine
 
 
+@pytest.mark.parametrize("domain", ["django", "djangojs"])
+def test_each_of_our_translations_is_the_one_shown(domain):
+    """Django merges every catalogue into one (LOCALE_PATHS first, then the INSTALLED_APPS, an earlier app's winning, then
+    Django's own): an id two catalogues translate shows one translation everywhere. Each of ours must be the one shown,
+    so an id with two meanings carries a context (the audit log's 「Signed in」 read 「授权时间」, the MCP grants'
+    column, and a KB member's 「Remove」 read DRF's 「删除」)."""
+    from django.utils.translation.trans_real import DjangoTranslation
+
+    shown = DjangoTranslation("zh-hans", domain=domain)
+    wrong = {}
+    for po in compile_messages.po_files():
+        if po.stem != domain:
+            continue
+        ours = compile_messages.parse_po(po)
+        for part in compile_messages.parts_of(po):
+            ours = {**compile_messages.parse_po(part), **ours}  # the django.po translation wins, as compiled
+        for key, text in ours.items():
+            context, _, msgid = key.rpartition("\x04")
+            singular, _, plural = msgid.partition("\x00")
+            if not msgid:
+                continue
+            if plural:
+                got = shown.ngettext(singular, plural, 1) if not context else shown.npgettext(context, singular, plural, 1)
+                text = text.split("\x00")[0]
+            else:
+                got = shown.pgettext(context, msgid) if context else shown.gettext(msgid)
+            if got != text:
+                wrong[f"{po.relative_to(compile_messages.ROOT)}: {key!r}"] = (text, got)
+    assert wrong == {}
+
+
 # --- API errors: the code stays, the message follows Accept-Language ---------------------------------
 
 
