@@ -84,7 +84,7 @@ INSTALLED_APPS = [
     "rest_framework",
     # API tokens: django-rest-knox (hashed keys, expiry), with accounts.ApiToken as its token model.
     "knox",
-    "axes",
+    "config.third_party.AxesConfig",  # django-axes, its admin named in the reader's language (config/third_party.py)
     "drf_spectacular",
     # Swagger UI and Redoc served from this installation: a company network or an offline
     # machine cannot reach the public CDN the docs pages load them from by default.
@@ -97,7 +97,7 @@ INSTALLED_APPS = [
     "assistants",
     "providers",
     "sources", "bots",
-    "audit", "oauth2_provider",  # the last: MCP clients' OAuth 2.1 sign-in (config/mcp_auth.py, assistants/mcp_auth/)
+    "audit", "config.third_party.OAuthToolkitConfig",  # the last: MCP clients' OAuth 2.1 sign-in (config/mcp_auth.py, assistants/mcp_auth/)
 ]
 
 MIDDLEWARE = [
