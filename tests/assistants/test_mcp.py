@@ -114,7 +114,7 @@ def test_a_kb_key_lists_and_searches_its_own_kb_only(live, alice, docs_kb, other
 
     # ask_assistant needs an assistant key: a tool error with the registered code, in Chinese by default.
     error, asked = call(live, key, "ask_assistant", question="专业版多少钱？")
-    assert error and asked["error"]["code"] == "key_wrong_kind" and "助手" in asked["error"]["message"]
+    assert error and asked["error"]["code"] == "key_wrong_kind" and "应用" in asked["error"]["message"]
 
 
 @LIVE
