@@ -28,6 +28,16 @@ def open_kb_page(browser, url: str, user, kb, language: str) -> None:
         browser.get(url + f"/kbs/{kb.pk}/")
 
 
+def open_source_form(browser) -> None:
+    """Unfold the KB page's "Add a source" form (folded until asked for)."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import Wait
+
+    browser.find_element(By.CSS_SELECTOR, "#source-add > summary").click()
+    Wait(browser, 5).until(lambda d: d.find_element(By.ID, "add-name").is_displayed())
+
+
 def run_button(browser):
     from selenium.webdriver.common.by import By
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
+from tests.sources.console_flow import open_kb_page, open_source_form, run_and_count, run_button, shot
 from tests.sources.feishu_server import FeishuServer
 
 pytestmark = [
@@ -36,6 +36,7 @@ def test_an_editor_adds_a_feishu_source_and_runs_it(sources_console, feishu, bro
 
     words = WORDS[language]
     open_kb_page(browser, sources_console, alice, kb, language)
+    open_source_form(browser)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("feishu")
     form_text = browser.find_element(By.ID, "sources").text
     assert words["app_id"] in form_text and words["space"] in form_text

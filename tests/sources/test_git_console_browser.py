@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
+from tests.sources.console_flow import open_kb_page, open_source_form, run_and_count, run_button, shot
 from tests.sources.git_server import GitSource
 
 pytestmark = [
@@ -43,6 +43,7 @@ def test_git_and_s3_forms_then_a_git_source_runs(sources_console, browser, alice
     repo.commit("first")
     words = WORDS[language]
     open_kb_page(browser, sources_console, alice, kb, language)
+    open_source_form(browser)
 
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("s3")
     assert label(browser, "add-s3-bucket") == words["bucket"] + " *"

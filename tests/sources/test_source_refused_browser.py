@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, selenium
-from tests.sources.console_flow import open_kb_page, shot
+from tests.sources.console_flow import open_kb_page, open_source_form, shot
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -32,6 +32,7 @@ def test_an_intranet_address_is_refused_by_the_form(guarded_console, browser, al
     from tests.browser import Wait
 
     open_kb_page(browser, guarded_console, alice, kb, language)
+    open_source_form(browser)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("web")
     browser.find_element(By.ID, "add-name").send_keys("内网文档")
     browser.find_element(By.ID, "add-web-url").send_keys("http://127.0.0.1:9901/latest/meta-data/")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, daphne, selenium
-from tests.sources.console_flow import open_kb_page, shot
+from tests.sources.console_flow import open_kb_page, open_source_form, shot
 
 pytestmark = [
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
@@ -49,6 +49,7 @@ def test_an_editor_adds_a_source_runs_it_and_reads_its_runs(source_server, brows
     monkeypatch.setenv("MEMTEST_SITES_DIR", str(sites))  # this process checks the settings too (the same module)
     words = WORDS[language]
     open_kb_page(browser, source_server, alice, kb, language)
+    open_source_form(browser)
     section = browser.find_element(By.ID, "sources")
     assert section.find_element(By.TAG_NAME, "h2").text == words["sources"]
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("memtest")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import CHROMEDRIVER, CHROMIUM, selenium
-from tests.sources.console_flow import open_kb_page, run_and_count, run_button, shot
+from tests.sources.console_flow import open_kb_page, open_source_form, run_and_count, run_button, shot
 from tests.sources.web_fixtures import build_site
 from tests.sources.web_server import Site
 
@@ -38,6 +38,7 @@ def test_an_editor_connects_a_web_site(sources_console, site, browser, alice, kb
 
     words = WORDS[language]
     open_kb_page(browser, sources_console, alice, kb, language)
+    open_source_form(browser)
     Select(browser.find_element(By.ID, "add-kind")).select_by_value("web")
     browser.find_element(By.ID, "add-name").send_keys("产品文档站" if language == "zh-hans" else "Docs site")
     form = browser.find_element(By.ID, "sources")
