@@ -6,6 +6,7 @@ in a response once, when it is created; lists give its prefix only.
 """
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -50,12 +51,12 @@ def _created(row: ApiKey, key: str) -> Response:
 
 
 class AssistantListView(PaginatedView):
-    @extend_schema(responses={200: s.AssistantOutput(many=True)}, summary="The caller's assistants, most recently changed first")
+    @extend_schema(responses={200: s.AssistantOutput(many=True)}, summary=_("The caller's assistants, most recently changed first"))
     def get(self, request):
         return self.paginated(assistants_of(user=request.user), s.AssistantOutput)
 
     @extend_schema(request=s.AssistantInput, responses={201: s.AssistantOutput, **errors(404, 409)},
-                   summary="Create an assistant over KBs the caller can read",
+                   summary=_("Create an assistant over KBs the caller can read"),
                    description="A KB the caller cannot read is 404 `kb_not_found`; a name they already use is 409 "
                    "`assistant_name_taken`; a model that is not configured is 400 `unknown_answer_model`; a "
                    "confidence line under the gate is 400 `invalid_threshold`.")
@@ -68,12 +69,12 @@ class AssistantListView(PaginatedView):
 class AssistantDetailView(APIView):
     """One of the caller's assistants; anyone else's is a 404."""
 
-    @extend_schema(responses={200: s.AssistantOutput, **errors(404)})
+    @extend_schema(summary=_("One of the caller's assistants"), responses={200: s.AssistantOutput, **errors(404)})
     def get(self, request, assistant_id: int):
         return Response(_output(assistant_get_for_user(user=request.user, assistant_id=assistant_id)))
 
     @extend_schema(request=s.AssistantInput(partial=True), responses={200: s.AssistantOutput, **errors(404, 409)},
-                   summary="Change some of the assistant's settings (and its KBs, given kb_ids)")
+                   summary=_("Change some of the assistant's settings (and its KBs, given kb_ids)"))
     def patch(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         data = dict(parse(s.AssistantInput, request.data, partial=True))
@@ -83,20 +84,21 @@ class AssistantDetailView(APIView):
         return Response(_output(assistant))
 
     @extend_schema(responses={204: None, **errors(404)},
-                   summary="Delete the assistant with its keys and conversations")
+                   summary=_("Delete the assistant with its keys and conversations"))
     def delete(self, request, assistant_id: int):
         assistant_delete(assistant=assistant_get_for_user(user=request.user, assistant_id=assistant_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class AssistantKeyListView(PaginatedView):
-    @extend_schema(responses={200: s.KeyOutput(many=True), **errors(404)}, summary="The assistant's live keys (never the keys themselves)")
+    @extend_schema(responses={200: s.KeyOutput(many=True), **errors(404)},
+                   summary=_("The assistant's live keys (never the keys themselves)"))
     def get(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         return self.paginated(keys_of(assistant=assistant), s.KeyOutput)
 
     @extend_schema(request=s.KeyInput, responses={201: s.KeyCreatedOutput, **errors(404)},
-                   summary="Issue a key of the assistant: the key is in this response only")
+                   summary=_("Issue a key of the assistant: the key is in this response only"))
     def post(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         data = parse(s.KeyInput, request.data)
@@ -104,7 +106,7 @@ class AssistantKeyListView(PaginatedView):
 
 
 class AssistantKeyDetailView(APIView):
-    @extend_schema(responses={204: None, **errors(404)}, summary="Revoke one of the assistant's keys (at once)")
+    @extend_schema(responses={204: None, **errors(404)}, summary=_("Revoke one of the assistant's keys (at once)"))
     def delete(self, request, assistant_id: int, key_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         key_revoke(key=_key_of(assistant=assistant, key_id=key_id))
@@ -113,7 +115,7 @@ class AssistantKeyDetailView(APIView):
 
 class AssistantUsageView(APIView):
     @extend_schema(parameters=[s.UsageQuery], responses={200: s.UsageOutput, **errors(404)},
-                   summary="What the assistant was used for: conversations, questions, outcomes, ratings, tokens")
+                   summary=_("What the assistant was used for: conversations, questions, outcomes, ratings, tokens"))
     def get(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         since = parse_query(s.UsageQuery, request.query_params).get("since")
@@ -122,7 +124,7 @@ class AssistantUsageView(APIView):
 
 class ShareRotateView(APIView):
     @extend_schema(request=None, responses={200: s.ShareRotatedOutput, **errors(404)},
-                   summary="A new share link token: the old link stops working at once")
+                   summary=_("A new share link token: the old link stops working at once"))
     def post(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         token = share_token_rotate(assistant=assistant)
@@ -132,20 +134,20 @@ class ShareRotateView(APIView):
 class KBKeyListView(PaginatedView):
     """Read-only retrieval keys of a KB (MCP search, Dify's external knowledge), for its owners."""
 
-    @extend_schema(responses={200: s.KeyOutput(many=True), **errors(403, 404)}, summary="The KB's live retrieval keys (owners)")
+    @extend_schema(responses={200: s.KeyOutput(many=True), **errors(403, 404)}, summary=_("The KB's live retrieval keys (owners)"))
     def get(self, request, kb_id: int):
         kb = kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         return self.paginated(keys_of(kb=kb), s.KeyOutput)
 
     @extend_schema(request=s.KeyInput, responses={201: s.KeyCreatedOutput, **errors(403, 404)},
-                   summary="Issue a retrieval key of the KB (owners): the key is in this response only")
+                   summary=_("Issue a retrieval key of the KB (owners): the key is in this response only"))
     def post(self, request, kb_id: int):
         data = parse(s.KeyInput, request.data)
         return _created(*kb_key_create(user=request.user, kb_id=kb_id, **data))
 
 
 class KBKeyDetailView(APIView):
-    @extend_schema(responses={204: None, **errors(403, 404)}, summary="Revoke one of the KB's retrieval keys (owners)")
+    @extend_schema(responses={204: None, **errors(403, 404)}, summary=_("Revoke one of the KB's retrieval keys (owners)"))
     def delete(self, request, kb_id: int, key_id: int):
         kb = kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         key_revoke(key=_key_of(kb=kb, key_id=key_id))

@@ -1,6 +1,7 @@
 """``GET /api/audit/``: the audit entries the caller may read (staff: all; owners: their KBs'), filtered and paged."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
@@ -25,7 +26,7 @@ class AuditEntryOutput(serializers.ModelSerializer):
 
 class AuditListView(PaginatedView):
     @extend_schema(responses={200: AuditEntryOutput(many=True)}, parameters=[AuditFilterInput],
-                   summary="Audit log entries, newest first (staff: all; a KB's owners: that KB's)")
+                   summary=_("Audit log entries, newest first (staff: all; a KB's owners: that KB's)"))
     def get(self, request):
         filters = filters_from(request.query_params, blank_is_absent=False)
         qs = entries_filtered(entries_visible(user=request.user), filters)

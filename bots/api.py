@@ -5,6 +5,7 @@ superuser; anyone else's assistant is a 404). Credentials are write-only: a resp
 """
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -32,13 +33,13 @@ def _channel(request, assistant_id: int, channel_id: int):
 class ChannelListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.ChannelOutput(many=True), **errors(404)}, summary="The assistant's chat-bot channels")
+    @extend_schema(responses={200: s.ChannelOutput(many=True), **errors(404)}, summary=_("The assistant's chat-bot channels"))
     def get(self, request, assistant_id: int):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         return self.paginated(channels_of(assistant), s.ChannelOutput)
 
     @extend_schema(request=s.ChannelCreateInput, responses={201: s.ChannelOutput, **errors(404, 409)},
-                   summary="Add a Feishu, DingTalk or WeCom channel to the assistant",
+                   summary=_("Add a Feishu, DingTalk or WeCom channel to the assistant"),
                    description="The kind's required settings and credentials must be given (GET /api/bot-kinds/); "
                                "a missing or malformed one is 400 `bot_channel_invalid`, a name the assistant's "
                                "channels already use 409 `bot_channel_name_taken`. `callback_url` is the path "
@@ -53,12 +54,12 @@ class ChannelListView(PaginatedView):
 class ChannelDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.ChannelOutput, **errors(404)})
+    @extend_schema(summary=_("A chat-bot channel of the assistant"), responses={200: s.ChannelOutput, **errors(404)})
     def get(self, request, assistant_id: int, channel_id: int):
         return Response(s.ChannelOutput(_channel(request, assistant_id, channel_id)).data)
 
     @extend_schema(request=s.ChannelInput(partial=True), responses={200: s.ChannelOutput, **errors(404, 409)},
-                   summary="Change a channel: name, settings, credentials (merged), enabled")
+                   summary=_("Change a channel: name, settings, credentials (merged), enabled"))
     def patch(self, request, assistant_id: int, channel_id: int):
         channel = _channel(request, assistant_id, channel_id)
         data = parse(s.ChannelInput, request.data, partial=True)
@@ -66,7 +67,7 @@ class ChannelDetailView(APIView):
             raise fail("nothing_to_update")
         return Response(s.ChannelOutput(channel_update(channel=channel, **data)).data)
 
-    @extend_schema(responses={204: None, **errors(404)}, summary="Remove a channel: its callback URL stops at once")
+    @extend_schema(responses={204: None, **errors(404)}, summary=_("Remove a channel: its callback URL stops at once"))
     def delete(self, request, assistant_id: int, channel_id: int):
         channel_delete(channel=_channel(request, assistant_id, channel_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -74,7 +75,7 @@ class ChannelDetailView(APIView):
 
 class ChannelEventsView(APIView):
     @extend_schema(responses={200: s.EventOutput(many=True), **errors(404)},
-                   summary="The channel's latest received questions and how each reply went (newest first)")
+                   summary=_("The channel's latest received questions and how each reply went (newest first)"))
     def get(self, request, assistant_id: int, channel_id: int):
         channel = _channel(request, assistant_id, channel_id)
         return Response(s.EventOutput(channel.events.order_by("-id")[:EVENTS_SHOWN], many=True).data)
@@ -82,13 +83,13 @@ class ChannelEventsView(APIView):
 
 class ChannelTestView(APIView):
     @extend_schema(request=None, responses={200: s.TestOutput, **errors(404)},
-                   summary="Send a signed sample event through the channel's callback and fetch a token",
+                   summary=_("Send a signed sample event through the channel's callback and fetch a token"),
                    description="`ok` is false when a step failed; each step's `detail` says why.")
     def post(self, request, assistant_id: int, channel_id: int):
         return Response(channel_test(_channel(request, assistant_id, channel_id)))
 
 
 class KindListView(APIView):
-    @extend_schema(responses={200: s.KindOutput(many=True)}, summary="The kinds of chat-bot channel and their fields")
+    @extend_schema(responses={200: s.KindOutput(many=True)}, summary=_("The kinds of chat-bot channel and their fields"))
     def get(self, request):
         return Response(describe())

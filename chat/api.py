@@ -2,6 +2,7 @@
 agent tool."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -114,7 +115,7 @@ SEARCH_MAX_CHARS = 200  # characters of the conversation list's search text
 class ConversationListView(PaginatedView):
     """The caller's conversations, most recent first (paginated); ``q`` finds those whose title or messages hold it."""
 
-    @extend_schema(parameters=[OpenApiParameter(
+    @extend_schema(summary=_("The caller's conversations, most recent first; q searches them"), parameters=[OpenApiParameter(
         "q", {"type": "string", "maxLength": SEARCH_MAX_CHARS}, required=False,
         description="Only conversations whose title or any question or answer holds this text (case-insensitive, "
                     "surrounding spaces ignored); blank: all")],
@@ -130,7 +131,7 @@ class ConversationListView(PaginatedView):
 class ConversationDetailView(APIView):
     """One of the caller's conversations with its messages; anyone else's is a 404."""
 
-    @extend_schema(responses={200: ConversationDetailOutput},
+    @extend_schema(summary=_("One of the caller's conversations with its messages"), responses={200: ConversationDetailOutput},
                    description="Each message's sources are re-checked against what the caller may read now (KB "
                    "membership, group restrictions, deleted documents): a source they can no longer read is "
                    '`{"n": n, "redacted": true}`, and an answer given from one has its `content` withheld '
@@ -146,7 +147,7 @@ class ConversationDetailView(APIView):
         return Response(data)
 
     @extend_schema(request=ConversationRenameInput, responses={200: ConversationOutput},
-                   summary="Rename one of the caller's conversations")
+                   summary=_("Rename one of the caller's conversations"))
     def patch(self, request, conversation_id: int):
         title = parse(ConversationRenameInput, request.data)["title"]
         conversation = conversation_rename(user=request.user, conversation_id=conversation_id, title=title)
@@ -154,7 +155,7 @@ class ConversationDetailView(APIView):
         data["message_count"] = conversation.messages.count()
         return Response(data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(summary=_("Delete one of the caller's conversations with its messages"), responses={204: None})
     def delete(self, request, conversation_id: int):
         conversation_delete(user=request.user, conversation_id=conversation_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -166,7 +167,7 @@ class FeedbackView(APIView):
     A 👍, or a 👎 with ``reason_code: wrong_passage``, teaches: it labels the answer's first cited passage as answering
     (or not) the question, confirmed for a voter who edits the KB, else pending in the KB's review queue."""
 
-    @extend_schema(request=FeedbackInput, responses={200: FeedbackOutput})
+    @extend_schema(summary=_("Rate an answer 👍 or 👎, with an optional reason"), request=FeedbackInput, responses={200: FeedbackOutput})
     def post(self, request, message_id: int):
         data = FeedbackInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -183,11 +184,11 @@ class ToolSearchInput(StrictInput):
 class ToolSearchView(APIView):
     """Retrieval as an agent tool: GET gives the tool's JSON schema, POST runs it."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(summary=_("The search tool's JSON schema, for agents"), responses={200: dict})
     def get(self, request):
         return Response(TOOL_SCHEMA)
 
-    @extend_schema(request=ToolSearchInput, responses={200: dict, **errors(404)})
+    @extend_schema(summary=_("Run the search tool"), request=ToolSearchInput, responses={200: dict, **errors(404)})
     def post(self, request):
         data = ToolSearchInput(data=request.data)
         data.is_valid(raise_exception=True)

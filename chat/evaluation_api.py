@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -44,14 +45,14 @@ class EvaluateInput(StrictInput):
 
 
 class EvalQuestionListView(APIView):
-    @extend_schema(responses=EvalQuestionOutput(many=True))
+    @extend_schema(summary=_("The KB's labelled questions"), responses=EvalQuestionOutput(many=True))
     def get(self, request, kb_id: int):
         """The KB's labelled questions; a viewer does not see those naming a document they may not read."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         questions = selectors.eval_question_list(user=request.user, kb=kb)[:MAX_QUESTIONS_PER_RUN]
         return Response(EvalQuestionOutput(questions, many=True).data)
 
-    @extend_schema(request=EvalQuestionInput.many_init(max_length=MAX_QUESTIONS_PER_RUN),
+    @extend_schema(summary=_("Add labelled questions (editor)"), request=EvalQuestionInput.many_init(max_length=MAX_QUESTIONS_PER_RUN),
                    responses={201: EvalQuestionOutput(many=True)})
     def post(self, request, kb_id: int):
         """Add one question ({text, relevant, answers}) or a list of them (at most as many as a KB holds)."""
@@ -70,7 +71,7 @@ class EvalQuestionListView(APIView):
 
 
 class EvalQuestionDetailView(APIView):
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(summary=_("Delete a labelled question (editor)"), request=None, responses={204: None})
     def delete(self, request, kb_id: int, question_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
@@ -82,7 +83,8 @@ class EvalQuestionDetailView(APIView):
 
 
 class EvaluateView(APIView):
-    @extend_schema(request=EvaluateInput, responses={200: dict})
+    @extend_schema(summary=_("Run the KB's labelled questions through search (and chat, for answers) and score them"),
+                   request=EvaluateInput, responses={200: dict})
     def post(self, request, kb_id: int):
         """Run the KB's labelled questions through search as the caller: recall, MRR, nDCG, not-found rates, latency.
 

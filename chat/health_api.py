@@ -1,6 +1,7 @@
 """The KB health API (owners): GET /api/kbs/<id>/health/ and its one-click actions (docs/health.md)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -28,8 +29,9 @@ class LabelInput(StrictInput):
 
 
 class HealthView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("since", int, enum=list(SINCE_DAYS),
-                                                    description="Days to look back: 1, 7, 30 (default), 90 or 365")],
+    @extend_schema(summary=_("The KB's health: questions not found or uncertain, the most asked, 👎 by reason (owner)"),
+                   parameters=[OpenApiParameter("since", int, enum=list(SINCE_DAYS),
+                                                description="Days to look back: 1, 7, 30 (default), 90 or 365")],
                    responses={200: dict})
     def get(self, request, kb_id: int):
         """Questions told not found or uncertain (grouped, with counts, last asked and the best passage found),
@@ -39,7 +41,7 @@ class HealthView(APIView):
 
 
 class HealthFAQView(APIView):
-    @extend_schema(request=FAQInput, responses={201: dict})
+    @extend_schema(summary=_("Add a question and its answer as an FAQ entry (owner)"), request=FAQInput, responses={201: dict})
     def post(self, request, kb_id: int):
         """Add the question with the typed answer as an FAQ entry of the KB: searchable and answered at once."""
         kb = owned_kb(user=request.user, kb_id=kb_id)
@@ -51,7 +53,8 @@ class HealthFAQView(APIView):
 
 
 class HealthLabelView(APIView):
-    @extend_schema(request=LabelInput, responses={201: dict})
+    @extend_schema(summary=_("Label the passage that answers a question, or add it to the golden set (owner)"),
+                   request=LabelInput, responses={201: dict})
     def post(self, request, kb_id: int):
         """Label the passage that answers the question (a labelled question; with ``answer``, a golden one)."""
         kb = owned_kb(user=request.user, kb_id=kb_id)
@@ -63,7 +66,7 @@ class HealthLabelView(APIView):
 
 
 class HealthGoldenView(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(summary=_("The golden questions' recent runs (owner)"), responses={200: dict})
     def get(self, request, kb_id: int):
         """The golden questions' recent runs (newest first, ``latest`` the newest): answer rate, drop, the change before."""
         kb = owned_kb(user=request.user, kb_id=kb_id)

@@ -305,9 +305,14 @@ REST_KNOX = {
     "AUTH_HEADER_PREFIX": "Token",  # Authorization: Token <key>, as before
     "AUTO_REFRESH": False,  # a token ends when it was said to, however much it is used
 }
+from config.openapi import DESCRIPTION as OPENAPI_DESCRIPTION
+from config.openapi import TITLE as OPENAPI_TITLE
+
 SPECTACULAR_SETTINGS = {
-    "TITLE": "zhiku API",
-    "DESCRIPTION": "知库: knowledge bases, documents, chunks, hybrid search and chat.",
+    # English here (the Swagger page's title, the download's file name); the schema itself says them, its summaries,
+    # descriptions and tags in the reader's language (config/openapi.py, the last hook below).
+    "TITLE": OPENAPI_TITLE,
+    "DESCRIPTION": OPENAPI_DESCRIPTION,
     "VERSION": "0.1.0",
     # The schema endpoint is how the API is described, not part of it.
     "SERVE_INCLUDE_SCHEMA": False,
@@ -323,6 +328,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
         "chat.openapi.add_chat_stream",
+        "config.openapi.translate_schema",
     ],
 }
 

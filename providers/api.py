@@ -1,6 +1,7 @@
 """REST API for model endpoints (staff): list, create, change, delete, test the connection; the offered models (everyone)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
@@ -87,12 +88,12 @@ class EndpointListView(PaginatedView):
     permission_classes = [IsAdminUser]
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: EndpointOutput(many=True), **errors(403)}, summary="Model endpoints (staff)")
+    @extend_schema(responses={200: EndpointOutput(many=True), **errors(403)}, summary=_("Model endpoints (staff)"))
     def get(self, request):
         return self.paginated(ModelEndpoint.objects.order_by("id"), EndpointOutput)
 
     @extend_schema(request=EndpointInput, responses={201: EndpointOutput, **errors(403, 409)},
-                   summary="Add a model endpoint (staff); its key is stored encrypted")
+                   summary=_("Add a model endpoint (staff); its key is stored encrypted"))
     def post(self, request):
         data = parse(EndpointInput, request.data)
         data.pop("clear_key")
@@ -103,12 +104,12 @@ class EndpointDetailView(APIView):
     permission_classes = [IsAdminUser]
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: EndpointOutput, **errors(403)}, summary="A model endpoint (staff)")
+    @extend_schema(responses={200: EndpointOutput, **errors(403)}, summary=_("A model endpoint (staff)"))
     def get(self, request, endpoint_id: int):
         return Response(EndpointOutput(_endpoint(endpoint_id)).data)
 
     @extend_schema(request=EndpointInput(partial=True), responses={200: EndpointOutput, **errors(403, 409)},
-                   summary="Change a model endpoint (staff); a blank api_key keeps the stored one")
+                   summary=_("Change a model endpoint (staff); a blank api_key keeps the stored one"))
     def patch(self, request, endpoint_id: int):
         endpoint = _endpoint(endpoint_id)
         data = parse(EndpointInput, request.data, partial=True)
@@ -116,7 +117,7 @@ class EndpointDetailView(APIView):
             raise fail("nothing_to_update")
         return Response(EndpointOutput(endpoint_update(endpoint=endpoint, **data)).data)
 
-    @extend_schema(responses={204: None, **errors(403)}, summary="Delete a model endpoint (staff)")
+    @extend_schema(responses={204: None, **errors(403)}, summary=_("Delete a model endpoint (staff)"))
     def delete(self, request, endpoint_id: int):
         endpoint_delete(endpoint=_endpoint(endpoint_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -127,7 +128,7 @@ class EndpointTestView(APIView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(request=EndpointTestInput, responses={200: EndpointTestOutput, **errors(403)},
-                   summary="Test the connection (staff): a one-token completion or the model list, through the openai SDK")
+                   summary=_("Test the connection (staff): a one-token completion or the model list, through the openai SDK"))
     def post(self, request, endpoint_id: int):
         endpoint = _endpoint(endpoint_id)
         data = parse(EndpointTestInput, request.data)
@@ -142,7 +143,7 @@ def _models_output() -> dict:
 
 
 class ModelListView(APIView):
-    @extend_schema(responses={200: ModelsOutput}, summary="The models a KB may answer with, and the site's default")
+    @extend_schema(responses={200: ModelsOutput}, summary=_("The models a KB may answer with, and the site's default"))
     def get(self, request):
         return Response(_models_output())
 
@@ -152,7 +153,7 @@ class ModelDefaultView(APIView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(request=DefaultInput, responses={200: ModelsOutput, **errors(403)},
-                   summary="Choose the site's default model (staff)")
+                   summary=_("Choose the site's default model (staff)"))
     def put(self, request):
         default_model_set(choice=parse(DefaultInput, request.data)["choice"])
         return Response(_models_output())

@@ -5,6 +5,7 @@ and editors add, change, run, cancel and remove them. Credentials are write-only
 """
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -37,7 +38,7 @@ def _annotated(source):
 class SourceListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=SourceOutput(many=True), summary="A KB's sources (viewer: without their settings)")
+    @extend_schema(responses=SourceOutput(many=True), summary=_("A KB's sources (viewer: without their settings)"))
     def get(self, request, kb_id: int):
         kb = kb_selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         manage = has_role(user=request.user, kb=kb, min_role=Role.EDITOR)
@@ -47,7 +48,7 @@ class SourceListView(PaginatedView):
         return paginator.get_paginated_response(body)
 
     @extend_schema(request=SourceCreateInput, responses={201: SourceOutput, **errors(409)},
-                   summary="Add a source to a KB (editor); its settings are checked by its kind")
+                   summary=_("Add a source to a KB (editor); its settings are checked by its kind"))
     def post(self, request, kb_id: int):
         kb = kb_selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         data = parse(SourceCreateInput, request.data)
@@ -58,13 +59,13 @@ class SourceListView(PaginatedView):
 class SourceDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=SourceOutput, summary="A source (viewer: without its settings)")
+    @extend_schema(responses=SourceOutput, summary=_("A source (viewer: without its settings)"))
     def get(self, request, source_id: int):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id)
         return Response(_source_body(_annotated(source), manage=role_at_least(source.caller_role, Role.EDITOR)))
 
     @extend_schema(request=SourceInput(partial=True), responses={200: SourceOutput},
-                   summary="Change a source (editor); credentials given replace those stored, \"\" removes one")
+                   summary=_("Change a source (editor); credentials given replace those stored, \"\" removes one"))
     def patch(self, request, source_id: int):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id, min_role=Role.EDITOR)
         data = parse(SourceInput, request.data, partial=True)
@@ -75,7 +76,7 @@ class SourceDetailView(APIView):
 
     @extend_schema(parameters=[OpenApiParameter("keep_documents", bool, required=False,
                                                 description="Keep the source's documents in the KB (as uploads).")],
-                   responses={204: None}, summary="Remove a source (editor), and its documents unless keep_documents")
+                   responses={204: None}, summary=_("Remove a source (editor), and its documents unless keep_documents"))
     def delete(self, request, source_id: int):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id, min_role=Role.EDITOR)
         keep = request.query_params.get("keep_documents", "false")
@@ -86,7 +87,7 @@ class SourceDetailView(APIView):
 
 
 class SourceRunListView(PaginatedView):
-    @extend_schema(responses=RunOutput(many=True), summary="A source's runs, newest first, with counts and errors")
+    @extend_schema(responses=RunOutput(many=True), summary=_("A source's runs, newest first, with counts and errors"))
     def get(self, request, source_id: int):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id)
         return self.paginated(selectors.run_list(source=source), RunOutput)
@@ -94,7 +95,7 @@ class SourceRunListView(PaginatedView):
 
 class SourceRunNowView(APIView):
     @extend_schema(request=None, responses={202: RunOutput, **errors(409)},
-                   summary="Run a source now (editor), in the background; 409 source_run_active while one runs")
+                   summary=_("Run a source now (editor), in the background; 409 source_run_active while one runs"))
     def post(self, request, source_id: int):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id, min_role=Role.EDITOR)
         run = run_request(source=source, user=request.user)
@@ -103,21 +104,21 @@ class SourceRunNowView(APIView):
 
 
 class RunDetailView(APIView):
-    @extend_schema(responses=RunOutput, summary="One run of a source")
+    @extend_schema(responses=RunOutput, summary=_("One run of a source"))
     def get(self, request, run_id: int):
         return Response(RunOutput(selectors.run_get_for_user(user=request.user, run_id=run_id)).data)
 
 
 class RunCancelView(APIView):
     @extend_schema(request=None, responses={200: RunOutput, **errors(409)},
-                   summary="Cancel a run (editor): a queued one ends now, a running one at its next item; removes nothing")
+                   summary=_("Cancel a run (editor): a queued one ends now, a running one at its next item; removes nothing"))
     def post(self, request, run_id: int):
         run = selectors.run_get_for_user(user=request.user, run_id=run_id, min_role=Role.EDITOR)
         return Response(RunOutput(run_cancel(run=run)).data)
 
 
 class SourceKindListView(APIView):
-    @extend_schema(responses=SourceKindOutput(many=True), summary="The kinds of source this installation offers")
+    @extend_schema(responses=SourceKindOutput(many=True), summary=_("The kinds of source this installation offers"))
     def get(self, request):
         body = [{"kind": k.kind, "secret_fields": list(k.secret_fields),
                  "fields": [{"name": f.name, "label": str(f.label), "type": f.type, "required": f.required,

@@ -6,6 +6,7 @@ import logging
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -67,7 +68,7 @@ class TokenView(APIView):
     throttle_classes = [TokenThrottle]
     parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
 
-    @extend_schema(
+    @extend_schema(summary=_("Sign in with a username and password for a new API token"),
         request=ts.TokenInput,
         responses={200: ts.TokenOutput},
         auth=[],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Count, Q
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -48,11 +49,11 @@ def person_from(data) -> object:
 class GroupListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.GroupOutput(many=True)}, summary="Groups the caller may open (all: staff; managed)")
+    @extend_schema(responses={200: s.GroupOutput(many=True)}, summary=_("Groups the caller may open (all: staff; managed)"))
     def get(self, request):
         return self.paginated(_counted(services.groups_visible(user=request.user)).order_by("name", "id"), s.GroupOutput)
 
-    @extend_schema(request=s.GroupInput, responses={201: s.GroupOutput, **errors(403, 409)}, summary="Create a group (staff)")
+    @extend_schema(request=s.GroupInput, responses={201: s.GroupOutput, **errors(403, 409)}, summary=_("Create a group (staff)"))
     def post(self, request):
         staff_only(request)
         group = services.group_create(name=parse(s.GroupInput, request.data)["name"])
@@ -62,18 +63,18 @@ class GroupListView(PaginatedView):
 class GroupDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.GroupOutput}, summary="One group (staff, or its manager)")
+    @extend_schema(responses={200: s.GroupOutput}, summary=_("One group (staff, or its manager)"))
     def get(self, request, group_id: int):
         return Response(s.GroupOutput(group_for(request, group_id)).data)
 
-    @extend_schema(request=s.GroupInput, responses={200: s.GroupOutput, **errors(403, 409)}, summary="Rename (staff)")
+    @extend_schema(request=s.GroupInput, responses={200: s.GroupOutput, **errors(403, 409)}, summary=_("Rename (staff)"))
     def patch(self, request, group_id: int):
         group = group_for(request, group_id)
         staff_only(request)
         services.group_rename(group=group, name=parse(s.GroupInput, request.data)["name"])
         return Response(s.GroupOutput(group_for(request, group_id)).data)
 
-    @extend_schema(responses={204: None, **errors(403)}, summary="Delete (staff): the roles it held go with it")
+    @extend_schema(responses={204: None, **errors(403)}, summary=_("Delete (staff): the roles it held go with it"))
     def delete(self, request, group_id: int):
         group = group_for(request, group_id)
         staff_only(request)
@@ -84,13 +85,13 @@ class GroupDetailView(APIView):
 class GroupMemberListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.PersonOutput(many=True)}, summary="A group's members (staff, or its manager)")
+    @extend_schema(responses={200: s.PersonOutput(many=True)}, summary=_("A group's members (staff, or its manager)"))
     def get(self, request, group_id: int):
         group = group_for(request, group_id)
         return self.paginated(group.user_set.order_by("username", "id"), s.PersonOutput)
 
     @extend_schema(request=s.PersonRefInput, responses={201: s.PersonOutput, **errors(403, 409)},
-                   summary="Add a member by user_id or username (staff, or its manager)")
+                   summary=_("Add a member by user_id or username (staff, or its manager)"))
     def post(self, request, group_id: int):
         group = group_for(request, group_id)
         user = person_from(parse(s.PersonRefInput, request.data))
@@ -99,7 +100,7 @@ class GroupMemberListView(PaginatedView):
 
 
 class GroupMemberDetailView(APIView):
-    @extend_schema(responses={204: None, **errors(409)}, summary="Remove a member (staff, or its manager)")
+    @extend_schema(responses={204: None, **errors(409)}, summary=_("Remove a member (staff, or its manager)"))
     def delete(self, request, group_id: int, user_id: int):
         group = group_for(request, group_id)
         user = group.user_set.filter(pk=user_id).first()
@@ -112,13 +113,13 @@ class GroupMemberDetailView(APIView):
 class GroupManagerListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.PersonOutput(many=True)}, summary="A group's managers (staff, or its manager)")
+    @extend_schema(responses={200: s.PersonOutput(many=True)}, summary=_("A group's managers (staff, or its manager)"))
     def get(self, request, group_id: int):
         group = group_for(request, group_id)
         return self.paginated(User.objects.filter(managed_groups__group=group).order_by("username", "id"), s.PersonOutput)
 
     @extend_schema(request=s.PersonRefInput, responses={201: s.PersonOutput, **errors(403)},
-                   summary="Make someone a manager of the group (staff)")
+                   summary=_("Make someone a manager of the group (staff)"))
     def post(self, request, group_id: int):
         group = group_for(request, group_id)
         staff_only(request)
@@ -128,7 +129,7 @@ class GroupManagerListView(PaginatedView):
 
 
 class GroupManagerDetailView(APIView):
-    @extend_schema(responses={204: None, **errors(403)}, summary="No longer a manager of the group (staff)")
+    @extend_schema(responses={204: None, **errors(403)}, summary=_("No longer a manager of the group (staff)"))
     def delete(self, request, group_id: int, user_id: int):
         group = group_for(request, group_id)
         staff_only(request)

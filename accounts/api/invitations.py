@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -35,12 +36,12 @@ class InvitationListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(responses={200: s.InvitationOutput(many=True)},
-                   summary="Invitations the caller made or that grant roles on a KB the caller owns (staff: all)")
+                   summary=_("Invitations the caller made or that grant roles on a KB the caller owns (staff: all)"))
     def get(self, request):
         return self.paginated(services.invitations_visible(user=request.user), s.InvitationOutput)
 
     @extend_schema(request=s.InvitationCreateInput, responses={201: s.InvitationCreatedOutput, **errors(403, 404, 409, 502)},
-                   summary="Invite someone: a one-time link that creates an account with these roles",
+                   summary=_("Invite someone: a one-time link that creates an account with these roles"),
                    description="Staff, or the owner of every knowledge base in `roles`. The link is in this answer "
                                "only; with `send`, it is also e-mailed to `email` (409 `email_not_configured` where "
                                "the site sends no e-mail).")
@@ -59,11 +60,11 @@ class InvitationListView(PaginatedView):
 
 
 class InvitationDetailView(APIView):
-    @extend_schema(responses={200: s.InvitationOutput}, summary="One invitation (its maker, an owner of a KB it grants, or staff)")
+    @extend_schema(responses={200: s.InvitationOutput}, summary=_("One invitation (its maker, an owner of a KB it grants, or staff)"))
     def get(self, request, invitation_id: int):
         return Response(s.InvitationOutput(self._get(request, invitation_id)).data)
 
-    @extend_schema(responses={204: None, **errors(410)}, summary="Withdraw an invitation not yet accepted")
+    @extend_schema(responses={204: None, **errors(410)}, summary=_("Withdraw an invitation not yet accepted"))
     def delete(self, request, invitation_id: int):
         services.invitation_revoke(invitation=self._get(request, invitation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

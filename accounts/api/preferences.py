@@ -2,6 +2,7 @@
 bases ticked on the chat page, kept server-side so that a reload or another browser finds them again."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -32,12 +33,12 @@ def _readable(user) -> list[int]:
 class PreferencesView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: PreferencesOutput}, summary="The caller's preferences (the chat page's KBs)")
+    @extend_schema(responses={200: PreferencesOutput}, summary=_("The caller's preferences (the chat page's KBs)"))
     def get(self, request):
         return Response({"chat_kb_ids": chat_kbs_chosen(user=request.user, readable=_readable(request.user))})
 
     @extend_schema(request=PreferencesInput, responses={200: PreferencesOutput, **errors(400)},
-                   summary="Keep the caller's preferences (the chat page's KBs)")
+                   summary=_("Keep the caller's preferences (the chat page's KBs)"))
     def put(self, request):
         data = parse(PreferencesInput, request.data)
         return Response({"chat_kb_ids": chat_kbs_choose(user=request.user, kb_ids=data["chat_kb_ids"])})

@@ -3,6 +3,7 @@ managers only (accounts/people/selectors.py: ``people_search``)."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
@@ -41,7 +42,7 @@ class PeopleSearchView(APIView):
             OpenApiParameter("kind", str, enum=list(KINDS), required=False, description="user, group or all (default)"),
         ],
         responses={200: s.SearchOutput, **errors(403, 429)},
-        summary="Find people and groups to pick (staff, KB owners, group managers)",
+        summary=_("Find people and groups to pick (staff, KB owners, group managers)"),
         description="At most ZHIKU_PEOPLE_SEARCH_LIMIT (10) of each; active accounts only; e-mail addresses "
                     "masked (a***@example.com) for anyone but staff, who alone match part of an address; "
                     "ZHIKU_PEOPLE_SEARCH_RATE (30/min) searches a minute for anyone but staff (429 `throttled`).")

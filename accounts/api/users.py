@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -37,7 +38,7 @@ class UserListView(PaginatedView):
 
     @extend_schema(parameters=[OpenApiParameter("q", {"type": "string", "maxLength": USER_QUERY_MAX}, required=False,
                                                 description="Part of a name, username or e-mail")],
-                   responses={200: s.UserOutput(many=True), **errors(403)}, summary="Every account (staff)")
+                   responses={200: s.UserOutput(many=True), **errors(403)}, summary=_("Every account (staff)"))
     def get(self, request):
         staff_only(request)
         q = request.query_params.get("q", "")
@@ -46,7 +47,7 @@ class UserListView(PaginatedView):
         return self.paginated(users_list(q=q), s.UserOutput)
 
     @extend_schema(request=s.UserCreateInput, responses={201: s.UserOutput, **errors(403, 409)},
-                   summary="Create an account (staff)")
+                   summary=_("Create an account (staff)"))
     def post(self, request):
         staff_only(request)
         user = user_create(**parse(s.UserCreateInput, request.data))
@@ -56,12 +57,12 @@ class UserListView(PaginatedView):
 class UserDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.UserOutput, **errors(403)}, summary="One account (staff)")
+    @extend_schema(responses={200: s.UserOutput, **errors(403)}, summary=_("One account (staff)"))
     def get(self, request, user_id: int):
         return Response(s.UserOutput(user_for_staff(request, user_id)).data)
 
     @extend_schema(request=s.UserUpdateInput, responses={200: s.UserOutput, **errors(403, 409)},
-                   summary="Deactivate or reactivate, change the staff flag, names or e-mail (staff)",
+                   summary=_("Deactivate or reactivate, change the staff flag, names or e-mail (staff)"),
                    description="Deactivating revokes every API token of the account. Nobody deactivates or "
                                "un-staffs themselves (409 `own_account`).")
     def patch(self, request, user_id: int):
@@ -77,7 +78,7 @@ class UserPasswordView(APIView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(request=s.PasswordInput, responses={200: s.PasswordOutput, **errors(403, 409, 502)},
-                   summary="Set a new password, or issue a one-time reset link (staff)",
+                   summary=_("Set a new password, or issue a one-time reset link (staff)"),
                    description="Either way the account's API tokens are revoked once its password changes.")
     def post(self, request, user_id: int):
         user = user_for_staff(request, user_id)

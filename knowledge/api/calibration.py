@@ -1,6 +1,7 @@
 """A KB's judge calibration and its two lines: GET (viewer), POST recalibrate (owner), PATCH the gate and/or line (owner)."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -69,12 +70,12 @@ class OperatingPointInput(StrictInput):
 
 
 class CalibrationView(APIView):
-    @extend_schema(responses=CalibrationOutput, summary="The KB's judge calibration and trade-off curve (viewer)")
+    @extend_schema(responses=CalibrationOutput, summary=_("The KB's judge calibration and trade-off curve (viewer)"))
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         return Response(calibration_payload(kb))
 
-    @extend_schema(request=None, responses={202: CalibrationOutput}, summary="Recalibrate the judge now (owner)")
+    @extend_schema(request=None, responses={202: CalibrationOutput}, summary=_("Recalibrate the judge now (owner)"))
     def post(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         schedule_recalibration(kb.pk, auto=False)
@@ -84,7 +85,7 @@ class CalibrationView(APIView):
     @extend_schema(
         request=OperatingPointInput,
         responses={200: CalibrationOutput, **errors(409)},
-        summary="Move the not-found gate and/or the confidence line: a value, or a share read off the curve (owner)",
+        summary=_("Move the not-found gate and/or the confidence line: a value, or a share read off the curve (owner)"),
     )
     def patch(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -23,7 +24,7 @@ class ChunkListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(request=s.ChunkCreateInput, responses={201: s.ChunkOutput, **errors(409)},
-                   summary="Add a chunk written by hand to a ready document (editor); it is embedded and indexed at once")
+                   summary=_("Add a chunk written by hand to a ready document (editor); it is embedded and indexed at once"))
     def post(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         data = parse(s.ChunkCreateInput, request.data)
@@ -32,7 +33,7 @@ class ChunkListView(PaginatedView):
                              user=request.user)
         return Response(s.ChunkOutput(chunk).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses=s.ChunkWithTokensOutput(many=True), parameters=[s.ChunkFilterInput])
+    @extend_schema(summary=_("The KB's chunks (filtered)"), responses=s.ChunkWithTokensOutput(many=True), parameters=[s.ChunkFilterInput])
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         # A plain dict: with a QueryDict DRF would read an absent boolean as False.
@@ -60,7 +61,7 @@ class ChunkListView(PaginatedView):
 class ChunkDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(
+    @extend_schema(summary=_("A chunk, with its tokens on request"),
         responses=s.ChunkWithTokensOutput,
         parameters=[OpenApiParameter("include", str, enum=["tokens"], required=False)],
     )
@@ -74,7 +75,7 @@ class ChunkDetailView(APIView):
         return Response(output(chunk).data)
 
     @extend_schema(request=s.ChunkUpdateInput, responses=s.ChunkOutput,
-                   summary="Edit a chunk's text (re-embedded) or switch it on/off (editor)")
+                   summary=_("Edit a chunk's text (re-embedded) or switch it on/off (editor)"))
     def patch(self, request, kb_id: int, chunk_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         chunk = selectors.chunk_get_for_user(user=request.user, kb=kb, chunk_id=chunk_id)

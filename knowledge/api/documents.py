@@ -1,6 +1,7 @@
 """REST endpoints for documents: upload, preview, list, restrict, retry, re-index and delete."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -35,7 +36,7 @@ PREVIEW_MAX_CHUNKS = 500
 class DocumentListView(PaginatedView):
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(
+    @extend_schema(summary=_("The KB's documents (by status)"),
         responses=s.DocumentOutput(many=True),
         parameters=[OpenApiParameter("status", str, enum=DocumentStatus.values, required=False)],
     )
@@ -52,7 +53,7 @@ class DocumentListView(PaginatedView):
     @extend_schema(
         request={"multipart/form-data": s.DocumentUploadInput},
         responses={202: s.UploadOutput},
-        summary="Upload one or more files (editor); ingestion runs in the background",
+        summary=_("Upload one or more files (editor); ingestion runs in the background"),
     )
     def post(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
@@ -82,7 +83,7 @@ class DocumentPreviewView(APIView):
     @extend_schema(
         request={"multipart/form-data": s.DocumentPreviewInput},
         responses={200: s.ChunkPreviewOutput, **errors(413, 415)},
-        summary="Preview how a file would be split into chunks (editor); nothing is stored",
+        summary=_("Preview how a file would be split into chunks (editor); nothing is stored"),
         description="The file is parsed and chunked exactly as an upload with the same `chunk_size` and "
         "`chunk_overlap` would be. The checks are the upload's (413 `file_too_large`, 415 `unsupported_type`, "
         "400 `empty_file`); a file that cannot be parsed is 400 with the parse error's code (`corrupt_file`, "
@@ -120,7 +121,7 @@ class DocumentPreviewView(APIView):
 class DocumentDetailView(Redirecting, APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.DocumentOutput, 308: None},
+    @extend_schema(summary=_("A document (an old id answers 308 with the current one)"), responses={200: s.DocumentOutput, 308: None},
                    description="An id the document used to have (an older version's, or the row a new version was "
                                "ingested on) answers 308 to the document's own URL.")
     def get(self, request, kb_id: int, document_id: int):
@@ -128,8 +129,8 @@ class DocumentDetailView(Redirecting, APIView):
         return Response(s.DocumentOutput(document_or_redirect(request, kb, document_id)).data)
 
     @extend_schema(request=s.DocumentUpdateInput, responses=s.DocumentOutput,
-                   summary="Change which groups may read the document (an empty list lifts the restriction) and its "
-                           "own fields (editor)")
+                   summary=_("Change which groups may read the document (an empty list lifts the restriction) and its "
+                           "own fields (editor)"))
     def patch(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         document = selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id)
@@ -143,7 +144,7 @@ class DocumentDetailView(Redirecting, APIView):
             document = document_fields_set(document=document, fields=data["fields"])
         return Response(s.DocumentOutput(selectors.document_get_for_user(user=request.user, kb=kb, document_id=document.pk)).data)
 
-    @extend_schema(responses={204: None}, summary="Delete a document version and its chunks (editor)")
+    @extend_schema(responses={204: None}, summary=_("Delete a document version and its chunks (editor)"))
     def delete(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         document_delete(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id))
@@ -151,7 +152,7 @@ class DocumentDetailView(Redirecting, APIView):
 
 
 class DocumentRetryView(APIView):
-    @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(409)}, summary="Queue a failed document again (editor)")
+    @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(409)}, summary=_("Queue a failed document again (editor)"))
     def post(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         document = document_retry(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id))
@@ -162,7 +163,7 @@ class DocumentReindexView(APIView):
     parser_classes = [SafeJSONParser]
 
     @extend_schema(request=s.ReindexInput, responses={202: s.DocumentOutput, **errors(409)},
-                   summary="Parse and embed the stored file again (editor); a ready document gets a new version",
+                   summary=_("Parse and embed the stored file again (editor); a ready document gets a new version"),
                    description="Chunks edited or added by hand whose text the new chunks no longer hold are kept, "
                                "pinned after them, and reported in the document's `metadata.edits`; "
                                "`{\"keep_edits\": false}` drops them. The body is optional.")

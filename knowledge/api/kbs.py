@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -46,13 +47,13 @@ def _member_from(data: dict) -> tuple:
 class KBListView(PaginatedView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=s.KBOutput(many=True), summary="Knowledge bases the caller may read")
+    @extend_schema(responses=s.KBOutput(many=True), summary=_("Knowledge bases the caller may read"))
     def get(self, request):
         qs = selectors.kbs_with_caller_info(access.kbs_for_user(user=request.user), user=request.user).order_by("id")
         return self.paginated(qs, s.KBOutput, prepare=lambda page: selectors.set_caller_role(page, user=request.user))
 
     @extend_schema(request=s.KBCreateInput, responses={201: s.KBOutput, **errors(409)},
-                   summary="Create a knowledge base (the caller owns it)")
+                   summary=_("Create a knowledge base (the caller owns it)"))
     def post(self, request):
         data = parse(s.KBCreateInput, request.data)
         kb = kb_create(owner=request.user, **data)
@@ -62,7 +63,7 @@ class KBListView(PaginatedView):
 class KBDetailView(APIView):
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses=s.KBOutput)
+    @extend_schema(summary=_("A knowledge base the caller may read"), responses=s.KBOutput)
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         return Response(_kb_output(kb, user=request.user))
@@ -75,15 +76,15 @@ class KBDetailView(APIView):
         kb = kb_update(kb=kb, **data)
         return Response(_kb_output(kb, user=request.user))
 
-    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name or settings (owner)")
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary=_("Change the name or settings (owner)"))
     def patch(self, request, kb_id: int):
         return self._update(request, kb_id, partial=True)
 
-    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary="Change the name and settings (owner)")
+    @extend_schema(request=s.KBUpdateInput, responses={200: s.KBOutput, **errors(409)}, summary=_("Change the name and settings (owner)"))
     def put(self, request, kb_id: int):
         return self._update(request, kb_id, partial=False)
 
-    @extend_schema(responses={204: None}, summary="Delete the knowledge base and everything in it (owner)")
+    @extend_schema(responses={204: None}, summary=_("Delete the knowledge base and everything in it (owner)"))
     def delete(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         kb_delete(kb=kb)
@@ -95,14 +96,14 @@ class MemberListView(PaginatedView):
 
     parser_classes = [SafeJSONParser]
 
-    @extend_schema(responses={200: s.MembershipOutput(many=True), **errors(403)})
+    @extend_schema(summary=_("The KB's members (owner)"), responses={200: s.MembershipOutput(many=True), **errors(403)})
     def get(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         qs = Membership.objects.filter(kb=kb).select_related("user", "group").order_by("id")
         return self.paginated(qs, s.MembershipOutput)
 
     @extend_schema(request=s.MembershipCreateInput, responses={201: s.MembershipOutput},
-                   summary="Give a user or a group a role (owner)")
+                   summary=_("Give a user or a group a role (owner)"))
     def post(self, request, kb_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         data = parse(s.MembershipCreateInput, request.data)
@@ -121,15 +122,15 @@ class MemberDetailView(APIView):
             raise fail("membership_not_found")
         return kb, membership
 
-    @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary="Change a member's role (owner)")
+    @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary=_("Change a member's role (owner)"))
     def patch(self, request, kb_id: int, membership_id: int):
         kb, membership = self._membership(request, kb_id, membership_id)
         data = parse(s.MembershipUpdateInput, request.data)
         membership = membership_set(kb=kb, role=data["role"], user=membership.user, group=membership.group)
         return Response(s.MembershipOutput(membership).data)
 
-    @extend_schema(responses={204: None}, summary="Remove a member (owner)")
+    @extend_schema(responses={204: None}, summary=_("Remove a member (owner)"))
     def delete(self, request, kb_id: int, membership_id: int):
-        _, membership = self._membership(request, kb_id, membership_id)
+        _kb, membership = self._membership(request, kb_id, membership_id)
         membership_remove(membership=membership)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -2,7 +2,8 @@
 question", for a KB's editors and owners (a viewer gets 403, anyone else the KB's 404)."""
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -51,18 +52,24 @@ def _context(labels, kb) -> dict:
 
 
 class LabelListView(PaginatedView):
-    @extend_schema(parameters=[OpenApiParameter("status", str, enum=LabelStatus.values,
-                                                description="pending (default: the review queue), confirmed or rejected")],
+    @extend_schema(summary=_("The KB's labels of one status (the review queue by default)"),
+                   parameters=[OpenApiParameter("status", str, enum=LabelStatus.values,
+                                                description="pending (default: the review queue), confirmed or rejected"),
+                               OpenApiParameter("question", str, description="Only the labels of this question (the "
+                                                "same once spaces, case, full-width forms and trailing punctuation are "
+                                                "set aside); 1 to 1000 characters")],
                    responses={200: PassageLabelOutput(many=True)})
     def get(self, request, kb_id: int):
         """The KB's labels of one status, newest first (paginated): ``pending`` is the review queue of votes."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
-        qs = label_queue(kb=kb, status=request.query_params.get("status") or LabelStatus.PENDING)
+        qs = label_queue(kb=kb, status=request.query_params.get("status") or LabelStatus.PENDING,
+                         question=request.query_params.get("question"))
         paginator = self.pagination_class()
         page: list[EvalQuestion] = paginator.paginate_queryset(qs, request, view=self) or []
         return paginator.get_paginated_response(PassageLabelOutput(page, many=True, context=_context(page, kb)).data)
 
-    @extend_schema(request=PassageLabelInput, responses={201: PassageLabelOutput})
+    @extend_schema(summary=_("Label a passage as answering a question, or not (editor)"), request=PassageLabelInput,
+                   responses={201: PassageLabelOutput})
     def post(self, request, kb_id: int):
         """This passage answers this question (``wrong``: does not): a confirmed label at once (hit testing)."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
@@ -82,12 +89,14 @@ class _Review(APIView):
         return Response(PassageLabelOutput(label, context=_context([label], kb)).data)
 
 
+@extend_schema_view(post=extend_schema(summary=_("Confirm a label (editor)")))
 class LabelConfirmView(_Review):
     """Confirm a label: it teaches this KB's ranking from now on (when the KB learns) and joins its evaluation."""
 
     confirm = True
 
 
+@extend_schema_view(post=extend_schema(summary=_("Reject a label (editor)")))
 class LabelRejectView(_Review):
     """Reject a label: it never teaches nor counts."""
 

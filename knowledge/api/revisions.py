@@ -1,6 +1,7 @@
 """REST endpoints for a chunk's history: its revisions with what changed (a diff), and reverting one."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -65,14 +66,14 @@ def _chunk(request: Request, kb_id: int, document_id: int, chunk_id: int, min_ro
 
 class ChunkRevisionListView(Redirecting, PaginatedView):
     @extend_schema(responses={200: ChunkRevisionOutput(many=True), 308: None},
-                   summary="A chunk's revisions, newest first: who changed its text, when, before and after, as a diff")
+                   summary=_("A chunk's revisions, newest first: who changed its text, when, before and after, as a diff"))
     def get(self, request, kb_id: int, document_id: int, chunk_id: int):
         return self.paginated(revision_list(chunk=_chunk(request, kb_id, document_id, chunk_id)), ChunkRevisionOutput)
 
 
 class ChunkRevisionRevertView(Redirecting, APIView):
     @extend_schema(request=None, responses={200: s.ChunkOutput, **errors(404, 409)},
-                   summary="Set the chunk's text back to what it was before revision n (editor)",
+                   summary=_("Set the chunk's text back to what it was before revision n (editor)"),
                    description="The text is re-embedded and re-indexed at once, and the revert is itself a revision "
                                "(kind `revert`). 404 `revision_not_found`; 409 `revision_not_revertible` for the "
                                "revision that added the chunk (no text before it). Text already the same is left as it is.")

@@ -114,7 +114,7 @@ class SearchInput(StrictInput):
 class SearchView(APIView):
     """Hybrid search over the KBs given; every KB must be readable by the caller (else 404)."""
 
-    @extend_schema(request=SearchInput, responses={200: dict, **errors(404)})
+    @extend_schema(summary=_("Hybrid search over the KBs given"), request=SearchInput, responses={200: dict, **errors(404)})
     def post(self, request):
         data = SearchInput(data=request.data)
         data.is_valid(raise_exception=True)

@@ -1,6 +1,7 @@
 """REST endpoints for a document's history: its versions, restoring one; and the redirect from an id it used to have."""
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -41,7 +42,7 @@ class Redirecting:
 
 class DocumentVersionListView(Redirecting, PaginatedView):
     @extend_schema(responses={200: s.DocumentVersionOutput(many=True), 308: None},
-                   summary="A document's versions, newest first (an old id of the document answers 308)")
+                   summary=_("A document's versions, newest first (an old id of the document answers 308)"))
     def get(self, request, kb_id: int, document_id: int):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id)
         return self.paginated(version_list(document=document_or_redirect(request, kb, document_id)), s.DocumentVersionOutput)
@@ -49,7 +50,7 @@ class DocumentVersionListView(Redirecting, PaginatedView):
 
 class DocumentVersionRestoreView(Redirecting, APIView):
     @extend_schema(request=None, responses={202: s.DocumentOutput, **errors(404, 409)},
-                   summary="Make version n the current one (editor): its kept file is ingested again as a new version",
+                   summary=_("Make version n the current one (editor): its kept file is ingested again as a new version"),
                    description="409 `version_current` (it serves already), `version_file_pruned` (its file is no longer "
                                "kept: ZHIKU_DOCUMENT_VERSIONS_KEPT), `busy` (a version is being processed); 404 "
                                "`version_not_found`. The answer is the new version's row, as an upload's.")
