@@ -23,6 +23,7 @@ from core.audit import Action, diff, record, snapshot
 from core.errors import fail
 from knowledge.access import caller_role, kbs_with_caller_access, scope_of_annotated
 from knowledge.models import KnowledgeBase, Role
+from knowledge.not_found import kb_not_found_text
 from knowledge.retrieval.protocols import AccessScope
 from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.types import RetrievalResult
@@ -320,7 +321,7 @@ def assistant_turn_start(*, assistant: Assistant, question: Any, channel: str = 
     return Turn(
         user=owner, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question,
-        not_found_text=assistant.not_found_text or kbs[0].not_found_text, history=pairs,
+        not_found_text=assistant.not_found_text or kb_not_found_text(kbs[0], question), history=pairs,
         previous_queries=[c for r, c in pairs if r == ChatRole.USER], answer=settings,
         search_overrides=search_overrides(assistant),
     )

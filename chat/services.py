@@ -31,9 +31,9 @@ from chat.rewrite import Rewrite, needs_context, rewrite_clean, rewrite_fallback
 from core.errors import ApplicationError, fail
 from core.jsonable import number
 from knowledge.models import AnswerMode, KnowledgeBase
+from knowledge.not_found import kb_not_found_text
 from knowledge.retrieval.protocols import AccessScope
 from knowledge.retrieval.request import SearchRequest
-from knowledge.retrieval.text import asked_in_english
 from knowledge.retrieval.types import RetrievalResult
 from knowledge.selectors import kbs_get_for_user
 from knowledge.services.query_input import kb_ids_clean, kb_ids_required, query_clean
@@ -187,7 +187,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     return Turn(
         user=user, conversation_id=conversation.pk, title=conversation.title, user_message_id=asked.pk,
         message_id=answer.pk, kb_ids=ids, kbs=kbs, scope=scope, question=question,
-        not_found_text=kbs[0].not_found_text_en if kbs[0].not_found_text_en and asked_in_english(question) else kbs[0].not_found_text,
+        not_found_text=kb_not_found_text(kbs[0], question),  # the default in the asker's language (knowledge/not_found.py)
         history=history_pairs(user=user, messages=history),
         previous_queries=[m.rewritten_query or m.content for m in history if m.role == Role.USER],
         answer=answer_settings_for(kbs),

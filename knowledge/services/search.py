@@ -22,6 +22,7 @@ from knowledge.embeddings import get_embedder
 from knowledge.ingestion.text import analyzer_config
 from knowledge.keyword_store import keyword_store, life_of
 from knowledge.models import KnowledgeBase, Role
+from knowledge.not_found import not_found_text
 from knowledge.retrieval.pipeline import MODES, HybridRetriever
 from knowledge.retrieval.protocols import AccessScope, KBSearchConfig, SearchFilters
 from knowledge.retrieval.request import SearchRequest
@@ -274,7 +275,7 @@ def payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {
         "verdict": result.verdict, "hit": result.hit, "relevance": result.relevance, "threshold": result.threshold,
         "answer_threshold": result.answer_threshold, "reader": result.reader, "verdict_by": result.verdict_by,
-        "not_found_text": result.not_found_text if not result.hit else "",
+        "not_found_text": not_found_text(result.not_found_text) if not result.hit else "",  # knowledge/not_found.py
         "mode": result.mode, "reranker": result.reranker, "keyword_available": result.keyword_available,
         "notes": list(result.notes), "results": results,
         "timings": {t.name: round(t.ms, 2) for t in result.timings},
