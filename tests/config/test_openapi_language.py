@@ -65,6 +65,9 @@ def test_english_on_request_by_header_or_by_the_language_switch():
     client.cookies["django_language"] = "en"
     cookie = client.get("/api/schema/", HTTP_ACCEPT=OPENAPI_JSON, HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     assert operations(cookie)["POST /api/kbs/"]["summary"] == "Create a knowledge base (the caller owns it)"
+    # drf-spectacular's ?lang= names the language in the URL (docs/api.md).
+    by_query = APIClient().get("/api/schema/?lang=en&format=json")
+    assert operations(by_query.json())["POST /api/kbs/"]["summary"] == "Create a knowledge base (the caller owns it)"
 
 
 def test_one_language_does_not_leak_into_the_next_request():
