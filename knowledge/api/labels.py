@@ -54,12 +54,16 @@ def _context(labels, kb) -> dict:
 class LabelListView(PaginatedView):
     @extend_schema(summary=_("The KB's labels of one status (the review queue by default)"),
                    parameters=[OpenApiParameter("status", str, enum=LabelStatus.values,
-                                                description="pending (default: the review queue), confirmed or rejected")],
+                                                description="pending (default: the review queue), confirmed or rejected"),
+                               OpenApiParameter("question", str, description="Only the labels of this question (the "
+                                                "same once spaces, case, full-width forms and trailing punctuation are "
+                                                "set aside); 1 to 1000 characters")],
                    responses={200: PassageLabelOutput(many=True)})
     def get(self, request, kb_id: int):
         """The KB's labels of one status, newest first (paginated): ``pending`` is the review queue of votes."""
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
-        qs = label_queue(kb=kb, status=request.query_params.get("status") or LabelStatus.PENDING)
+        qs = label_queue(kb=kb, status=request.query_params.get("status") or LabelStatus.PENDING,
+                         question=request.query_params.get("question"))
         paginator = self.pagination_class()
         page: list[EvalQuestion] = paginator.paginate_queryset(qs, request, view=self) or []
         return paginator.get_paginated_response(PassageLabelOutput(page, many=True, context=_context(page, kb)).data)

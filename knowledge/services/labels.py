@@ -196,8 +196,13 @@ def labels_reembed(*, kb: KnowledgeBase, model_id: str, hashes: dict[str, str]) 
     labels_changed(kb_id=kb.pk)
 
 
-def label_queue(*, kb: KnowledgeBase, status: Any = LabelStatus.PENDING):
-    """The KB's labels of one status, newest first, with their passages' chunks (the review queue: ``pending``)."""
+def label_queue(*, kb: KnowledgeBase, status: Any = LabelStatus.PENDING, question: Any = None):
+    """The KB's labels of one status, newest first, with their passages' chunks (the review queue: ``pending``);
+    with ``question``, only the labels of that question (``question_key``: hit testing marks what is labelled)."""
     if status not in LabelStatus.values:
         raise fail("invalid_label_status", choices=", ".join(LabelStatus.values))
-    return EvalQuestion.objects.filter(kb=kb, status=status).select_related("created_by", "reviewed_by").order_by("-id")
+    labels = EvalQuestion.objects.filter(kb=kb, status=status)
+    if question is not None:
+        key = question_key(question_clean(question))
+        labels = labels.filter(pk__in=[pk for pk, text in labels.values_list("pk", "text") if question_key(text) == key])
+    return labels.select_related("created_by", "reviewed_by").order_by("-id")

@@ -61,31 +61,82 @@
     labelled: gettext("Labelled"), labelledWrong: gettext("Labelled wrong"), column: gettext("Label"),
   };
   const canLabel = form.dataset.canLabel === "1";
-  // "This passage answers this question" (or not): a confirmed label of the KB (POST /api/kbs/{id}/labels/).
-  function labelButtons(row, query) {
-    const td = el("td", null, { class: "nowrap label-cell" });
+  // Already labelled for this question (templates/knowledge/hit_test.html's data-labelled-*, Django's catalogue).
+  const MARK = { answers: form.dataset.labelledAnswers, wrong: form.dataset.labelledWrong, help: form.dataset.labelledHelp };
+  const kbId = () => document.getElementById("kb-id").value;
+  // A label cell: what this passage is labelled for the question (a badge in words), then the buttons that label it
+  // otherwise; "answers" / "wrong" for a labelled passage, null for one not labelled yet.
+  function labelCell(td, row, query, state) {
     const say = (wrong) => async () => {
       td.querySelectorAll("button").forEach((b) => { b.disabled = true; });
       try {
-        const response = await fetch(`/api/kbs/${document.getElementById("kb-id").value}/labels/`, {
+        const response = await fetch(`/api/kbs/${kbId()}/labels/`, {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
           body: JSON.stringify({ question: query, chunk_id: row.chunk_id, wrong }),
         });
         const data = await response.json();
         if (!response.ok) throw new Error(data.error ? data.error.message : String(response.status));
-        td.replaceChildren(el("span", wrong ? L.labelledWrong : L.labelled, { class: "badge " + (wrong ? "status-failed" : "status-ready") }));
+        labelCell(td, row, query, wrong ? "wrong" : "answers");
       } catch (e) {
         td.querySelectorAll("button").forEach((b) => { b.disabled = false; });
         td.appendChild(el("span", T.error + e.message, { class: "small error-text" }));
       }
     };
-    const yes = el("button", L.answers, { type: "button", class: "label-answers", title: L.answersHelp });
-    yes.addEventListener("click", say(false));
-    const no = el("button", L.wrong, { type: "button", class: "label-wrong", title: L.wrongHelp });
-    no.addEventListener("click", say(true));
-    td.append(yes, " ", no);
+    const tr = td.parentNode;
+    if (tr) markRow(tr, state);
+    td.replaceChildren();
+    if (state) {
+      td.append(el("span", state === "wrong" ? L.labelledWrong : L.labelled,
+        { class: "badge labelled-short " + (state === "wrong" ? "status-failed" : "status-ready") }), " ");
+    }
+    if (state !== "answers") {
+      const yes = el("button", L.answers, { type: "button", class: "label-answers", title: L.answersHelp });
+      yes.addEventListener("click", say(false));
+      td.append(yes, " ");
+    }
+    if (state !== "wrong") {
+      const no = el("button", L.wrong, { type: "button", class: "label-wrong", title: L.wrongHelp });
+      no.addEventListener("click", say(true));
+      td.append(no);
+    }
     return td;
+  }
+  // The mark in words above the passage's text, where it is read without scrolling the wide table sideways.
+  function markRow(tr, state) {
+    tr.classList.remove("labelled-answers", "labelled-wrong");
+    tr.querySelectorAll(".labelled-mark").forEach((m) => m.remove());
+    if (!state) { delete tr.dataset.labelled; return; }
+    tr.classList.add("labelled-" + state);
+    tr.dataset.labelled = state;
+    const mark = el("div", null, { class: "labelled-mark-line" });
+    mark.appendChild(el("span", state === "wrong" ? MARK.wrong : MARK.answers,
+      { class: "badge labelled-mark " + (state === "wrong" ? "status-failed" : "status-ready"), title: MARK.help }));
+    const text = tr.querySelector("td.text");
+    if (text) text.prepend(mark);
+  }
+  // "This passage answers this question" (or not): a confirmed label of the KB (POST /api/kbs/{id}/labels/).
+  function labelButtons(row, query) {
+    return labelCell(el("td", null, { class: "nowrap label-cell" }), row, query, null);
+  }
+  // The passages already labelled for this question (the same once spaces, case and trailing punctuation are set
+  // aside: GET …/labels/?status=confirmed&question=), marked in their rows; the newest label wins for a passage.
+  async function markLabelled(table, query) {
+    const params = new URLSearchParams({ status: "confirmed", question: query, page_size: "100" });
+    const response = await fetch(`/api/kbs/${kbId()}/labels/?${params}`, { credentials: "same-origin" });
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.error ? data.error.message : String(response.status));
+    const states = new Map();
+    data.results.forEach((label) => {
+      label.chunk_ids.forEach((id) => { if (!states.has(id)) states.set(id, "answers"); });
+      label.negative_chunk_ids.forEach((id) => { if (!states.has(id)) states.set(id, "wrong"); });
+    });
+    table.querySelectorAll("tr[data-chunk-id]").forEach((tr) => {
+      const state = states.get(parseInt(tr.dataset.chunkId, 10));
+      const td = tr.querySelector(".label-cell");
+      // A passage labelled meanwhile on this page keeps what was just done.
+      if (state && td && !tr.dataset.labelled) labelCell(td, { chunk_id: parseInt(tr.dataset.chunkId, 10) }, query, state);
+    });
   }
   // The stages' and signals' names in words, each with a line saying what it is (static/zhiku/hit_terms.js).
   const terms = window.zhikuHitTerms;
@@ -269,7 +320,15 @@
     }
     showVerdict(verdict, data);
     results.appendChild(el("h2", data.results.length ? T.results(data.results.length) : T.noResults));
-    if (data.results.length) results.appendChild(scroller(resultsTable(data.results, data, body.query)));  // the wide table scrolls, not the page
+    if (data.results.length) {
+      const table = resultsTable(data.results, data, body.query);
+      results.appendChild(scroller(table));  // the wide table scrolls, not the page
+      if (canLabel) {
+        markLabelled(table, body.query).catch((e) => {
+          results.appendChild(el("p", T.error + e.message, { class: "small error-text", id: "labelled-error" }));
+        });
+      }
+    }
     if (data.debug) {
       const numbers = new Map(data.results.map((r, i) => [r.chunk_id, i + 1]));
       renderStages(data.debug, stagesBody, numbers);
