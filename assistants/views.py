@@ -16,6 +16,7 @@ from assistants.models import Assistant, ShareAccess
 from assistants.serializers import MAX_RATE_LIMIT, share_path
 from assistants.services import MAX_ORIGINS, MAX_SUGGESTED, assistant_get_for_user, assistants_of
 from core.errors import NotFound
+from core.http.address import local_host, public_base, url_host
 from knowledge.access import kbs_for_user
 from knowledge.models import KnowledgeBase
 from knowledge.services.kbs import llm_models
@@ -74,8 +75,9 @@ def assistant_page(request: HttpRequest, assistant_id: int) -> HttpResponse:
     assistant = _assistant_for(request, assistant_id)
     readable = {kb.pk: kb for kb in kbs_for_user(user=assistant.owner).filter(pk__in=assistant.kb_ids())}
     kbs = [{"id": i, "name": readable[i].name if i in readable else "", "lost": i not in readable} for i in assistant.kb_ids()]
-    base = request.build_absolute_uri("/").rstrip("/")
+    base = public_base(request)  # ZHIKU_PUBLIC_URL: the share link, embed code and callback URLs as outsiders reach them
     return render(request, "assistants/detail.html", {
         "assistant": assistant, "kbs": kbs, "share_path": share_path(assistant), "base_url": base,
+        "base_local": local_host(url_host(base)),
         "share_label": ShareAccess(assistant.share_access).label, "max_rate_limit": MAX_RATE_LIMIT,
     })

@@ -21,6 +21,7 @@ from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
 from core.errors import fail
+from core.http.address import public_base
 
 EVENTS_SHOWN = 50
 
@@ -83,10 +84,13 @@ class ChannelEventsView(APIView):
 
 class ChannelTestView(APIView):
     @extend_schema(request=None, responses={200: s.TestOutput, **errors(404)},
-                   summary=_("Send a signed sample event through the channel's callback and fetch a token"),
-                   description="`ok` is false when a step failed; each step's `detail` says why.")
+                   summary=_("What can be verified about a channel: its callback path, its credentials, its address"),
+                   description="A signed sample event through the channel's callback, an access token asked of the "
+                               "platform with the stored credentials, and the callback URL's host. `ok` is false when "
+                               "a step failed (its `detail` says why); `complete` is true only when, besides, nothing "
+                               "stayed `unverified` and the address is public (docs/integrations.md).")
     def post(self, request, assistant_id: int, channel_id: int):
-        return Response(channel_test(_channel(request, assistant_id, channel_id)))
+        return Response(channel_test(_channel(request, assistant_id, channel_id), base_url=public_base(request)))
 
 
 class KindListView(APIView):

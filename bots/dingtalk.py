@@ -11,6 +11,9 @@ The body holds
 group's messages only when the robot is @-mentioned), ``msgId``, ``sessionWebhook`` and its expiry.
 Replying ("机器人回复消息"): POST ``{"msgtype": "markdown", "markdown": {"title", "text"}}`` to the sessionWebhook,
 whose host must be one of ``ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS`` (https; http only for a loopback address).
+A channel's test asks DingTalk for an access token with the RobotCode (the app's AppKey) and the AppSecret
+("获取企业内部应用的accessToken", ``POST /v1.0/oauth2/accessToken``), the one API that says whether the AppSecret
+is DingTalk's (bots/selftest.py); replying needs no token.
 """
 from __future__ import annotations
 
@@ -88,3 +91,14 @@ def send(channel: BotChannel, credentials: dict[str, str], reply_to: dict[str, A
     body = body if isinstance(body, dict) else {}
     if body.get("errcode") != 0:
         raise ReplyError(f"sessionWebhook: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
+
+
+def access_token(channel: BotChannel, credentials: dict[str, str]) -> tuple[str, Any]:
+    """(accessToken, seconds it lives) for the robot's app; ReplyError with DingTalk's code and message (a wrong
+    AppKey or AppSecret: HTTP 400 ``invalidClientIdOrSecret``)."""
+    _, body = call("POST", f"{settings.ZHIKU_BOTS_DINGTALK_BASE_URL}/v1.0/oauth2/accessToken",
+                   body={"appKey": channel.settings.get("robot_code", ""), "appSecret": credentials.get("app_secret", "")})
+    body = body if isinstance(body, dict) else {}
+    if not body.get("accessToken"):
+        raise ReplyError(f"accessToken: {body.get('code') or '-'} {body.get('message') or ''}".strip())
+    return str(body["accessToken"]), body.get("expireIn")

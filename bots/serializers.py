@@ -54,13 +54,25 @@ class ChannelOutput(serializers.ModelSerializer):
 class StepOutput(serializers.Serializer):
     ok = serializers.BooleanField()
     status = serializers.IntegerField(required=False, help_text="The callback's HTTP status.")
+    detail = serializers.CharField(allow_blank=True, help_text="Why the step failed (blank when it passed).")
+    checked = serializers.CharField(allow_blank=True, help_text="What the step showed, and what it did not.")
+
+
+class AddressOutput(serializers.Serializer):
+    url = serializers.CharField(help_text="The callback URL as the page shows it (ZHIKU_PUBLIC_URL, else the request's).")
+    public = serializers.BooleanField(help_text="False for a loopback or private host, which the platform cannot reach.")
     detail = serializers.CharField(allow_blank=True)
 
 
 class TestOutput(serializers.Serializer):
-    ok = serializers.BooleanField()
-    callback = StepOutput(help_text="The signed sample event through the channel's callback URL.")
-    token = StepOutput(allow_null=True, help_text="An access token fetched with the stored credentials (null for DingTalk).")
+    ok = serializers.BooleanField(help_text="No check failed.")
+    complete = serializers.BooleanField(help_text="ok, nothing stayed unverified, and the address is public.")
+    callback = StepOutput(help_text="A sample event signed here with the stored secrets, through the channel's callback URL.")
+    token = StepOutput(allow_null=True, help_text="An access token asked of the platform with the stored credentials "
+                                                  "(null for a DingTalk channel without a RobotCode).")
+    unverified = serializers.ListField(child=serializers.CharField(),
+                                       help_text="What no check here could verify, each with how it can be.")
+    address = AddressOutput()
 
 
 class KindFieldOutput(serializers.Serializer):

@@ -1,14 +1,28 @@
-"""Settings of the chat bots (bots/; docs/integrations.md "飞书、钉钉、企业微信"), read from the environment."""
+"""Settings of the chat bots (bots/; docs/integrations.md "飞书、钉钉、企业微信") and the site's public address, from the environment."""
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
 
 from core.env import env_int
 
+# The address people and the chat platforms reach this site at (https://zhiku.example.com, a path prefix allowed):
+# the assistant page builds the channels' callback URLs, the share link and the embed code on it. Blank: the address
+# the page was opened at, which behind a proxy or on a laptop (http://127.0.0.1:8000) the platforms cannot reach.
+ZHIKU_PUBLIC_URL = os.environ.get("ZHIKU_PUBLIC_URL", "").strip().rstrip("/")
+if ZHIKU_PUBLIC_URL:
+    _public = urlsplit(ZHIKU_PUBLIC_URL)
+    if _public.scheme not in ("http", "https") or not _public.hostname or _public.query or _public.fragment:
+        raise ImproperlyConfigured(f"ZHIKU_PUBLIC_URL must be an http(s) address like https://zhiku.example.com, "
+                                   f"not {ZHIKU_PUBLIC_URL!r}")
+
 # Each platform's open API (the real ones by default; a test points them at a local server speaking the protocol).
-# DingTalk has none here: a DingTalk robot replies to the sessionWebhook each message carries.
+# DingTalk's is only asked for an access token by a channel's test; a robot replies to each message's sessionWebhook.
 ZHIKU_BOTS_FEISHU_BASE_URL = os.environ.get("ZHIKU_BOTS_FEISHU_BASE_URL", "https://open.feishu.cn").rstrip("/")
 ZHIKU_BOTS_WECOM_BASE_URL = os.environ.get("ZHIKU_BOTS_WECOM_BASE_URL", "https://qyapi.weixin.qq.com").rstrip("/")
+ZHIKU_BOTS_DINGTALK_BASE_URL = os.environ.get("ZHIKU_BOTS_DINGTALK_BASE_URL", "https://api.dingtalk.com").rstrip("/")
 # The hosts a DingTalk sessionWebhook may name (comma-separated): the message's own URL is POSTed to, so any other
 # host is refused. Over https only (http for a loopback address, which the address check refuses outside tests).
 ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS = tuple(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bots.platforms import FEISHU_APP, WECOM_CORP, Platforms
+from tests.bots.platforms import DINGTALK_APP, FEISHU_APP, WECOM_CORP, Platforms
 from tests.chat.chat_helpers import DOCS
 
 FEISHU_TOKEN = "feishu-verification-token"
 FEISHU_KEY = "feishu-encrypt-key"
-DINGTALK_SECRET = "dingtalk-app-secret"
+DINGTALK_SECRET = DINGTALK_APP[1]
 WECOM_TOKEN = "wecomToken123"
 WECOM_AES_KEY = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
 SECRET_DOC = "# 报销制度\n\n## 时限\n\n差旅报销须在出差结束后 30 天内提交，逾期不予受理。\n"
@@ -36,6 +36,7 @@ def platforms(settings):
     settings.ZHIKU_SOURCES_PUBLIC_TEST_ADDRESSES = ("127.0.0.1",)
     settings.ZHIKU_BOTS_FEISHU_BASE_URL = server.url
     settings.ZHIKU_BOTS_WECOM_BASE_URL = server.url
+    settings.ZHIKU_BOTS_DINGTALK_BASE_URL = server.url
     settings.ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS = ("127.0.0.1",)
     yield server
     server.close()
@@ -67,7 +68,7 @@ def channel(assistant):
             if encrypt:
                 credentials["encrypt_key"] = FEISHU_KEY
         elif kind == "dingtalk":
-            settings, credentials = {"robot_code": "dingzhiku", **extra_settings}, {"app_secret": DINGTALK_SECRET}
+            settings, credentials = {"robot_code": DINGTALK_APP[0], **extra_settings}, {"app_secret": DINGTALK_SECRET}
         else:
             settings = {"corp_id": WECOM_CORP[0], "agent_id": "1000002", **extra_settings}
             credentials = {"secret": WECOM_CORP[1], "token": WECOM_TOKEN, "encoding_aes_key": WECOM_AES_KEY}

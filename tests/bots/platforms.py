@@ -5,7 +5,9 @@ Feishu: ``POST /open-apis/auth/v3/tenant_access_token/internal`` (``{"code", "ms
 "expire"}``) and ``POST /open-apis/im/v1/messages/{message_id}/reply`` (an unknown or expired token: HTTP 400, code
 99991663). WeCom: ``GET /cgi-bin/gettoken`` (``{"errcode", "access_token", "expires_in"}``) and ``POST
 /cgi-bin/message/send?access_token=`` (an unknown token: errcode 40014, an expired one 42001). DingTalk: ``POST
-/robot/sendBySession?session=`` (``{"errcode": 0}``). Every reply a test's answer produced is kept in ``replies``.
+/robot/sendBySession?session=`` (``{"errcode": 0}``) and ``POST /v1.0/oauth2/accessToken`` (``{"accessToken",
+"expireIn"}``; a wrong AppKey or AppSecret: HTTP 400 ``{"code": "invalidClientIdOrSecret", "message"}``). Every reply a
+test's answer produced is kept in ``replies``.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from werkzeug.wrappers import Request, Response
 
 FEISHU_APP = ("cli_zhikutest", "feishu-app-secret")
 WECOM_CORP = ("wwzhikucorp", "wecom-app-secret")
+DINGTALK_APP = ("dingzhiku", "dingtalk-app-secret")  # the RobotCode (AppKey) and AppSecret
 
 
 class _Quiet(WSGIRequestHandler):
@@ -104,6 +107,12 @@ class Platforms:
                 return self._json({"errcode": 42001 if state == "expired" else 40014, "errmsg": f"{state} access_token"})
             self.replies.append({"platform": "wecom", "body": request.get_json(silent=True) or {}})
             return self._json({"errcode": 0, "errmsg": "ok", "msgid": "msg-1"})
+        if path == "/v1.0/oauth2/accessToken" and request.method == "POST":
+            body = request.get_json(silent=True) or {}
+            if (body.get("appKey"), body.get("appSecret")) != DINGTALK_APP:
+                return self._json({"code": "invalidClientIdOrSecret", "message": "无效的clientId或者clientSecret",
+                                   "requestid": "req-1"}, 400)
+            return self._json({"accessToken": self._token("dingtalk"), "expireIn": self.expire})
         if path == "/robot/sendBySession" and request.method == "POST":
             self.replies.append({"platform": "dingtalk", "session": request.args.get("session"),
                                  "body": request.get_json(silent=True) or {}})

@@ -64,7 +64,8 @@ def test_the_rest_api_keeps_credentials_write_only_and_audits_without_secrets(as
     assert api.post(f"{detail}test/").json()["ok"] is False  # turned off
     api.patch(detail, {"enabled": True}, format="json")
     report = api.post(f"{detail}test/").json()
-    assert report == {"ok": True, "callback": {"ok": True, "status": 200, "detail": ""}, "token": {"ok": True, "detail": ""}}
+    assert (report["ok"], report["callback"]["ok"], report["callback"]["status"], report["token"]["ok"]) == (True, True, 200, True)
+    assert report["callback"]["detail"] == report["token"]["detail"] == ""  # what each showed: test_channel_selftest.py
     api.patch(detail, {"credentials": {"app_secret": "wrong"}}, format="json")
     failed = api.post(f"{detail}test/").json()
     assert failed["ok"] is False and failed["callback"]["ok"] is True and "10014" in failed["token"]["detail"]
