@@ -19,7 +19,8 @@
     return box;
   }
 
-  function revisionView(article, revision, panel) {
+  // next: the number the revert's own change gets (the changes are numbered 1, 2, 3…: one past their count).
+  function revisionView(article, revision, panel, next) {
     const item = el("div", null, { class: `revision kind-${revision.kind}`, "data-number": revision.number });
     const who = el("div", null, { class: "who" });
     who.append(el("span", "#" + revision.number, { class: "number" }), el("span", revision.kind_label, { class: "badge" }),
@@ -33,6 +34,8 @@
     if (canEdit && revision.kind !== "create" && changed) {
       const status = el("span", null, { class: "small", "aria-live": "polite" });
       const revert = button(W.revert, async () => {
+        // It asks first, saying what will happen (static/zhiku/confirm.js); cancelled, nothing is sent.
+        if (!(await window.zhikuConfirm("revert", { n: revision.number, next }))) return;
         revert.disabled = true;
         status.className = "small muted"; status.textContent = W.reverting;
         try {
@@ -71,7 +74,8 @@
     try {
       const page = await api("GET", `${base}${article.dataset.chunkId}/revisions/?page_size=100`);
       const list = el("div", null, { class: "revisions" });
-      for (const revision of page.results) list.append(revisionView(article, revision, panel));
+      const next = Math.max(page.count, ...page.results.map((r) => r.number)) + 1;
+      for (const revision of page.results) list.append(revisionView(article, revision, panel, next));
       if (!page.results.length) list.append(el("p", W.empty, { class: "muted small" }));
       panel.replaceChildren(head, el("p", null, { class: "small ok-text revert-done", hidden: "" }), list);
     } catch (e) {

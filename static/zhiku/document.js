@@ -43,9 +43,15 @@
   }
 
   // --- restoring an earlier version (POST …/versions/<n>/restore/: ingested again as a new version) -----------
+  // It asks first (static/zhiku/confirm.js), naming the new version's number: one past every version listed
+  // (knowledge/ingestion/versions.py next_number; a version still being ingested makes the restore 409 busy).
   const versionStatus = document.getElementById("version-status");
   document.querySelectorAll(".version-restore").forEach((restore) => {
     restore.addEventListener("click", async () => {
+      const current = parseInt(versionStatus.dataset.current, 10);
+      const numbers = [...document.querySelectorAll("#versions tr.version")].map((row) => parseInt(row.dataset.number, 10));
+      const next = Math.max(current, ...numbers) + 1;
+      if (!(await window.zhikuConfirm("restore", { n: restore.dataset.number, next, current }))) return;
       restore.disabled = true;
       versionStatus.className = "small muted";
       versionStatus.textContent = versionStatus.dataset.restoring;

@@ -1,5 +1,6 @@
 """A chunk's history on the document page in headless Chromium, in Chinese and English (issue 38 item 2): the edited
-chunk is marked, its History opens its changes as diffs (<del>/<ins>), an editor reverts one and the text, the mark
+chunk is marked, its History opens its changes as diffs (<del>/<ins>), an editor reverts one (after a confirmation
+that names the new change and the re-embedding; cancelled first, which does nothing) and the text, the mark
 and the list follow; a viewer sees the history without the revert; a re-ingest's pinned chunk and its notice show."""
 from __future__ import annotations
 
@@ -70,7 +71,20 @@ def test_history_diff_and_revert_on_the_document_page(server, browser, kb, alice
     browser.save_screenshot(str(tmp_path / "history_zh.png"))
     shutil.copyfile(tmp_path / "history_zh.png", "/tmp/chunk_history_zh.png")
 
-    oldest.find_element(By.CSS_SELECTOR, "button.revert").click()  # back to the file's text
+    # Revert asks first, saying what will happen; cancelled, nothing is sent.
+    dialog = _confirm(browser, wait, oldest.find_element(By.CSS_SELECTOR, "button.revert"))
+    assert dialog.find_element(By.TAG_NAME, "h2").text == "恢复到第 1 次修改之前的文本？"
+    text = dialog.find_element(By.CLASS_NAME, "confirm-text").text
+    assert "新的第 3 次修改" in text and "立即重新向量化" in text
+    assert dialog.find_element(By.CLASS_NAME, "confirm-ok").text == "恢复到第 1 次修改前"
+    browser.save_screenshot("/tmp/chunk_revert_confirm_zh.png")
+    dialog.find_element(By.CLASS_NAME, "confirm-cancel").click()
+    wait.until(lambda d: not dialog.is_displayed())
+    assert "卖家" in Chunk.objects.get(pk=first.pk).content and first.revisions.count() == 2
+    assert len(article.find_elements(By.CSS_SELECTOR, ".chunk-history .revision")) == 2
+
+    _confirm(browser, wait, oldest.find_element(By.CSS_SELECTOR, "button.revert")).find_element(
+        By.CLASS_NAME, "confirm-ok").click()  # back to the file's text
     wait.until(lambda d: "已恢复" in article.find_element(By.CSS_SELECTOR, ".revert-done").text)
     assert "七天无理由退货" in article.find_element(By.CSS_SELECTOR, ".text").text
     assert "卖家" not in article.find_element(By.CSS_SELECTOR, ".text").text
@@ -106,3 +120,34 @@ def test_history_diff_and_revert_on_the_document_page(server, browser, kb, alice
     browser.save_screenshot(str(tmp_path / "history_en.png"))
     shutil.copyfile(tmp_path / "history_en.png", "/tmp/chunk_history_en.png")
     assert csp_violations(browser) == []
+
+    # An editor in English: the confirmation says the same; cancelled, the chunk keeps its text.
+    browser.delete_all_cookies()
+    open_as(browser, server, alice, page)
+    browser.add_cookie({"name": "django_language", "value": "en", "path": "/"})
+    browser.get(f"{server}{page}")
+    article = browser.find_element(By.ID, f"chunk-{first.pk}")
+    article.find_element(By.CSS_SELECTOR, ".meta button.history").click()
+    wait.until(lambda d: len(article.find_elements(By.CSS_SELECTOR, ".chunk-history .revision")) == 3)
+    newest = article.find_element(By.CSS_SELECTOR, ".chunk-history .revision[data-number='2']")
+    dialog = _confirm(browser, wait, newest.find_element(By.CSS_SELECTOR, "button.revert"))
+    assert dialog.find_element(By.TAG_NAME, "h2").text == "Revert to the text before change #2?"
+    text = dialog.find_element(By.CLASS_NAME, "confirm-text").text
+    assert "as a new change, #4," in text and "embedded again at once" in text
+    assert dialog.find_element(By.CLASS_NAME, "confirm-ok").text == "Revert to before #2"
+    browser.save_screenshot("/tmp/chunk_revert_confirm_en.png")
+    dialog.find_element(By.CLASS_NAME, "confirm-cancel").click()
+    wait.until(lambda d: not dialog.is_displayed())
+    assert Chunk.objects.get(pk=first.pk).content == "七天无理由退货，商品需保持完好，包装齐全。退货运费由买家承担。"
+    assert first.revisions.count() == 3
+    assert csp_violations(browser) == []
+
+
+def _confirm(browser, wait, button):
+    """Click ``button`` and return the confirmation it opens (static/zhiku/confirm.js), once shown."""
+    from selenium.webdriver.common.by import By
+
+    button.click()
+    dialog = browser.find_element(By.ID, "confirm-dialog")
+    wait.until(lambda d: dialog.is_displayed() and dialog.find_element(By.CLASS_NAME, "confirm-text").text)
+    return dialog

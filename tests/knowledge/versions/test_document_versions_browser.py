@@ -1,5 +1,6 @@
 """A document's versions in headless Chromium, in Chinese and English (issue 38): upload v1, upload v2 under the same
-name, restore v1 from the document page; the address never changes, the page lists every version with who replaced
+name, restore v1 from the document page (after a confirmation that names v3 and the re-ingestion; cancelled first, which
+does nothing); the address never changes, the page lists every version with who replaced
 it, the chunks shown are v1's again and the id v2 was ingested on redirects to the document (daphne serving the test
 database, inline ingestion)."""
 from __future__ import annotations
@@ -50,7 +51,21 @@ def _restore_v1(server, browser, kb, alice, ingest, tmp_path):
     assert "十五天无理由退货" in browser.find_element(By.TAG_NAME, "body").text
     browser.save_screenshot(str(tmp_path / "versions_zh.png"))
 
-    rows[1].find_element(By.CSS_SELECTOR, "button.version-restore").click()
+    # Restore asks first, saying what will happen; cancelled, nothing is sent.
+    restore = rows[1].find_element(By.CSS_SELECTOR, "button.version-restore")
+    dialog = _confirm(browser, wait, restore)
+    assert dialog.find_element(By.TAG_NAME, "h2").text == "恢复版本 v1？"
+    text = dialog.find_element(By.CLASS_NAME, "confirm-text").text
+    assert "新版本 v3 重新导入" in text and "向量化" in text and "v2 提供检索" in text
+    assert dialog.find_element(By.CLASS_NAME, "confirm-ok").text == "恢复为 v3"
+    browser.save_screenshot("/tmp/versions_confirm_zh.png")
+    dialog.find_element(By.CLASS_NAME, "confirm-cancel").click()
+    wait.until(lambda d: not dialog.is_displayed())
+    assert browser.find_element(By.ID, "version-status").text == ""
+    assert Document.objects.get(pk=doc.pk).version == 2 and not Document.objects.filter(replaces=doc).exists()
+    assert restore.is_enabled()
+
+    _confirm(browser, wait, restore).find_element(By.CLASS_NAME, "confirm-ok").click()
     # Restored, the page reloads itself with v3 (restored from v1) current.
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#versions tr.version").get_attribute("data-number") == "3")
     assert browser.current_url.endswith(page)
@@ -78,6 +93,28 @@ def _restore_v1(server, browser, kb, alice, ingest, tmp_path):
     text = browser.find_element(By.ID, "versions").text
     assert "Versions" in text and "Current" in text and "(restored from v1)" in text and "Replaced" in text
     assert len(browser.find_elements(By.CSS_SELECTOR, "button.version-restore")) == 2
+    # In English too it says what restoring v2 would do; Esc cancels it.
+    dialog = _confirm(browser, wait, browser.find_element(By.CSS_SELECTOR, "tr.version[data-number='2'] button.version-restore"))
+    assert dialog.find_element(By.TAG_NAME, "h2").text == "Restore version v2?"
+    text = dialog.find_element(By.CLASS_NAME, "confirm-text").text
+    assert "ingested again as a new version, v4" in text and "v3 keeps serving" in text
+    assert dialog.find_element(By.CLASS_NAME, "confirm-ok").text == "Restore as v4"
+    browser.save_screenshot("/tmp/versions_confirm_en.png")
+    from selenium.webdriver.common.keys import Keys
+
+    dialog.find_element(By.CLASS_NAME, "confirm-cancel").send_keys(Keys.ESCAPE)
+    wait.until(lambda d: not dialog.is_displayed())
+    assert Document.objects.get(pk=doc.pk).version == 3 and DocumentVersion.objects.filter(document=doc).count() == 3
     browser.save_screenshot(str(tmp_path / "versions_en.png"))
     browser.save_screenshot("/tmp/versions_en.png")
     assert csp_violations(browser) == []
+
+
+def _confirm(browser, wait, button):
+    """Click ``button`` and return the confirmation it opens (static/zhiku/confirm.js), once shown."""
+    from selenium.webdriver.common.by import By
+
+    button.click()
+    dialog = browser.find_element(By.ID, "confirm-dialog")
+    wait.until(lambda d: dialog.is_displayed() and dialog.find_element(By.CLASS_NAME, "confirm-text").text)
+    return dialog
