@@ -1,4 +1,5 @@
-// Chat page: websocket (SSE fallback) streaming, each answer's verdict, sources, feedback, past conversations.
+// Chat page: websocket (SSE fallback) streaming, each answer's verdict, sources, feedback (thanked, saying what it
+// taught), past conversations (searched, renamed inline), and on a phone the question box held at the bottom.
 // Every node is built with DOM APIs and textContent; nothing from documents, answers or
 // titles is ever parsed as HTML. Answers are a tiny Markdown subset rendered the same way by the console's shared
 // static/zhiku/richtext.js (markdown(), also the share link's and the embed's), the verdict's words come from static/zhiku/verdict.js.
@@ -12,6 +13,8 @@
   const sendButton = $("send");
   const stopButton = $("stop");
   const statusLine = $("status");
+  const searchBox = $("conversation-search");
+  const chatBox = document.querySelector(".chat");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
 
   // Visible strings: translated by Django's JavaScript catalogue (/jsi18n/, docs/i18n.md).
@@ -32,7 +35,13 @@
     useful: gettext("👍 Useful"), notUseful: gettext("👎 Not useful"),
     whatWrong: gettext("What was wrong? (optional)"), submit: gettext("Submit"),
     wrongPassage: gettext("The cited passage is wrong"),
-    thanks: gettext("Recorded, thank you"), feedbackFailed: gettext("Feedback failed"),
+    feedbackFailed: gettext("Feedback failed"),
+    // What a vote did, said when it is sent (the API's `labelled`: chat/feedback_labels.py, docs/relevance.md).
+    thanksUp: gettext("Thank you: recorded as useful."),
+    thanksDown: gettext("Thank you: recorded. The knowledge base's owners see this answer, with your reason, on its health page."),
+    taughtUp: gettext("The cited passage now counts as answering this question."),
+    taughtWrong: gettext("The cited passage is now marked wrong for this question: it is ranked last for it when the knowledge base learns."),
+    queued: gettext("Your word on the cited passage waits in the knowledge base's review queue until an editor confirms it."),
     searching: gettext("Searching…"),
     searchedFor: (q) => fmt(gettext("Searched for: %(query)s"), { query: q }),
     answering: gettext("Answering…"), nothingFound: gettext("Nothing relevant found"),
@@ -40,6 +49,7 @@
     connectionLost: gettext("Connection lost"), requestFailed: gettext("Request failed"),
     conversation: (id) => fmt(gettext("Conversation %(id)s"), { id }),
     remove: gettext("Delete"), confirmRemove: gettext("Delete this conversation?"),
+    rename: gettext("Rename"), renameFailed: gettext("Could not rename: "),
     cannotOpen: gettext("Cannot open the conversation"),
     incomplete: (code) => fmt(gettext("Incomplete: %(code)s"), { code }),
     chooseKb: gettext("Choose at least one knowledge base"), sending: gettext("Sending…"),
@@ -194,8 +204,10 @@
       // "The cited passage is wrong" teaches the KB (a label for its review queue: docs/relevance.md).
       const wrong = el("input"); wrong.type = "checkbox"; wrong.className = "wrong-passage";
       const wrongLabel = el("label", null, "small"); wrongLabel.append(wrong, " " + T.wrongPassage);
-      const submit = el("button", T.submit); submit.type = "button";
-      submit.addEventListener("click", () => sendFeedback(view, "down", reason.value, wrong.checked ? "wrong_passage" : ""));
+      const submit = el("button", T.submit, "send-feedback"); submit.type = "button";
+      const send = () => sendFeedback(view, "down", reason.value, wrong.checked ? "wrong_passage" : "");
+      submit.addEventListener("click", send);
+      reason.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); send(); } });
       box.appendChild(reason); box.appendChild(wrongLabel); box.appendChild(submit); reason.focus();
     });
     box.appendChild(up); box.appendChild(down);
@@ -203,8 +215,26 @@
   async function sendFeedback(view, rating, reason, reasonCode) {
     const body = reasonCode ? { rating, reason, reason_code: reasonCode } : { rating, reason };
     const res = await api("/api/messages/" + view.id + "/feedback/", { method: "POST", body: JSON.stringify(body) });
-    if (res.ok) { renderFeedback(view, await res.json()); view.feedback.appendChild(el("span", T.thanks, "muted")); }
-    else setStatus(T.feedbackFailed);
+    if (!res.ok) { setStatus(T.feedbackFailed); return; }
+    const saved = await res.json();
+    if (rating === "up" && view.feedback.querySelector("input[type=text]")) {
+      // A 👎 form opened while this 👍 was on its way stays open: its own sending thanks it.
+      view.feedback.querySelectorAll("button[data-rating]").forEach((b) => b.classList.toggle("chosen", b.dataset.rating === "up"));
+      return;
+    }
+    renderFeedback(view, saved);
+    view.feedback.appendChild(thanks(saved));
+  }
+  // The thanks under a sent vote, saying what it taught: a label confirmed at once (an editor's vote) or waiting in
+  // the KB's review queue (a viewer's).
+  function thanks(saved) {
+    const box = el("div", null, "feedback-thanks");
+    box.setAttribute("role", "status");
+    box.appendChild(el("strong", saved.rating === "up" ? T.thanksUp : T.thanksDown));
+    const label = saved.labelled;
+    if (label) box.appendChild(el("div", label.status === "confirmed" ? (saved.rating === "up" ? T.taughtUp : T.taughtWrong) : T.queued));
+    box.dataset.labelled = label ? label.status : "";
+    return box;
   }
   function showError(view, text) { view.error.hidden = false; view.error.textContent = text; }
 
@@ -325,19 +355,38 @@
     opts.headers = Object.assign({ "Content-Type": "application/json", "X-CSRFToken": csrf }, opts.headers || {});
     return fetch(url, opts);
   }
+  // The list, searched by the box above it (GET /api/conversations/?q=: titles, questions and answers); the
+  // newest request wins, so a slow answer to an earlier keystroke never replaces a later one.
+  let listRequest = 0;
   async function loadConversations() {
-    const res = await api("/api/conversations/?page_size=100");
-    if (!res.ok) return;
+    const q = searchBox.value.trim();
+    const mine = ++listRequest;
+    const res = await api("/api/conversations/?page_size=100" + (q ? "&q=" + encodeURIComponent(q) : ""));
+    if (mine !== listRequest) return;
+    const failed = $("conversations-error");
+    if (!res.ok) {
+      // A search the API refuses (400 with its message, e.g. invalid characters) is said, the old list kept.
+      let body = {}; try { body = await res.json(); } catch (e) { /* not JSON: the status says it */ }
+      failed.textContent = (body.error && body.error.message) || T.requestFailed + " (" + res.status + ")";
+      failed.hidden = false;
+      return;
+    }
+    failed.hidden = true;
     const data = await res.json();
     const list = $("conversations");
     list.replaceChildren();
-    $("conversations-empty").hidden = data.results.length > 0;
+    $("conversations-empty").hidden = data.results.length > 0 || Boolean(q);
+    $("conversations-no-match").hidden = data.results.length > 0 || !q;
     data.results.forEach((c) => {
       const li = el("li");
+      li.dataset.conversation = String(c.id);
       if (c.id === state.conversation) li.classList.add("active");
       const open = el("button", c.title || T.conversation(c.id), "open");
       open.type = "button"; open.title = c.title || "";
       open.addEventListener("click", () => openConversation(c.id));
+      const rename = el("button", "✎", "rename");
+      rename.type = "button"; rename.title = T.rename; rename.setAttribute("aria-label", T.rename);
+      rename.addEventListener("click", () => renameInline(li, open, c));
       const del = el("button", "×", "delete");
       del.type = "button"; del.title = T.remove;
       del.addEventListener("click", async () => {
@@ -346,12 +395,46 @@
         if (r.ok && state.conversation === c.id) newChat();
         loadConversations();
       });
-      li.appendChild(open); li.appendChild(del);
+      li.appendChild(open); li.appendChild(rename); li.appendChild(del);
       list.appendChild(li);
     });
   }
+  // Rename in place: the title becomes a text box; Enter (or leaving it) saves with PATCH, Escape keeps the old
+  // title. A refused title (blank, too long: the API's 400) stays in the box with the API's message under it.
+  function renameInline(li, open, c) {
+    if (li.querySelector("input")) return;
+    const input = el("input", null, "rename-input");
+    input.type = "text"; input.maxLength = 200; input.value = c.title || ""; input.setAttribute("aria-label", T.rename);
+    const error = el("div", null, "rename-error");
+    error.hidden = true; error.setAttribute("role", "alert");
+    open.hidden = true;
+    li.classList.add("renaming");
+    li.insertBefore(input, open);
+    li.appendChild(error);
+    input.focus(); input.select();
+    // busy while the PATCH is out; done once settled (the list's rebuild blurs the box: that blur must not save).
+    let busy = false, done = false;
+    const finish = async (save) => {
+      if (busy || done) return;
+      const title = input.value.trim();
+      if (!save || title === (c.title || "")) { done = true; loadConversations(); return; }
+      busy = true;
+      const res = await api("/api/conversations/" + c.id + "/", { method: "PATCH", body: JSON.stringify({ title }) });
+      busy = false;
+      if (res.ok) { done = true; loadConversations(); return; }
+      let body = {}; try { body = await res.json(); } catch (e) { /* not JSON: the status says it */ }
+      error.textContent = T.renameFailed + ((body.error && body.error.message) || res.status);
+      error.hidden = false;
+    };
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.isComposing) { e.preventDefault(); finish(true); }
+      else if (e.key === "Escape") { e.preventDefault(); finish(false); }
+    });
+    input.addEventListener("blur", () => { if (error.hidden) finish(true); });
+  }
   async function openConversation(id) {
     if (state.current) return;
+    showSide(false);
     const res = await api("/api/conversations/" + id + "/");
     if (!res.ok) { setStatus(T.cannotOpen); return; }
     const data = await res.json();
@@ -378,6 +461,7 @@
       if (m.error_code && m.status !== "complete") showError(view, T.incomplete(m.error_code));
       renderFeedback(view, m.feedback);
     });
+    scrollDown();  // the latest exchange in sight, just above the question box
     loadConversations();
   }
   function setKbs(ids) {
@@ -386,6 +470,7 @@
   }
   function newChat() {
     if (state.current) return;
+    showSide(false);
     state.conversation = null;
     messagesBox.replaceChildren();
     loadConversations();
@@ -397,7 +482,7 @@
     const question = questionInput.value.trim();
     if (!question || state.current) return;
     const kbIds = Array.from(document.querySelectorAll('#kb-list input[name="kb"]:checked')).map((b) => Number(b.value));
-    if (!kbIds.length) { setStatus(T.chooseKb); return; }
+    if (!kbIds.length) { setStatus(T.chooseKb); showSide(true); return; }
     userBubble(question);
     state.current = assistantView();
     questionInput.value = "";
@@ -426,6 +511,19 @@
   });
   stopButton.addEventListener("click", cancel);
   $("new-chat").addEventListener("click", newChat);
+  let searchTimer = null;
+  searchBox.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(loadConversations, 250); });
+
+  // On a phone (chat.css, under 760px) the side panel folds behind a button and the question box is fixed to the
+  // bottom of the screen; the page keeps room for the box under the history (--ask-height), whatever its height.
+  function showSide(open) {
+    chatBox.classList.toggle("side-open", open);
+    $("side-toggle").setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  $("side-toggle").addEventListener("click", () => showSide(!chatBox.classList.contains("side-open")));
+  const keepRoom = () => document.documentElement.style.setProperty("--ask-height", form.offsetHeight + "px");
+  if (window.ResizeObserver) new ResizeObserver(keepRoom).observe(form);
+  keepRoom();
   connect();
   loadConversations();
 })();
