@@ -10,13 +10,22 @@ job sees ``stopping()`` at its next check (an ingestion: each embedding batch, e
 ends; what they would have done stays in the database for the next start (a document pending again,
 ``knowledge.ingestion.recovery.queue_pending``). The process exits within seconds, where it used to run the whole
 queue first and then fail the jobs that queued others ("cannot schedule new futures after interpreter shutdown").
+
+Two classes of jobs (``after_commit``'s ``background``). A person's jobs (an upload, a retry, a restore) and
+background jobs (the demo KB's files at start-up, documents queued again at start-up, a source's sync), each class
+first come, first served. On the thread worker each class has a thread of its own: a person's jobs run at once in
+the order they came; a background job starts only while none of a person's runs or waits, and a running one waits
+at its next ``checkpoint`` (an ingestion's embedding batch, a recalibration's question) while one does. Under Celery
+a background task is sent at ``BACKGROUND_PRIORITY``, behind every person's task waiting in the broker (one already
+running goes on: a worker runs its task to the end). In sync mode a job runs inline, whichever its class. Either
+way a person's upload overtakes the demo KB's queue, and a place shown in either queue never moves back
+(knowledge.ingestion.queue; docs/ingestion.md, "Queue order").
 """
 from __future__ import annotations
 
 import contextvars
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,19 +38,21 @@ from django.db import close_old_connections, transaction
 logger = logging.getLogger(__name__)
 
 MODES = ("celery", "thread", "sync")
+BACKGROUND_PRIORITY = 9
+"""A background job's Celery priority; a person's has the default, 0, which Redis serves first."""
 
-_executor: ThreadPoolExecutor | None = None
+# The thread worker: one thread for a person's jobs (key False), one for background jobs (key True).
+_executors: dict[bool, ThreadPoolExecutor] = {}
 # Pools of their own (``after_commit``'s ``pool``): jobs that must not wait behind an ingestion (a chat bot's reply).
 _pools: dict[str, ThreadPoolExecutor] = {}
 POOL_WORKERS = 2
 _executor_lock = threading.Lock()
 _pending: set[Future[None]] = set()
-# The thread worker's jobs by lane (``after_commit``'s ``lane``: a KB's ingestions share one), and when each lane
-# last had a turn (a count of turns): the lane whose turn is longest ago goes next, one never served first.
-_lanes: dict[Hashable, deque[Callable[[], None]]] = {}
-_last_turn: dict[Hashable, int] = {}
-_turns = 0
-_lanes_lock = threading.Lock()
+# A person's jobs queued or running; background jobs wait while there is any (``_wait_for_people``).
+_people = threading.Condition()
+_people_open = 0
+# Whether the job running on this thread is a background one (``checkpoint`` pauses only those).
+_running = threading.local()
 # Jobs waiting on the thread worker under a key (``once``): one waiting job per key.
 _waiting: set[Hashable] = set()
 _waiting_lock = threading.Lock()
@@ -67,6 +78,27 @@ def raise_if_stopping() -> None:
         raise Stopping()
 
 
+def checkpoint() -> None:
+    """Between a long job's steps: ``raise_if_stopping``, and a background job waits here while a person's job runs
+    or waits (thread mode), then goes on where it was. Call it where no transaction is open."""
+    raise_if_stopping()
+    if getattr(_running, "background", False):
+        _wait_for_people()
+        raise_if_stopping()
+
+
+def _wait_for_people() -> None:
+    with _people:
+        _people.wait_for(lambda: _people_open == 0 or _stopping.is_set())
+
+
+def _person_done() -> None:
+    global _people_open
+    with _people:
+        _people_open -= 1
+        _people.notify_all()
+
+
 def stop() -> None:
     """Refuse new jobs on this process's threads and drop the queued ones; running ones see ``stopping()``.
 
@@ -75,13 +107,13 @@ def stop() -> None:
     if _stopping.is_set():
         return
     _stopping.set()
+    with _people:
+        _people.notify_all()  # a background job waiting for a person's ends now
     with _executor_lock:
-        executors = [e for e in (_executor, *_pools.values()) if e is not None]
+        executors = [*_executors.values(), *_pools.values()]
+    dropped = len([f for f in list(_pending) if not f.running() and not f.done()])
     for executor in executors:
         executor.shutdown(wait=False, cancel_futures=True)
-    with _lanes_lock:
-        dropped = sum(len(jobs) for jobs in _lanes.values())
-        _lanes.clear()
     with _waiting_lock:
         _waiting.clear()
     if dropped or _pending:
@@ -117,16 +149,16 @@ def queue_only() -> Iterator[None]:
 
 def after_commit(task: str, fn: Callable[..., None], *args: Any, what: str, countdown: float | None = None,
                  run_here_if_broker_down: bool = False, once: Hashable | None = None,
-                 honour_queue_only: bool = True, lane: Hashable | None = None, pool: str | None = None) -> None:
+                 honour_queue_only: bool = True, background: bool = False, pool: str | None = None) -> None:
     """Run ``fn(*args)`` later (the Celery task named ``task`` runs the same), once the transaction commits.
 
     ``run_here_if_broker_down``: in Celery mode, a broker that cannot be reached makes this process's
     thread worker run the job (otherwise the failure is logged and the job's row waits for a sweeper).
     ``once``: in thread mode, a job already waiting under this key is not queued twice. ``countdown``:
     the Celery task waits that many seconds first. ``honour_queue_only`` false: ``queue_only`` does not apply.
-    ``lane``: in thread mode, the worker takes one job from each lane in turn (a KB's ingestions share a lane,
-    so one KB's long queue does not hold back another's first file). ``pool``: in thread mode, the job runs on
-    that pool's own threads, in the order it came (never behind an ingestion on the shared worker).
+    ``background``: the job waits while a person's jobs run or wait (thread mode), or goes to the broker at the lowest
+    priority (Celery; see the module's docstring). ``pool``: in thread mode, the job runs on that pool's own
+    threads, in the order it came (never behind an ingestion).
     """
     # A job that may run here (an ingestion) fails its caller: an unknown mode now, before the transaction
     # commits, and its own failure at the commit. Any other (a recalibration) never fails the caller: Django
@@ -136,21 +168,25 @@ def after_commit(task: str, fn: Callable[..., None], *args: Any, what: str, coun
         mode()
     held = honour_queue_only and _queue_only.get()
     transaction.on_commit(lambda: _dispatch(task, fn, args, what=what, countdown=countdown, queue_only=held,
-                                            run_here=run_here_if_broker_down, once=once, lane=lane, pool=pool),
-                        robust=robust)
+                                            run_here=run_here_if_broker_down, once=once, background=background,
+                                            pool=pool),
+                          robust=robust)
 
 
 def _dispatch(task: str, fn: Callable[..., None], args: tuple[Any, ...], *, what: str, countdown: float | None,
-              queue_only: bool, run_here: bool, once: Hashable | None, lane: Hashable | None,
+              queue_only: bool, run_here: bool, once: Hashable | None, background: bool,
               pool: str | None = None) -> None:
     current = mode()
     if current == "celery":
         try:
-            celery_app.send_task(task, args=list(args), countdown=countdown, retry=False)
+            # Background work goes out at the lowest priority: Redis hands a worker the highest first
+            # (kombu's priority_steps; with acks_late and a prefetch of 1 a worker holds no more than it runs).
+            celery_app.send_task(task, args=list(args), countdown=countdown, retry=False,
+                                 **({"priority": BACKGROUND_PRIORITY} if background else {}))
         except Exception:  # kombu/redis raise several types for an unreachable broker
             if run_here and not queue_only:
                 logger.warning("broker unreachable: running %s in this process", what, exc_info=True)
-                submit_in_thread(fn, *args, what=what, lane=lane, pool=pool)
+                submit_in_thread(fn, *args, what=what, background=background, pool=pool)
             else:
                 logger.warning("broker unreachable: %s waits for a worker's sweeper", what, exc_info=True)
     elif queue_only:
@@ -161,23 +197,31 @@ def _dispatch(task: str, fn: Callable[..., None], args: tuple[Any, ...], *, what
                 if once in _waiting:
                     return
                 _waiting.add(once)
-        submit_in_thread(fn, *args, what=what, once=once, lane=lane, pool=pool)
+        submit_in_thread(fn, *args, what=what, once=once, background=background, pool=pool)
     else:
         fn(*args)
 
 
 def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hashable | None = None,
-                     lane: Hashable | None = None, pool: str | None = None) -> None:
+                     background: bool = False, pool: str | None = None) -> None:
     """Run ``fn(*args)`` on the in-process background worker (thread mode), with a fresh DB connection.
 
     Crashes are logged as ``what`` (the job's own row already records a failure);
-    ``wait_for_background_ingestion`` waits for every job submitted here. Jobs of one ``lane`` run in the
-    order they came; lanes take turns (``_next_job``): a KB's first file waits for one job of each busy KB at most.
+    ``wait_for_background_ingestion`` waits for every job submitted here. A person's jobs run in the order they
+    came; ``background`` ones too, on their own thread, each started only while no person's job runs or waits.
     """
+    global _people_open
+
     def run() -> None:
         if once is not None:
             with _waiting_lock:
                 _waiting.discard(once)
+        if background:
+            _wait_for_people()
+            if _stopping.is_set():
+                logger.warning("shutting down: background %s not started (left for the next start)", what)
+                return
+        _running.background = background
         close_old_connections()
         try:
             fn(*args)
@@ -187,18 +231,20 @@ def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hasha
             logger.exception("background %s crashed", what)
         finally:
             close_old_connections()
+            _running.background = False
+            if pool is None and not background:
+                _person_done()
 
     if not _stopping.is_set():
+        person = pool is None and not background
+        if person:
+            with _people:
+                _people_open += 1
         try:
-            if pool is not None:
-                future = _pool_executor(pool).submit(run)
-            else:
-                with _lanes_lock:
-                    _lanes.setdefault(lane, deque()).append(run)
-                # One turn on the worker per job: whichever lane's turn it is then runs.
-                future = _thread_executor().submit(_next_job)
+            future = _pool_executor(pool).submit(run) if pool is not None else _thread_executor(background).submit(run)
         except RuntimeError:  # shut down between the check and the submit (``stop``)
-            pass
+            if person:
+                _person_done()
         else:
             _pending.add(future)
             future.add_done_callback(_pending.discard)
@@ -206,30 +252,14 @@ def submit_in_thread(fn: Callable[..., None], *args: Any, what: str, once: Hasha
     logger.warning("shutting down: background %s not started (left for the next start)", what)
 
 
-def _next_job() -> None:
-    """Run the first job of the lane whose turn it is: the one served longest ago (a new lane at once)."""
-    global _turns
-    with _lanes_lock:
-        if not _lanes:  # dropped by ``stop``
-            return
-        lane = min(_lanes, key=lambda name: _last_turn.get(name, -1))  # ties: the lane that came first
-        jobs = _lanes[lane]
-        job = jobs.popleft()
-        if not jobs:
-            del _lanes[lane]
-        _turns += 1
-        _last_turn[lane] = _turns  # kept when the lane empties: coming back does not jump the line
-    job()
-
-
-def _thread_executor() -> ThreadPoolExecutor:
-    global _executor
+def _thread_executor(background: bool) -> ThreadPoolExecutor:
     with _executor_lock:
-        if _executor is None:
-            # One worker: ingestion is CPU-bound (embedding) on a small machine and
-            # must not starve the request threads.
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zhiku-ingest")
-        return _executor
+        if background not in _executors:
+            # One thread each: ingestion is CPU-bound (embedding) on a small machine and must not starve the
+            # request threads; the background one pauses while a person's job runs (``checkpoint``).
+            _executors[background] = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="zhiku-background" if background else "zhiku-ingest")
+        return _executors[background]
 
 
 def _pool_executor(name: str) -> ThreadPoolExecutor:

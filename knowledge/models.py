@@ -191,6 +191,10 @@ class Document(models.Model):
     claim = models.CharField(verbose_name=_("claim"), max_length=32, blank=True, default="")
     heartbeat_at = models.DateTimeField(verbose_name=_("heartbeat at"), null=True, blank=True)
     ingest_attempts = models.PositiveSmallIntegerField(verbose_name=_("ingest attempts"), default=0)
+    # Its place in the ingestion queue (knowledge.ingestion.queue): when its ingestion was last queued, and whether
+    # as background work that people's uploads overtake in thread mode (the demo KB, start-up, source syncs: core.jobs).
+    queued_at = models.DateTimeField(verbose_name=_("queued at"), null=True, blank=True)
+    queued_in_background = models.BooleanField(verbose_name=_("queued in the background"), default=False)
     version = models.PositiveIntegerField(verbose_name=_("version"), default=1)
     replaces = models.ForeignKey("self", verbose_name=_("replaces"), null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="replacements")

@@ -26,9 +26,11 @@ RUN_TASK = "sources.run_source"
 
 
 def enqueue_run(run_id: int) -> None:
-    """Run ``execute_run(run_id)`` once the current transaction commits (Celery, the thread worker or inline)."""
+    """Run ``execute_run(run_id)`` once the current transaction commits (Celery, the thread worker or inline).
+
+    Background work, as are the ingestions of its items (``run_items.handle``): a person's upload goes first."""
     jobs.after_commit(RUN_TASK, _run_job, run_id, what=f"source run {run_id}", run_here_if_broker_down=True,
-                       once=("source-run", run_id))
+                      once=("source-run", run_id), background=True)
 
 
 def limits_for(source: Source) -> Limits:

@@ -82,7 +82,7 @@ def item_fetched(run: SourceRun, source: Source, rows: dict[str, SourceItem], it
     upload = UploadedItem(name=item.name, data=item.data, source_url=url[:2000],
                           metadata={"source": {"id": source.pk, "kind": source.kind, "key": item.key[:500]}})
     with transaction.atomic():
-        outcome = document_upload(kb=source.kb, items=[upload], user=source.created_by)[0]
+        outcome = document_upload(kb=source.kb, items=[upload], user=source.created_by, background=True)[0]
         document = outcome.document
         changes = {k: v for k, v in (("source_url", url[:2000]), ("title", item.title[:500])) if v and getattr(document, k) != v}
         if changes:

@@ -1,15 +1,21 @@
 """Where a waiting document stands: its place in the ingestion queue and when it should be ready.
 
-The order is the one the workers take (``core.jobs``): in thread mode KBs take turns (each KB a lane, its own
-documents first come, first served), so a document that is ``i``-th in its KB waits for its KB's ``i`` before it,
-for ``i + 1`` of each KB whose turn comes before its own and ``i`` of the others (turns go by the first waiting
-document, a KB with one in flight last); under Celery the broker's queue is first come, first served. Documents in
-flight are ahead of every waiting one.
+The order is the one the workers take (``core.jobs``): two queues, each first come, first served (by
+``Document.queued_at``): a person's uploads, and behind them background work (the demo KB, documents queued again at
+start-up, source syncs). A person's document waits for the documents in flight and the person's queued before it,
+but in thread mode not for a background one in flight, which pauses at its next batch while a person's job runs or
+waits (under Celery a worker runs its task to the end). A background document waits for every document in flight,
+every person's waiting one and the background ones before it. Its ``position`` counts only its own queue, so a
+place never moves back: whatever arrives later queues behind it, or (a person's upload) in the queue in front, which
+``ahead`` and the estimate count but the position does not. In sync mode nothing waits but what ``queue_only`` left
+(start-up), in one queue in the order it came.
 
-The estimate is the KB's own recent pace: over its last ``RECENT`` ready documents, chunks per stored byte and
-chunks per second of ingestion (the stages' times, ``metadata["timings_ms"]``). A waiting document's chunks are its
-size times the first, its time those chunks over the second; a document in flight counts the chunks it has left.
-A KB with no finished document yet borrows the site's pace; with none anywhere there is no estimate (None).
+The estimate is the KB's own recent pace: over its last ``RECENT`` ready documents, chunks per stored byte, chunks
+per second of embedding and the seconds a document costs besides (parse, chunking, keywords, the write; the stages'
+times, ``metadata["timings_ms"]``). A waiting document's chunks are its size times the first, its time those chunks
+over the second plus the third; a document in flight counts the chunks it has left. A KB with no finished document
+yet borrows the site's pace; with none anywhere there is no estimate (None). Measured against what happened:
+docs/ingestion.md, "Queue order".
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db.models import F, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, RowNumber
 
 from core import jobs
 from knowledge.models import Document, DocumentStatus
@@ -35,10 +41,14 @@ MAX_WAITING = 5000
 class Pace:
     chunks_per_byte: float
     chunks_per_second: float
+    """Embedding only."""
+    seconds_per_document: float
+    """Everything else a document costs, whatever its size."""
 
     def seconds(self, *, size: int, chunks_left: int | None = None) -> float:
-        chunks = chunks_left if chunks_left is not None else size * self.chunks_per_byte
-        return max(chunks, 1.0) / self.chunks_per_second
+        if chunks_left is not None:  # in flight: parsed already, its chunks being embedded
+            return chunks_left / self.chunks_per_second
+        return self.seconds_per_document + max(size * self.chunks_per_byte, 1.0) / self.chunks_per_second
 
 
 @dataclass(frozen=True)
@@ -51,24 +61,29 @@ class Place:
     """Seconds until it should be ready (its own ingestion included); None before any document was ingested."""
     chunks_per_second: float | None
     """The pace the estimate used (its KB's, else the site's)."""
+    background: bool = False
+    """In the background queue (thread mode): ``position`` counts that queue, people's uploads go first."""
 
-    def payload(self) -> dict[str, float | int | None]:
+    def payload(self) -> dict[str, float | int | bool | None]:
         eta = None if self.eta_seconds is None else round(self.eta_seconds)
         pace = None if self.chunks_per_second is None else round(self.chunks_per_second, 2)
-        return {"position": self.position, "ahead": self.ahead, "eta_seconds": eta, "chunks_per_second": pace}
+        return {"position": self.position, "ahead": self.ahead, "eta_seconds": eta, "chunks_per_second": pace,
+                "background": self.background}
 
 
 def _pace(rows: Iterable[tuple[int, int, dict]]) -> Pace | None:
-    chunks = size = 0
-    seconds = 0.0
+    chunks = size = documents = 0
+    embedding = other = 0.0
     for n, bytes_, metadata in rows:
-        timings = (metadata or {}).get("timings_ms") or {}
-        spent = sum(float(v) for v in timings.values() if isinstance(v, int | float)) / 1000
-        if n > 0 and bytes_ > 0 and spent > 0:
-            chunks, size, seconds = chunks + n, size + bytes_, seconds + spent
+        timings = {k: float(v) / 1000 for k, v in ((metadata or {}).get("timings_ms") or {}).items()
+                   if isinstance(v, int | float)}
+        embed = timings.get("embed", 0.0)
+        if n > 0 and bytes_ > 0 and embed > 0:
+            chunks, size, documents = chunks + n, size + bytes_, documents + 1
+            embedding, other = embedding + embed, other + sum(timings.values()) - embed
     if not chunks:
         return None
-    return Pace(chunks_per_byte=chunks / size, chunks_per_second=chunks / seconds)
+    return Pace(chunks_per_byte=chunks / size, chunks_per_second=chunks / embedding, seconds_per_document=other / documents)
 
 
 def _paces(kb_ids: set[int]) -> tuple[dict[int, Pace], Pace | None]:
@@ -90,43 +105,38 @@ def queue_places(documents: Sequence[Document]) -> dict[int, Place]:
     """The place of each waiting (``pending``) document among ``documents``; the others have none."""
     if not any(d.status == DocumentStatus.PENDING for d in documents):
         return {}
+    mode = jobs.mode()
+    two_queues, pausing = mode in ("thread", "celery"), mode == "thread"
+    arrival = Coalesce("queued_at", "updated_at")  # queued_at: set by every enqueue since it exists
     flight = list(Document.objects.filter(status=DocumentStatus.PROCESSING)
-                  .values_list("pk", "kb_id", "size", "chunks_done", "chunks_total"))
-    waiting = list(Document.objects.filter(status=DocumentStatus.PENDING).order_by("updated_at", "pk")
-                   .values_list("pk", "kb_id", "size")[:MAX_WAITING])
-    by_kb: dict[int, list[tuple[int, int]]] = defaultdict(list)  # KB → its waiting (pk, size), in order
-    for pk, kb_id, size in waiting:
-        by_kb[kb_id].append((pk, size))
-    paces, site = _paces({kb for _, kb, *_ in flight} | set(by_kb))
+                  .values_list("pk", "kb_id", "size", "chunks_done", "chunks_total", "queued_in_background"))
+    waiting = list(Document.objects.filter(status=DocumentStatus.PENDING).order_by(arrival, "pk")
+                   .values_list("pk", "kb_id", "size", "queued_in_background")[:MAX_WAITING])
+    paces, site = _paces({row[1] for row in flight} | {row[1] for row in waiting})
 
     def seconds(kb_id: int, size: int, chunks_left: int | None = None) -> float | None:
         pace = paces.get(kb_id, site)
         return None if pace is None else pace.seconds(size=size, chunks_left=chunks_left)
 
-    in_flight: list[float | None] = [seconds(kb, size, (total - done) if total else None)
-                                     for _, kb, size, done, total in flight]
-    index = {pk: (kb_id, i) for kb_id, rows in by_kb.items() for i, (pk, _) in enumerate(rows)}
-    arrival = {pk: n for n, (pk, _, _) in enumerate(waiting)}
-    busy = {kb for _, kb, *_ in flight}
-    taking_turns = jobs.mode() == "thread"
-    # Lanes in the order their turns come: by their first waiting document, a KB with one in flight last (its turn
-    # has just been).
-    rank = {kb: n for n, kb in enumerate(sorted(by_kb, key=lambda kb: (kb in busy, arrival[by_kb[kb][0][0]])))}
+    # A person's document waits for the person's work (and under Celery a background run in flight); a background
+    # one for all of it.
+    people = [(pk, kb, size) for pk, kb, size, bg in waiting if not (two_queues and bg)]
+    bulk = [(pk, kb, size) for pk, kb, size, bg in waiting if two_queues and bg]
+    running = [(seconds(kb, size, (total - done) if total else None), bool(two_queues and bg))
+               for _, kb, size, done, total, bg in flight]
+    queues = {pk: (False, i) for i, (pk, _, _) in enumerate(people)} | {pk: (True, j) for j, (pk, _, _) in enumerate(bulk)}
     places: dict[int, Place] = {}
     for doc in documents:
-        if doc.pk not in index:
+        if doc.pk not in queues:
             continue
-        kb_id, i = index[doc.pk]
-        if taking_turns:
-            before = [(kb, size) for kb, rows in by_kb.items() if kb != kb_id
-                      for _, size in rows[: i + 1 if rank[kb] < rank[kb_id] else i]] + [(kb_id, s) for _, s in by_kb[kb_id][:i]]
-        else:
-            before = [(kb, size) for _, kb, size in waiting[: arrival[doc.pk]]]
-        work = in_flight + [seconds(kb, size) for kb, size in before] + [seconds(kb_id, doc.size)]
+        background, i = queues[doc.pk]
+        before = people + bulk[:i] if background else people[:i]
+        ahead_now = [w for w, bg in running if background or not (bg and pausing)]  # thread mode: it pauses
+        work = ahead_now + [seconds(kb, size) for _, kb, size in before] + [seconds(doc.kb_id, doc.size)]
         eta = None if any(w is None for w in work) else sum(w for w in work if w is not None)
-        pace = paces.get(kb_id, site)
-        places[doc.pk] = Place(position=len(before) + 1, ahead=len(before) + len(flight), eta_seconds=eta,
-                               chunks_per_second=None if pace is None else pace.chunks_per_second)
+        pace = paces.get(doc.kb_id, site)
+        places[doc.pk] = Place(position=i + 1, ahead=len(before) + len(ahead_now), eta_seconds=eta,
+                               chunks_per_second=None if pace is None else pace.chunks_per_second, background=background)
     return places
 
 

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from knowledge.ingestion import run
@@ -49,7 +50,7 @@ def sweep(now: datetime | None = None) -> SweepReport:
     with transaction.atomic():
         # skip_locked: a retry or delete holding a document's row lock wins, and two sweepers split the work.
         for doc in Document.objects.select_for_update(skip_locked=True).filter(stalled_q(now)).only(
-                "pk", "kb_id", "status", "ingest_attempts"):
+                "pk", "kb_id", "status", "ingest_attempts", "queued_in_background"):
             if doc.status == DocumentStatus.PROCESSING and doc.ingest_attempts >= settings.ZHIKU_INGEST_MAX_ATTEMPTS:
                 Document.objects.filter(pk=doc.pk).update(
                     status=DocumentStatus.FAILED, claim="", error_code="ingest_crashed", updated_at=timezone.now(),
@@ -59,7 +60,8 @@ def sweep(now: datetime | None = None) -> SweepReport:
                 report.failed.append(doc.pk)
                 continue
             Document.objects.filter(pk=doc.pk).update(status=DocumentStatus.PENDING, claim="", updated_at=timezone.now())
-            run.enqueue_ingest(doc.pk, kb_id=doc.kb_id)  # sent when this transaction commits
+            # In its own queue again (a person's upload stays ahead of background work), at its end.
+            run.enqueue_ingest(doc.pk, background=doc.queued_in_background)  # sent when this transaction commits
             report.requeued.append(doc.pk)
     if report.requeued or report.failed:
         logger.warning("sweeper: re-queued %s, failed %s", report.requeued, report.failed)
@@ -74,13 +76,15 @@ def queue_pending(*, exclude: list[int] | tuple = ()) -> list[int]:
     process that is gone (killed mid-ingestion), or it was stored by a start-up
     step that ingests nothing (``manage.py bootstrap``, ``core.jobs.queue_only``).
     A document that another live process has queued too is still ingested once:
-    the first claim takes it and the other run finds it taken (``claim_document``).
+    the first claim takes it and the other run finds it taken (``claim_document``). Each goes back to the queue
+    it was in (the demo KB's files and a source's to the background one, behind people's uploads), in the order
+    they were queued before.
     """
     with transaction.atomic():
         rows = list(Document.objects.filter(status=DocumentStatus.PENDING).exclude(pk__in=list(exclude))
-                    .order_by("updated_at", "pk").values_list("pk", "kb_id"))
-        for doc_id, kb_id in rows:
-            run.enqueue_ingest(doc_id, kb_id=kb_id)  # submitted when this transaction commits
+                    .order_by(Coalesce("queued_at", "updated_at"), "pk").values_list("pk", "queued_in_background"))
+        for doc_id, background in rows:
+            run.enqueue_ingest(doc_id, background=background)  # submitted when this transaction commits
         ids = [doc_id for doc_id, _ in rows]
     if ids:
         logger.warning("start-up: queued %s pending documents for background ingestion", len(ids))

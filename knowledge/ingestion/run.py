@@ -30,17 +30,19 @@ logger = logging.getLogger(__name__)
 INGEST_TASK = "knowledge.ingest_document"  # the Celery task (knowledge.tasks) that runs ``document_ingest``
 
 
-def enqueue_ingest(document_id: int, *, kb_id: int) -> None:
+def enqueue_ingest(document_id: int, *, background: bool = False) -> None:
     """Queue ingestion of ``document_id`` once the current transaction commits (see ``core.jobs.queue_only``).
 
-    Each KB's documents share a lane: in thread mode KBs take turns, so a KB with a long queue (the demo KB's files
-    at start-up, a folder sync) holds another KB's first upload back by one document at most.
+    ``background``: bulk work nobody is waiting on at that moment (the demo KB's files, documents queued again at
+    start-up, a source's sync); in thread mode a person's uploads overtake it (``core.jobs``, the two classes). The
+    document's ``queued_at`` and ``queued_in_background`` say where it stands (``knowledge.ingestion.queue``).
 
     In Celery mode a broker that cannot be reached makes this process ingest it: the document row is
     already committed and must not stay pending for ever (the sweeper re-queues it if this process dies too).
     """
+    Document.objects.filter(pk=document_id).update(queued_at=timezone.now(), queued_in_background=background)
     jobs.after_commit(INGEST_TASK, _ingest, document_id, what=f"ingestion of document {document_id}",
-                       run_here_if_broker_down=True, lane=("kb", kb_id))
+                      run_here_if_broker_down=True, background=background)
 
 
 def _ingest(document_id: int) -> None:
@@ -92,14 +94,19 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     """The stages, in order; each stage's time goes to the document's ``metadata["timings_ms"]``."""
     document_id, kb = document.pk, document.kb
 
-    def holding(**changes) -> None:
-        jobs.raise_if_stopping()
+    def holding(*, pause: bool = True, **changes) -> None:
+        # Shutting down: stop. A background run: wait here while a person's job runs (core.jobs), but never
+        # mid-parse (``pause`` false), whose child process keeps its wall-clock budget running.
+        if pause:
+            jobs.checkpoint()
+        else:
+            jobs.raise_if_stopping()
         if not claims.still_holds(document_id, token, **changes):
             raise _ClaimLost()
 
     def on_page(done: int, total: int) -> None:
         # OCR is the slow part of a scan: progress counts its pages (unit "pages") until chunks are embedded.
-        holding(chunks_done=done, chunks_total=total, metadata={**document.metadata, "ingest_stage": "ocr"})
+        holding(pause=False, chunks_done=done, chunks_total=total, metadata={**document.metadata, "ingest_stage": "ocr"})
 
     t0 = time.perf_counter()
     # In a child process within the parse budgets (knowledge.services.parsing): over one, ResourceLimit fails it.
@@ -125,7 +132,7 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     metadata["timings_ms"]["write"] = round((time.perf_counter() - t4) * 1000, 2)
     Document.objects.filter(pk=served_as).update(metadata=metadata)
     _index_keywords(kb)
-    schedule_recalibration(kb.pk)
+    schedule_recalibration(kb.pk, background=document.queued_in_background)
 
 
 def _vectors(document: Document, drafts: list[ChunkDraft], *, force_reembed: bool, on_progress):

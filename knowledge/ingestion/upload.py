@@ -79,7 +79,8 @@ def _check_upload(item: UploadedItem) -> None:
 
 
 def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
-                    restricted_to_groups: Sequence | None = None, chunking: Chunking | None = None) -> list[UploadOutcome]:
+                    restricted_to_groups: Sequence | None = None, chunking: Chunking | None = None,
+                    background: bool = False) -> list[UploadOutcome]:
     """Store uploaded files as pending document versions and queue their ingestion.
 
     Every file is checked (type, size, emptiness) before anything is written, so
@@ -93,7 +94,8 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     version keeps the chunking of the version it replaces (the platform
     defaults for a first version). A file whose content is unchanged is not
     re-ingested unless ``chunking`` splits it differently from the serving
-    version. Returns at once; ingestion runs in the background.
+    version. Returns at once; ingestion runs in the background (``background``: behind people's uploads, for
+    bulk work such as a folder or a source's sync; ``knowledge.ingestion.run.enqueue_ingest``).
     """
     if not items:
         raise fail("no_files")
@@ -106,12 +108,12 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
         _check_upload(item)
 
     with transaction.atomic():
-        return [_store_version(kb, item, user=user, restricted_to_groups=restricted_to_groups, chunking=chunking)
-                for item in items]
+        return [_store_version(kb, item, user=user, restricted_to_groups=restricted_to_groups, chunking=chunking,
+                               background=background) for item in items]
 
 
 def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to_groups: Sequence | None,
-                   chunking: Chunking | None) -> UploadOutcome:
+                   chunking: Chunking | None, background: bool) -> UploadOutcome:
     """One file of ``document_upload``: the serving or in-flight version when it is the same, else a new pending one."""
     digest = hashlib.sha256(item.data).hexdigest()
     serving = Document.objects.filter(kb=kb, source_name=item.name, status=DocumentStatus.READY).first()
@@ -140,7 +142,7 @@ def _store_version(kb: KnowledgeBase, item: UploadedItem, *, user, restricted_to
         document.restricted_to_groups.set(restricted_to_groups)
     elif serving is not None:
         document.restricted_to_groups.set(serving.restricted_to_groups.all())
-    run.enqueue_ingest(document.pk, kb_id=document.kb_id)
+    run.enqueue_ingest(document.pk, background=background)
     record(Action.DOCUMENT_REPLACE if last is not None else Action.DOCUMENT_UPLOAD, actor=document.uploaded_by, obj=document,
            changes={"source_name": item.name, "version": document.version, "size": document.size, "sha256": digest,
                     **({"replaces": serving.pk} if serving is not None else {}),

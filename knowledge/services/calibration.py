@@ -274,7 +274,7 @@ def raw_logits(kb: KnowledgeBase, questions: Sequence[CalibrationQuestion]) -> n
 
     out = []
     for q in questions:
-        jobs.raise_if_stopping()
+        jobs.checkpoint()
         result = search(Search(SearchRequest(query=q.text, top_k=kb.top_k, mode="hybrid"), user=kb.owner,
                                kb_ids=[kb.pk], calibration=(1.0, 0.0), overrides={"learn": False}))
         relevance = result.relevance if result.relevance is not None else 0.0
@@ -361,15 +361,17 @@ def _recalibrate_later(kb_id: int) -> None:
     recalibrate_kb(kb_id, if_changed=True)
 
 
-def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
+def schedule_recalibration(kb_id: int, *, auto: bool = True, background: bool = False) -> None:
     """Recalibrate the KB once the current transaction commits, off the request (``core.jobs``).
 
     ``auto`` (content or labelled questions changed) is skipped unless
     ``ZHIKU_AUTO_CALIBRATE``; an explicit request (``auto=False``) always runs.
     Celery mode: a task, delayed by ``ZHIKU_CALIBRATE_DELAY`` so a burst of uploads is fitted once (later
     tasks find the inputs unchanged); thread mode: the in-process background worker (a KB already waiting
-    there is not queued twice); sync mode: inline. Scheduling never fails the caller: an ingestion whose
-    recalibration cannot be queued (broker down, say) is still ready, and the KB keeps its current calibration.
+    there is not queued twice; ``background``, after a background ingestion, behind people's jobs and the rest of
+    its bulk, so the demo KB is fitted once its files are in, not between each two); sync mode: inline.
+    Scheduling never fails the caller: an ingestion whose recalibration cannot be queued (broker down, say) is
+    still ready, and the KB keeps its current calibration.
     """
     if auto and not settings.ZHIKU_AUTO_CALIBRATE:
         return
@@ -379,4 +381,5 @@ def schedule_recalibration(kb_id: int, *, auto: bool = True) -> None:
     except DatabaseError:
         logger.warning("could not mark the recalibration of KB %s", kb_id, exc_info=True)
     jobs.after_commit(RECALIBRATE_TASK, _recalibrate_later, kb_id, what=f"recalibration of KB {kb_id}",
-                       countdown=settings.ZHIKU_CALIBRATE_DELAY, once=(RECALIBRATE_TASK, kb_id), honour_queue_only=False)
+                       countdown=settings.ZHIKU_CALIBRATE_DELAY, once=(RECALIBRATE_TASK, kb_id), honour_queue_only=False,
+                       background=background)

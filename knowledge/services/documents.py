@@ -37,7 +37,7 @@ def _requeue(document: Document) -> None:
     """Back to pending with a fresh count of attempts, queued when the transaction commits."""
     Document.objects.filter(pk=document.pk).update(
         status=DocumentStatus.PENDING, claim="", ingest_attempts=0, error_code="", error_message="", updated_at=timezone.now())
-    run.enqueue_ingest(document.pk, kb_id=document.kb_id)
+    run.enqueue_ingest(document.pk)
 
 
 def document_retry(*, document: Document) -> Document:
@@ -87,7 +87,7 @@ def document_reindex(*, document: Document, keep_edits: bool = True) -> Document
                 chunk_size=document.chunk_size, chunk_overlap=document.chunk_overlap,
             )
             clone.restricted_to_groups.set(document.restricted_to_groups.all())
-            run.enqueue_ingest(clone.pk, kb_id=clone.kb_id)
+            run.enqueue_ingest(clone.pk)
             record(Action.DOCUMENT_REINDEX, obj=clone, changes={"version": [document.version, clone.version],
                                                                **_edits_change(keep_edits)})
             return clone

@@ -45,7 +45,9 @@ def collect_files(root: Path, extra: list[Path] | None = None) -> dict[str, Path
 
 
 def kb_sync_files(*, kb: KnowledgeBase, files: dict[str, Path], user=None, remove_missing: bool = True) -> SyncReport:
-    """Make the KB's documents match ``files`` (source name → path). Idempotent: a second run changes nothing."""
+    """Make the KB's documents match ``files`` (source name → path). Idempotent: a second run changes nothing.
+
+    Bulk work: the files are queued behind people's uploads (``document_upload``'s ``background``)."""
     report = SyncReport()
     serving = {d.source_name: d for d in Document.objects.filter(kb=kb).exclude(status=DocumentStatus.FAILED)}
     for name, path in files.items():
@@ -56,7 +58,7 @@ def kb_sync_files(*, kb: KnowledgeBase, files: dict[str, Path], user=None, remov
             report.rejected[name] = f"{latest.error_code}: {latest.error_message} (unchanged since it failed; retry it to try again)"
             continue
         try:
-            outcome = document_upload(kb=kb, items=[UploadedItem(name=name, data=data)], user=user)[0]
+            outcome = document_upload(kb=kb, items=[UploadedItem(name=name, data=data)], user=user, background=True)[0]
         except ApplicationError as exc:
             report.rejected[name] = f"{exc.code}: {exc.message}"
             continue

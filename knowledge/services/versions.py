@@ -51,7 +51,7 @@ def version_restore(*, document: Document, number: int, user=None) -> Document:
             chunk_size=version.chunk_size, chunk_overlap=version.chunk_overlap,
         )
         restored.restricted_to_groups.set(current.restricted_to_groups.all())
-        run.enqueue_ingest(restored.pk, kb_id=restored.kb_id)
+        run.enqueue_ingest(restored.pk)
         record(Action.DOCUMENT_VERSION_RESTORE, actor=restored.uploaded_by, obj=current,
                changes={"restored": number, "version": [current.version, restored.version]})
     return restored

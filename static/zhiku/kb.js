@@ -13,6 +13,7 @@
     pageOf: (p, n) => fmt(gettext("Page %(page)s of %(pages)s"), { page: p, pages: n }),
     queued: gettext("Queued"),
     place: (n) => fmt(gettext("No. %(n)s in the queue"), { n }),
+    placeBehind: (n) => fmt(gettext("No. %(n)s in the background queue, after uploads"), { n }),
     readyIn: (text) => fmt(gettext("ready in about %(time)s"), { time: text }),
     seconds: (n) => fmt(ngettext("%(n)s second", "%(n)s seconds", n), { n }),
     minutes: (n) => fmt(ngettext("%(n)s minute", "%(n)s minutes", n), { n }),
@@ -82,7 +83,7 @@
 
   function queueText(queue) {
     if (!queue) return T.queued;
-    const parts = [T.queued, T.place(queue.position)];
+    const parts = [T.queued, queue.background ? T.placeBehind(queue.position) : T.place(queue.position)];
     if (queue.eta_seconds !== null && queue.eta_seconds !== undefined) parts.push(T.readyIn(duration(queue.eta_seconds)));
     return parts.join(" · ");
   }

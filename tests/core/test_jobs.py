@@ -1,23 +1,51 @@
-"""The thread worker's lanes (core/jobs.py): each lane first come, first served; lanes take turns."""
+"""The thread worker's two queues (core/jobs.py): a person's jobs first come, first served; background jobs behind
+them, a running one pausing at its checkpoints while a person's job runs or waits."""
 from __future__ import annotations
 
 import threading
+import time
 
 from core import jobs
 
 
-def test_lanes_take_turns_so_a_long_queue_holds_another_lane_back_by_one_job():
+def test_a_persons_jobs_overtake_the_background_queue_and_each_queue_keeps_its_order():
+    """Issue 47: lanes took turns, so a person's 4 files each waited behind a demo file (and the demo KB's
+    recalibration in between); now every job of a person's runs before the next background one starts."""
     ran: list[str] = []
-    demo, mine = object(), object()  # lanes no other test has used (a lane remembers its last turn)
     gate = threading.Event()
-    jobs.submit_in_thread(gate.wait, what="a job holding the worker")  # the worker is busy while the rest queue
+    jobs.submit_in_thread(gate.wait, 30, what="a background job holding its worker", background=True)
     for i in range(4):
-        jobs.submit_in_thread(ran.append, f"demo-{i}", what="demo", lane=demo)
-    jobs.submit_in_thread(ran.append, "mine-0", what="mine", lane=mine)
-    jobs.submit_in_thread(ran.append, "mine-1", what="mine", lane=mine)
+        jobs.submit_in_thread(ran.append, f"demo-{i}", what="demo", background=True)
+    jobs.submit_in_thread(ran.append, "mine-0", what="mine")
+    jobs.submit_in_thread(ran.append, "mine-1", what="mine")
     gate.set()
     jobs.wait_for_background_ingestion(timeout=30)
-    assert ran == ["demo-0", "mine-0", "demo-1", "mine-1", "demo-2", "demo-3"]
+    assert ran == ["mine-0", "mine-1", "demo-0", "demo-1", "demo-2", "demo-3"]
+
+
+def test_a_persons_job_starts_while_a_background_one_runs_which_waits_at_its_next_checkpoint():
+    steps: list[str] = []
+    started, release, mine_started = threading.Event(), threading.Event(), threading.Event()
+
+    def demo() -> None:
+        started.set()
+        release.wait(30)
+        steps.append("demo: batch 1")
+        jobs.checkpoint()  # a person's job is running: waits here until it ends
+        steps.append("demo: batch 2")
+
+    def mine() -> None:
+        mine_started.set()
+        time.sleep(0.3)
+        steps.append("mine")
+
+    jobs.submit_in_thread(demo, what="a demo ingestion", background=True)
+    assert started.wait(10)
+    jobs.submit_in_thread(mine, what="a person's upload")
+    assert mine_started.wait(5), "a person's job waited for the background one"
+    release.set()
+    jobs.wait_for_background_ingestion(timeout=30)
+    assert steps == ["demo: batch 1", "mine", "demo: batch 2"]
 
 
 def test_every_job_runs_once_even_when_one_crashes(caplog):
@@ -26,10 +54,9 @@ def test_every_job_runs_once_even_when_one_crashes(caplog):
     def boom() -> None:
         raise RuntimeError("broken")
 
-    lane = object()
-    jobs.submit_in_thread(boom, what="a crashing job", lane=lane)
+    jobs.submit_in_thread(boom, what="a crashing job")
     for i in range(3):
-        jobs.submit_in_thread(ran.append, i, what="after it", lane=lane)
+        jobs.submit_in_thread(ran.append, i, what="after it")
     jobs.wait_for_background_ingestion(timeout=30)
     assert ran == [0, 1, 2]
     assert "background a crashing job crashed" in caplog.text
@@ -55,9 +82,10 @@ def test_stopping_drops_the_queue_refuses_new_jobs_and_tells_the_running_one(mon
     """Issue 45: at exit the worker ran its whole queue first, then failed the jobs those queued (a RuntimeError)."""
     # A process of its own, as far as the module's state goes: the rest of this test process keeps running jobs.
     monkeypatch.setattr(jobs, "_stopping", threading.Event())
-    monkeypatch.setattr(jobs, "_executor", None)
+    monkeypatch.setattr(jobs, "_executors", {})
     monkeypatch.setattr(jobs, "_pools", {})
-    monkeypatch.setattr(jobs, "_lanes", {})
+    monkeypatch.setattr(jobs, "_people", threading.Condition())
+    monkeypatch.setattr(jobs, "_people_open", 0)
     ran: list[str] = []
     started, release = threading.Event(), threading.Event()
 
@@ -68,7 +96,8 @@ def test_stopping_drops_the_queue_refuses_new_jobs_and_tells_the_running_one(mon
 
     jobs.submit_in_thread(long_job, what="the running job")
     for i in range(3):
-        jobs.submit_in_thread(ran.append, f"queued-{i}", what="a queued job", lane="a lane")
+        jobs.submit_in_thread(ran.append, f"queued-{i}", what="a queued job")
+    jobs.submit_in_thread(ran.append, "bulk", what="a queued background job", background=True)
     assert started.wait(10)
     jobs.stop()
     jobs.submit_in_thread(ran.append, "late", what="a job queued after the stop")

