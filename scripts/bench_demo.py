@@ -34,6 +34,8 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+SAMPLE = 30.0
+"""Seconds between the estimates kept to compare with what happened (each waiting document's, each time)."""
 FILES = {  # a person's first files: short policies and an FAQ, as a newcomer tries the platform with
     "报销制度.md": "# 差旅报销制度\n\n## 住宿标准\n\n一线城市每晚不超过 600 元，其他城市每晚不超过 400 元。\n\n"
                    "## 报销时限\n\n出差结束后 30 天内提交报销单，逾期需部门负责人书面说明。\n",
@@ -137,6 +139,8 @@ def watch(up: float, key: str, port: int, args: argparse.Namespace, loads: list[
     started: dict[int, float] = {}
     ready: dict[int, float] = {}
     first_eta: dict[int, tuple[float, float]] = {}  # document → (when, eta_seconds) of its first estimate
+    samples: list[tuple[int, float, float]] = []  # (document, when, eta_seconds) every SAMPLE seconds
+    sampled = -SAMPLE
     places: dict[int, list[int]] = {}
     uploads: list[int] = []
     uploaded_at = None
@@ -157,16 +161,19 @@ def watch(up: float, key: str, port: int, args: argparse.Namespace, loads: list[
                 started.setdefault(doc.pk, now)
             if doc.status in (DocumentStatus.READY, DocumentStatus.FAILED):
                 ready.setdefault(doc.pk, now)
+        sample, sampled = (True, now) if now - sampled >= SAMPLE else (False, sampled)
         for pk, place in queue_places(docs).items():
             places.setdefault(pk, []).append(place.position)
             if place.eta_seconds is not None:
                 first_eta.setdefault(pk, (now, place.eta_seconds))
+                if sample:
+                    samples.append((pk, now, place.eta_seconds))
         loads.append(load())
         if all(d.pk in ready for d in docs) and (uploaded_at is not None or args.upload_after < 0):
             break
         time.sleep(1.0)
     failed = Document.objects.filter(status=DocumentStatus.FAILED).values_list("source_name", "error_code")
-    return {"demo": demo, "started": started, "ready": ready, "first_eta": first_eta, "places": places,
+    return {"demo": demo, "started": started, "ready": ready, "first_eta": first_eta, "samples": samples, "places": places,
             "uploads": uploads, "uploaded_at": uploaded_at, "failed": list(failed),
             "names": dict(Document.objects.values_list("pk", "source_name"))}
 
@@ -198,6 +205,11 @@ def report(r: dict, loads: list[float]) -> None:
                 if pk in pks:
                     print(f"  {label} {r['names'].get(pk)}: estimated at {when:.0f} s as {eta:.0f} s, "
                           f"ready {ready[pk] - when:.0f} s later ({ratio:.2f}x)")
+    every = [(ready[pk] - when) / eta for pk, when, eta in r["samples"] if pk in ready and eta > 0]
+    if every:
+        inside = sum(1 for v in every if 0.5 <= v <= 2)
+        print(f"estimates every {SAMPLE:.0f} s: {len(every)}, actual / estimated median {statistics.median(every):.2f}, "
+              f"lowest {min(every):.2f}, highest {max(every):.2f}; within 2x: {inside} of {len(every)}")
     back = {r["names"].get(pk): seq for pk, seq in r["places"].items() if any(b > a for a, b in zip(seq, seq[1:], strict=False))}
     print(f"queue places seen {sum(len(s) for s in r['places'].values())} times for {len(r['places'])} documents; "
           f"moved back: {back or 'never'}")

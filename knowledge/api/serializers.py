@@ -267,11 +267,15 @@ class ProgressOutput(serializers.Serializer):
 
 
 class QueueOutput(serializers.Serializer):
-    position = serializers.IntegerField(help_text="Place among the waiting documents (1: next to start)")
-    ahead = serializers.IntegerField(help_text="Documents before it, those being ingested now included")
+    position = serializers.IntegerField(help_text="Place among the waiting documents of its queue (1: next to start); "
+                                        "it never moves back")
+    ahead = serializers.IntegerField(help_text="Documents before it, those being ingested now included (people's "
+                                     "uploads that arrive later count for a background one)")
     eta_seconds = serializers.IntegerField(allow_null=True, help_text="Estimated seconds until it is ready, from its "
                                            "KB's recent pace (the site's for a new KB); null before any document was ingested")
-    chunks_per_second = serializers.FloatField(allow_null=True, help_text="The pace the estimate used")
+    chunks_per_second = serializers.FloatField(allow_null=True, help_text="The embedding pace the estimate used")
+    background = serializers.BooleanField(help_text="In the background queue (the demo KB, start-up, source and "
+                                          "folder syncs): people's uploads go first, and `position` counts this queue")
 
 
 class DocumentErrorOutput(serializers.Serializer):

@@ -10,12 +10,12 @@ place never moves back: whatever arrives later queues behind it, or (a person's 
 ``ahead`` and the estimate count but the position does not. In sync mode nothing waits but what ``queue_only`` left
 (start-up), in one queue in the order it came.
 
-The estimate is the KB's own recent pace: over its last ``RECENT`` ready documents, chunks per stored byte, chunks
-per second of embedding and the seconds a document costs besides (parse, chunking, keywords, the write; the stages'
-times, ``metadata["timings_ms"]``). A waiting document's chunks are its size times the first, its time those chunks
-over the second plus the third; a document in flight counts the chunks it has left. A KB with no finished document
-yet borrows the site's pace; with none anywhere there is no estimate (None). Measured against what happened:
-docs/ingestion.md, "Queue order".
+The estimate is the KB's own recent pace: over its last ``RECENT`` ready documents, bytes of text embedded a second
+and the seconds a document costs besides (parse, chunking, keywords, the write; the stages' times,
+``metadata["timings_ms"]``), topped up with the site's recent documents while the KB's hold under
+``MIN_PACE_BYTES``. A waiting document's time is its size over the first plus the second; a document in flight
+counts the share of its chunks it has left. A KB with no finished document yet borrows the site's pace; with none
+anywhere there is no estimate (None). Measured against what happened: docs/ingestion.md, "Queue order".
 """
 from __future__ import annotations
 
@@ -32,23 +32,33 @@ from knowledge.models import Document, DocumentStatus
 RECENT = 20
 """Ready documents of a KB its pace is read from."""
 SITE_RECENT = 100
-"""Ready documents of the whole site, for a KB without any."""
+"""Ready documents of the whole site, for a KB without enough of its own."""
+MIN_PACE_BYTES = 32_000
+"""A KB whose recent documents hold fewer bytes reads its pace with the site's too: a few small files (their
+first batch waiting for the embedder behind another run's) say little about a big one's."""
 MAX_WAITING = 5000
 """Waiting documents read to place one (a bulk import beyond this is placed among the first ``MAX_WAITING``)."""
 
 
 @dataclass(frozen=True)
 class Pace:
-    chunks_per_byte: float
-    chunks_per_second: float
-    """Embedding only."""
+    bytes_per_second: float
+    """Embedding only: bytes of a document's text embedded a second (its cost grows with its text, not with its
+    number of chunks; a file of one heading makes two tiny chunks)."""
     seconds_per_document: float
-    """Everything else a document costs, whatever its size."""
+    """Everything else a document costs, whatever its size (parse, chunking, keywords, the write)."""
+    chunks_per_byte: float
+    """Only to state the pace in chunks a second (the API's ``chunks_per_second``)."""
 
-    def seconds(self, *, size: int, chunks_left: int | None = None) -> float:
-        if chunks_left is not None:  # in flight: parsed already, its chunks being embedded
-            return chunks_left / self.chunks_per_second
-        return self.seconds_per_document + max(size * self.chunks_per_byte, 1.0) / self.chunks_per_second
+    def seconds(self, *, size: int, left: float = 1.0) -> float:
+        """A waiting document's time; one in flight (``left``: the share of its chunks still to embed) its rest."""
+        if left < 1.0:
+            return left * size / self.bytes_per_second
+        return self.seconds_per_document + size / self.bytes_per_second
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.bytes_per_second * self.chunks_per_byte
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ class Place:
     chunks_per_second: float | None
     """The pace the estimate used (its KB's, else the site's)."""
     background: bool = False
-    """In the background queue (thread mode): ``position`` counts that queue, people's uploads go first."""
+    """In the background queue: ``position`` counts that queue, people's uploads go first."""
 
     def payload(self) -> dict[str, float | int | bool | None]:
         eta = None if self.eta_seconds is None else round(self.eta_seconds)
@@ -71,10 +81,13 @@ class Place:
                 "background": self.background}
 
 
-def _pace(rows: Iterable[tuple[int, int, dict]]) -> Pace | None:
+Row = tuple[int, int, int, dict]  # a ready document: pk, chunks, size, metadata
+
+
+def _pace(rows: Iterable[Row]) -> Pace | None:
     chunks = size = documents = 0
     embedding = other = 0.0
-    for n, bytes_, metadata in rows:
+    for _, n, bytes_, metadata in rows:
         timings = {k: float(v) / 1000 for k, v in ((metadata or {}).get("timings_ms") or {}).items()
                    if isinstance(v, int | float)}
         embed = timings.get("embed", 0.0)
@@ -83,22 +96,33 @@ def _pace(rows: Iterable[tuple[int, int, dict]]) -> Pace | None:
             embedding, other = embedding + embed, other + sum(timings.values()) - embed
     if not chunks:
         return None
-    return Pace(chunks_per_byte=chunks / size, chunks_per_second=chunks / embedding, seconds_per_document=other / documents)
+    return Pace(bytes_per_second=size / embedding, seconds_per_document=other / documents, chunks_per_byte=chunks / size)
 
 
 def _paces(kb_ids: set[int]) -> tuple[dict[int, Pace], Pace | None]:
-    """Each KB's pace from its last ``RECENT`` ready documents, all KBs in one statement; the site's when one lacks it."""
+    """Each KB's pace from its last ``RECENT`` ready documents, all KBs in one statement, topped up with the site's
+    last ``SITE_RECENT`` where they hold under ``MIN_PACE_BYTES``; the site's alone for a KB with none."""
     ready = Document.objects.filter(status=DocumentStatus.READY)
     recent = (ready.filter(kb_id__in=kb_ids)
               .annotate(recency=Window(RowNumber(), partition_by=F("kb_id"), order_by=F("updated_at").desc()))
-              .filter(recency__lte=RECENT).values_list("kb_id", "chunks_total", "size", "metadata"))
-    rows: dict[int, list[tuple[int, int, dict]]] = defaultdict(list)
+              .filter(recency__lte=RECENT).values_list("kb_id", "pk", "chunks_total", "size", "metadata"))
+    rows: dict[int, list[Row]] = defaultdict(list)
     for kb_id, *row in recent:
-        rows[kb_id].append((row[0], row[1], row[2]))
-    by_kb = {kb_id: pace for kb_id, kb_rows in rows.items() if (pace := _pace(kb_rows)) is not None}
-    site = None if len(by_kb) == len(kb_ids) else _pace(
-        ready.order_by("-updated_at").values_list("chunks_total", "size", "metadata")[:SITE_RECENT])
-    return by_kb, site
+        rows[kb_id].append((row[0], row[1], row[2], row[3]))
+    thin = {kb_id for kb_id in kb_ids if sum(row[2] for row in rows.get(kb_id, [])) < MIN_PACE_BYTES}
+    site_rows: list[Row] = list(ready.order_by("-updated_at").values_list("pk", "chunks_total", "size", "metadata")
+                                [:SITE_RECENT]) if thin else []
+    by_kb: dict[int, Pace] = {}
+    for kb_id in kb_ids:
+        own = rows.get(kb_id, [])
+        if not own:
+            continue
+        if kb_id in thin:
+            seen = {row[0] for row in own}
+            own = own + [row for row in site_rows if row[0] not in seen]
+        if (pace := _pace(own)) is not None:
+            by_kb[kb_id] = pace
+    return by_kb, _pace(site_rows) if thin else None
 
 
 def queue_places(documents: Sequence[Document]) -> dict[int, Place]:
@@ -114,15 +138,15 @@ def queue_places(documents: Sequence[Document]) -> dict[int, Place]:
                    .values_list("pk", "kb_id", "size", "queued_in_background")[:MAX_WAITING])
     paces, site = _paces({row[1] for row in flight} | {row[1] for row in waiting})
 
-    def seconds(kb_id: int, size: int, chunks_left: int | None = None) -> float | None:
+    def seconds(kb_id: int, size: int, left: float = 1.0) -> float | None:
         pace = paces.get(kb_id, site)
-        return None if pace is None else pace.seconds(size=size, chunks_left=chunks_left)
+        return None if pace is None else pace.seconds(size=size, left=left)
 
     # A person's document waits for the person's work (and under Celery a background run in flight); a background
     # one for all of it.
     people = [(pk, kb, size) for pk, kb, size, bg in waiting if not (two_queues and bg)]
     bulk = [(pk, kb, size) for pk, kb, size, bg in waiting if two_queues and bg]
-    running = [(seconds(kb, size, (total - done) if total else None), bool(two_queues and bg))
+    running = [(seconds(kb, size, (total - done) / total if total else 1.0), bool(two_queues and bg))
                for _, kb, size, done, total, bg in flight]
     queues = {pk: (False, i) for i, (pk, _, _) in enumerate(people)} | {pk: (True, j) for j, (pk, _, _) in enumerate(bulk)}
     places: dict[int, Place] = {}

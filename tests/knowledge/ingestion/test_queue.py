@@ -21,8 +21,8 @@ def _doc(kb, name: str, *, status=DocumentStatus.PENDING, size=1000, chunks=0, d
 def two_kbs(alice, make_kb):
     """The demo KB's four files queued in the background at start-up, then a person's two uploads."""
     demo, mine = make_kb(alice, "demo"), make_kb(alice, "mine")
-    # demo's pace: 100 chunks from 10,000 bytes, embedded in 10 s, 2 s besides → 0.01 chunks per byte, 10 chunks/s,
-    # 2 s a document.
+    # demo's pace: 10,000 bytes (100 chunks) embedded in 10 s, 2 s besides → 1,000 bytes a second (10 chunks a
+    # second), 2 s a document.
     _doc(demo, "done.md", status=DocumentStatus.READY, size=10_000, chunks=100, done=100, seconds=10)
     start = timezone.now() - timezone.timedelta(minutes=5)
     waiting = [_doc(demo, f"d{i}.md", at=start + timezone.timedelta(seconds=i), background=True) for i in range(4)]
@@ -36,7 +36,7 @@ def test_in_thread_mode_a_persons_uploads_go_ahead_of_the_background_queue(setti
     demo, mine, waiting, mine_docs = two_kbs
     _doc(demo, "running.md", status=DocumentStatus.PROCESSING, size=10_000, chunks=100, done=40, background=True)
     places = queue_places(waiting + mine_docs)
-    # 1,000 bytes → 10 chunks → 2 s + 1 s each; a new KB borrows the site's pace (the same single document).
+    # 1,000 bytes → 2 s + 1 s each; a new KB borrows the site's pace (the same single document).
     assert [(places[d.pk].position, places[d.pk].ahead, places[d.pk].eta_seconds) for d in mine_docs] == \
         [(1, 0, pytest.approx(3.0)), (2, 1, pytest.approx(6.0))]  # the background run in flight pauses for them
     assert not any(places[d.pk].background for d in mine_docs)
@@ -106,7 +106,7 @@ def test_in_sync_mode_what_start_up_left_waits_in_one_queue_first_come_first_ser
     """Sync mode runs each job inline; only ``queue_only`` (start-up) leaves documents waiting, taken in order."""
     settings.ZHIKU_INGEST_MODE = "sync"
     demo, mine, waiting, mine_docs = two_kbs
-    _doc(demo, "running.md", status=DocumentStatus.PROCESSING, size=50_000, chunks=100, done=40)  # 60 chunks left: 6 s
+    _doc(demo, "running.md", status=DocumentStatus.PROCESSING, size=10_000, chunks=100, done=40)  # 60% left: 6 s
     places = queue_places(waiting + mine_docs)
     assert [places[d.pk].position for d in waiting + mine_docs] == [1, 2, 3, 4, 5, 6]
     assert not any(p.background for p in places.values())
@@ -154,3 +154,21 @@ def test_at_start_up_each_waiting_document_goes_back_to_its_own_queue_in_its_ord
     places = queue_places(waiting + mine_docs)
     assert [places[d.pk].position for d in mine_docs] == [1, 2]
     assert [(places[d.pk].position, places[d.pk].background) for d in waiting] == [(n, True) for n in (1, 2, 3, 4)]
+
+
+@pytest.mark.django_db
+def test_a_big_files_estimate_follows_its_bytes_and_a_few_small_files_borrow_the_sites_pace(settings, alice, make_kb):
+    """Issue 47: the first estimates were 10 to 50 times too long. A person's first files are tiny (two short chunks
+    each, the first of them waiting for the embedder behind the demo KB's batch), so a big file waiting behind them
+    was priced at thousands of chunks at a crawl. Time follows bytes, and a KB with little behind it reads the
+    site's recent documents too."""
+    settings.ZHIKU_INGEST_MODE = "thread"
+    demo, small = make_kb(alice, "demo"), make_kb(alice, "small")
+    _doc(demo, "manual.md", status=DocumentStatus.READY, size=60_000, chunks=100, done=100, seconds=60)  # 12 s besides
+    for name in ("a.md", "b.md"):  # 200 bytes, 2 chunks, 14 s of embedding (2.8 s besides) each
+        _doc(small, name, status=DocumentStatus.READY, size=200, chunks=2, done=2, seconds=14)
+    waiting = _doc(small, "big.md", size=20_000)
+    place = queue_places([waiting])[waiting.pk]
+    per_second = (60_000 + 400) / (60 + 14 + 14)
+    assert place.eta_seconds == pytest.approx((12 + 2.8 + 2.8) / 3 + 20_000 / per_second)  # about 35 s, not 1,400
+    assert place.eta_seconds < 40
