@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from core.api.fields import StrictInput, Text
 from core.api.pagination import PaginatedView
+from core.api.schema import NON_SPACE
 from knowledge import selectors
 from knowledge.models import Chunk, EvalQuestion, LabelStatus, Role
 from knowledge.services.labels import MAX_QUESTION_CHARS, label_passage, label_queue, label_review
@@ -55,7 +56,8 @@ class LabelListView(PaginatedView):
     @extend_schema(summary=_("The KB's labels of one status (the review queue by default)"),
                    parameters=[OpenApiParameter("status", str, enum=LabelStatus.values,
                                                 description="pending (default: the review queue), confirmed or rejected"),
-                               OpenApiParameter("question", str, description="Only the labels of this question (the "
+                               OpenApiParameter("question", {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION_CHARS,
+                                                            "pattern": NON_SPACE}, description="Only the labels of this question (the "
                                                 "same once spaces, case, full-width forms and trailing punctuation are "
                                                 "set aside); 1 to 1000 characters")],
                    responses={200: PassageLabelOutput(many=True)})
