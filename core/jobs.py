@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -78,13 +79,17 @@ def raise_if_stopping() -> None:
         raise Stopping()
 
 
-def checkpoint() -> None:
+def checkpoint() -> float:
     """Between a long job's steps: ``raise_if_stopping``, and a background job waits here while a person's job runs
-    or waits (thread mode), then goes on where it was. Call it where no transaction is open."""
+    or waits (thread mode), then goes on where it was. Call it where no transaction is open. Returns the seconds it
+    waited (a stage's time without them is its work: ``knowledge.ingestion.queue`` reads paces from it)."""
     raise_if_stopping()
-    if getattr(_running, "background", False):
-        _wait_for_people()
-        raise_if_stopping()
+    if not getattr(_running, "background", False):
+        return 0.0
+    start = time.perf_counter()
+    _wait_for_people()
+    raise_if_stopping()
+    return time.perf_counter() - start
 
 
 def _wait_for_people() -> None:

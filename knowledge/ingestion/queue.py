@@ -36,6 +36,8 @@ SITE_RECENT = 100
 MIN_PACE_BYTES = 32_000
 """A KB whose recent documents hold fewer bytes reads its pace with the site's too: a few small files (their
 first batch waiting for the embedder behind another run's) say little about a big one's."""
+MIN_DOC_BYTES = 2_000
+"""Files this small say how long a call takes more than how fast text is embedded (``_pace``)."""
 MAX_WAITING = 5000
 """Waiting documents read to place one (a bulk import beyond this is placed among the first ``MAX_WAITING``)."""
 
@@ -85,18 +87,22 @@ Row = tuple[int, int, int, dict]  # a ready document: pk, chunks, size, metadata
 
 
 def _pace(rows: Iterable[Row]) -> Pace | None:
-    chunks = size = documents = 0
-    embedding = other = 0.0
+    """The pace of ``rows``; bytes a second from those of at least ``MIN_DOC_BYTES`` where there are any (a small
+    file's embedding is mostly the fixed cost of a call: measured, 135–220-byte files ran at a third of the pace
+    of the 2–70 KB pages; docs/ingestion.md, "Queue order")."""
+    measured = []
     for _, n, bytes_, metadata in rows:
         timings = {k: float(v) / 1000 for k, v in ((metadata or {}).get("timings_ms") or {}).items()
                    if isinstance(v, int | float)}
         embed = timings.get("embed", 0.0)
         if n > 0 and bytes_ > 0 and embed > 0:
-            chunks, size, documents = chunks + n, size + bytes_, documents + 1
-            embedding, other = embedding + embed, other + sum(timings.values()) - embed
-    if not chunks:
+            measured.append((n, bytes_, embed, sum(timings.values()) - embed))
+    if not measured:
         return None
-    return Pace(bytes_per_second=size / embedding, seconds_per_document=other / documents, chunks_per_byte=chunks / size)
+    big = [m for m in measured if m[1] >= MIN_DOC_BYTES] or measured
+    chunks, size = sum(m[0] for m in measured), sum(m[1] for m in measured)
+    return Pace(bytes_per_second=sum(m[1] for m in big) / sum(m[2] for m in big),
+                seconds_per_document=sum(m[3] for m in measured) / len(measured), chunks_per_byte=chunks / size)
 
 
 def _paces(kb_ids: set[int]) -> tuple[dict[int, Pace], Pace | None]:

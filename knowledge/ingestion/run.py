@@ -93,12 +93,13 @@ def _folded_into(document: Document) -> Document | None:
 def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> None:
     """The stages, in order; each stage's time goes to the document's ``metadata["timings_ms"]``."""
     document_id, kb = document.pk, document.kb
+    paused = [0.0]  # seconds a background run waited for people's jobs, left out of its stages' times
 
     def holding(*, pause: bool = True, **changes) -> None:
         # Shutting down: stop. A background run: wait here while a person's job runs (core.jobs), but never
         # mid-parse (``pause`` false), whose child process keeps its wall-clock budget running.
         if pause:
-            jobs.checkpoint()
+            paused[0] += jobs.checkpoint()
         else:
             jobs.raise_if_stopping()
         if not claims.still_holds(document_id, token, **changes):
@@ -122,9 +123,10 @@ def _ingest_claimed(document: Document, token: str, *, force_reembed: bool) -> N
     vectors, question_vectors, reused = _vectors(document, drafts, force_reembed=force_reembed,
                                                  on_progress=lambda done: holding(chunks_done=done))
     t4 = time.perf_counter()
-    timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3}
+    timings = {"parse": t1 - t0, "chunk": t2 - t1, "tokenize": t3 - t2, "embed": t4 - t3 - paused[0]}
     metadata = {**document.metadata, **jsonable(parsed.metadata or {}), "embeddings_reused": reused,
-                "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()}}
+                "timings_ms": {k: round(v * 1000, 2) for k, v in timings.items()},
+                **({"paused_ms": round(paused[0] * 1000, 2)} if paused[0] else {})}
     ahead = pinning.vectors_ahead(document, title=title)  # for the edited chunks a re-ingest keeps (pinning.py)
     served_as = _commit_version(document=document, token=token, drafts=drafts, tokens=tokens, vectors=vectors,
                                 question_vectors=question_vectors, analyzer_fingerprint=analyzer.fingerprint, metadata=metadata,
