@@ -3,13 +3,18 @@
 ``/api/schema/`` is generated per request, under the language ``LocaleMiddleware`` chose (the language switch's
 cookie, then ``Accept-Language``, then Chinese; drf-spectacular's ``?lang=`` overrides both), and nothing caches it,
 so each language gets its own. This hook puts the schema's own words into that language: its title and description,
-each operation's summary and description (``gettext_lazy`` at the views, or plain English from a docstring or
-``chat.openapi``: looked up here in the catalogue, ``locale/zh_Hans/LC_MESSAGES/api_docs.po.part``) and the tags
-(``TAGS``: the first path segment drf-spectacular tags an operation with, named for people). Field names, codes,
+each operation's summary and description, its parameters', request body's and responses' descriptions, and the
+components' descriptions and their fields' (``gettext_lazy`` at the views, or plain English from a docstring, a
+serializer's ``help_text``, ``core.api.schema`` or ``chat.openapi``: looked up here in the catalogue,
+``locale/zh_Hans/LC_MESSAGES/api_docs*.po.part``) and the tags (``TAGS``: the first path segment drf-spectacular
+tags an operation with, named for people). A text is looked up whole, else paragraph by paragraph, else line by line
+(a list's marker kept), so what drf-spectacular or ``core.api.schema`` appends (an enum's ``* `value` - value``
+lines, "Rules across fields:" and its rules) is translated once for every text it follows. Field names, codes,
 enum values and paths never change with the language (docs/api.md, docs/i18n.md).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils.functional import Promise
@@ -41,11 +46,59 @@ TAGS: dict[str, Promise] = {
 }
 
 
+LIST_MARKER = re.compile(r"^(\s*[-*] )(.*)$")
+
+
+def _looked_up(text: str) -> str | None:
+    """``text``'s translation in the active language; None when the catalogue has none (or it is blank)."""
+    said = gettext(text) if text.strip() else text
+    return said if said != text else None
+
+
+def _line(line: str) -> str:
+    marked = LIST_MARKER.match(line)
+    if marked:
+        return marked.group(1) + (_looked_up(marked.group(2)) or marked.group(2))
+    return _looked_up(line) or line
+
+
+def _paragraph(paragraph: str) -> str:
+    said = _looked_up(paragraph)
+    if said is not None or "\n" not in paragraph:
+        return said if said is not None else paragraph
+    return "\n".join(_line(line) for line in paragraph.split("\n"))
+
+
 def _said(text: Any) -> Any:
-    """``text`` in the active language: a lazy string resolved, a plain one looked up (itself when untranslated)."""
+    """``text`` in the active language: a lazy string resolved, a plain one looked up whole, else by paragraph,
+    else by line (itself where untranslated)."""
     if isinstance(text, Promise):
         return str(text)
-    return gettext(text) if isinstance(text, str) and text else text
+    if not isinstance(text, str) or not text:
+        return text
+    said = _looked_up(text)
+    if said is not None:
+        return said
+    return "\n\n".join(_paragraph(paragraph) for paragraph in text.split("\n\n"))
+
+
+VALUES = ("example", "examples", "default", "enum", "const")  # data, not words: never translated
+
+
+def _described(node: Any, names: bool = False) -> Any:
+    """``node`` (a schema object, an operation's parameters, body or responses) with every ``description`` in it and
+    under it (properties, items, allOf…) translated: a copy, since a hook's parts may be module constants
+    (``chat.openapi.ASK``) that the next request, in another language, reads again. ``names``: ``node`` maps field
+    names to schemas (``properties``), so a field called ``default`` is one too."""
+    if isinstance(node, dict):
+        return {key: (_described(value) if names
+                      else _said(value) if key == "description" and isinstance(value, (str, Promise))
+                      else value if key in VALUES
+                      else _described(value, names=key in ("properties", "patternProperties")))
+                for key, value in node.items()}
+    if isinstance(node, list):
+        return [_described(item) for item in node]
+    return node
 
 
 def translate_schema(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -61,9 +114,14 @@ def translate_schema(result: dict[str, Any], generator: Any, request: Any, publi
             for key in ("summary", "description"):
                 if key in operation:
                     operation[key] = _said(operation[key])
+            for part in ("parameters", "requestBody", "responses"):
+                if part in operation:
+                    operation[part] = _described(operation[part])
             named = [str(TAGS[tag]) if tag in TAGS else tag for tag in operation.get("tags", [])]
             operation["tags"] = named
             used += [name for name in named if name not in used]
+    if "components" in result:
+        result["components"] = _described(result["components"])
     order = [str(name) for name in TAGS.values()]
     result["tags"] = [{"name": name} for name in sorted(used, key=lambda n: (order.index(n) if n in order else len(order), n))]
     return result
