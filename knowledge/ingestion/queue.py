@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from django.db.models import F, Window
 from django.db.models.functions import Coalesce, RowNumber
@@ -99,9 +100,12 @@ def _pace(rows: Iterable[Row]) -> Pace | None:
             measured.append((n, bytes_, embed, sum(timings.values()) - embed))
     if not measured:
         return None
-    big = [m for m in measured if m[1] >= MIN_DOC_BYTES] or measured
+    big = [m for m in measured if m[1] >= MIN_DOC_BYTES]
+    # Only small files: the median file's pace, as one whose first batch waited for the embedder behind another
+    # run's (seconds for a few hundred bytes) would otherwise set the pace of every file after it.
+    per_second = sum(m[1] for m in big) / sum(m[2] for m in big) if big else median(m[1] / m[2] for m in measured)
     chunks, size = sum(m[0] for m in measured), sum(m[1] for m in measured)
-    return Pace(bytes_per_second=sum(m[1] for m in big) / sum(m[2] for m in big),
+    return Pace(bytes_per_second=per_second,
                 seconds_per_document=sum(m[3] for m in measured) / len(measured), chunks_per_byte=chunks / size)
 
 

@@ -173,3 +173,8 @@ def test_a_big_files_estimate_follows_its_bytes_and_a_few_small_files_borrow_the
     assert place.eta_seconds == pytest.approx((12 + 2.8 + 2.8) / 3 + 20_000 / 1_000)  # about 26 s, not 1,400
     Document.objects.filter(kb=demo).delete()  # only the small files left: their pace, for want of another
     assert queue_places([waiting])[waiting.pk].eta_seconds == pytest.approx(2.8 + 20_000 / (400 / 28))
+    # One of them that waited for the embedder (200 bytes in 140 s) does not set the pace: the median file's does.
+    for name in ("c.md", "d.md"):
+        _doc(small, name, status=DocumentStatus.READY, size=200, chunks=2, done=2, seconds=14)
+    _doc(small, "waited.md", status=DocumentStatus.READY, size=200, chunks=2, done=2, seconds=140)
+    assert queue_places([waiting])[waiting.pk].eta_seconds == pytest.approx((4 * 2.8 + 28) / 5 + 20_000 / (200 / 14))
