@@ -20,6 +20,7 @@ from chat.services import Turn
 from core.errors import fail
 from core.jsonable import jsonable, number
 from knowledge.models import KnowledgeBase
+from knowledge.not_found import not_found_text
 from knowledge.retrieval.protocols import SearchFilters
 from knowledge.retrieval.request import SearchRequest
 from knowledge.retrieval.types import Candidate, RetrievalResult
@@ -117,11 +118,14 @@ def _result_item(c: Candidate) -> dict[str, Any]:
 
 
 def search_payload(result: RetrievalResult) -> dict[str, Any]:
-    """A search's verdict, its two lines and its results (a not-found search's results are its nearest misses)."""
+    """A search's verdict, its two lines and its results (a not-found search's results are its nearest misses).
+
+    ``not_found_text``: the KB's own as written, the shipped default in the active language (knowledge/not_found.py),
+    the one ``assistants.mcp_server`` sets from the request's Accept-Language (Chinese by default)."""
     return {
         "verdict": result.verdict, "relevance": number(result.relevance), "threshold": number(result.threshold),
         "answer_threshold": number(result.answer_threshold),
-        "not_found_text": result.not_found_text if not result.hit else "",
+        "not_found_text": not_found_text(result.not_found_text) if not result.hit else "",
         "results": [_result_item(c) for c in result.candidates],
     }
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext
+
 from chat.prompts import MAX_CHUNK_CHARS, Source, cap_text
 from core.jsonable import number
+from knowledge.not_found import not_found_text
 from knowledge.retrieval.types import RetrievalResult
 
 TOOL_NAME = "zhiku_search"
@@ -36,12 +39,13 @@ def format_for_tool_output(result: RetrievalResult, *, max_chunks: int | None = 
                            chunk_chars: int = MAX_CHUNK_CHARS) -> dict[str, Any]:
     """The tool result: ``content`` (plain text for the model), ``results`` (the same passages as JSON), ``hit``.
 
-    Not found: ``content`` is the KB's not-found text and ``results`` is empty,
-    so an agent is never handed weak passages to answer from.
+    Not found: ``content`` says so with the KB's not-found text (its own as written, the shipped default in the
+    turn's language: knowledge/not_found.py) and ``results`` is empty, so an agent is never handed weak passages
+    to answer from.
     """
     if not result.hit:
-        return {"hit": False, "relevance": number(result.relevance), "content": f"未找到相关内容：{result.not_found_text}",
-                "results": []}
+        content = gettext("Nothing relevant found: %(text)s") % {"text": not_found_text(result.not_found_text)}
+        return {"hit": False, "relevance": number(result.relevance), "content": content, "results": []}
     candidates = result.candidates[:max_chunks] if max_chunks else result.candidates
     sources = [Source(n=i, candidate=c, text=cap_text(c.content, chunk_chars)) for i, c in enumerate(candidates, 1)]
     return {"hit": True, "relevance": number(result.relevance), "content": tool_text(sources),

@@ -236,6 +236,33 @@ def test_one_plain_json_rpc_post_calls_a_tool(live, alice, docs_kb):
         assert odd.status_code == 400 and "error" in odd.json(), data
 
 
+def search_over_http(url: str, key: str, query: str, headers: dict[str, str]) -> dict:
+    """``search_knowledge`` in one plain JSON-RPC POST (stateless), with ``headers``: its structured content."""
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "search_knowledge", "arguments": {"query": query}}}
+    answer = requests.post(url + "/mcp/", json=body, timeout=60, headers={
+        "Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream", **headers})
+    assert answer.status_code == 200, answer.text[:300]
+    result = answer.json()["result"]
+    assert result["isError"] is False, result
+    return result["structuredContent"]
+
+
+@LIVE
+def test_a_not_found_search_says_so_in_the_requests_language(live, alice, docs_kb):
+    """Issue 47 item 5: a KB without a not-found text of its own answers it in the language of the request's
+    Accept-Language, Chinese by default (knowledge/not_found.py); a KB's own text is kept as written."""
+    _, key = kb_key_create(user=alice, kb_id=docs_kb.pk)
+    off_topic, zh, en = "火星的首都是哪座城市？", "抱歉，知识库中未找到相关内容。", "Sorry, nothing in the knowledge base answers this."
+    for headers, expected in (({}, zh), ({"Accept-Language": "zh-CN,zh;q=0.9"}, zh), ({"Accept-Language": "en-US,en;q=0.9"}, en)):
+        found = search_over_http(live, key, off_topic, headers)
+        assert found["verdict"] == "not_found" and found["not_found_text"] == expected, (headers, found)
+    KnowledgeBase.objects.filter(pk=docs_kb.pk).update(not_found_text="请拨打客服热线 400-000-0000。")
+    found = search_over_http(live, key, off_topic, {"Accept-Language": "en"})
+    assert found["not_found_text"] == "请拨打客服热线 400-000-0000。"
+    assert search_over_http(live, key, "知库专业版一年多少钱？", {"Accept-Language": "en"})["not_found_text"] == ""
+
+
 @LIVE
 def test_a_key_over_its_budget_is_429_with_retry_after(live, alice, docs_kb):
     if not redis_available(REDIS_URL):
