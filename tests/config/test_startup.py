@@ -193,3 +193,9 @@ def test_queued_only_a_document_is_sent_to_the_workers_and_never_ingested_in_thi
     assert not core.jobs._pending  # nothing handed to this process's ingestion thread
     outcome.document.refresh_from_db()
     assert outcome.document.status == DocumentStatus.PENDING and not outcome.document.chunks.exists()
+
+
+def test_the_readme_states_the_demo_kbs_true_file_count():
+    """Issue 47: the README said ~20 files and "21" where the demo KB was 38. Its count follows demo_files()."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"{len(demo_files())} files" in readme and all(name.endswith(".md") for name in demo_files())
