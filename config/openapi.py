@@ -125,3 +125,29 @@ def translate_schema(result: dict[str, Any], generator: Any, request: Any, publi
     order = [str(name) for name in TAGS.values()]
     result["tags"] = [{"name": name} for name in sorted(used, key=lambda n: (order.index(n) if n in order else len(order), n))]
     return result
+
+
+# drf-spectacular's settings (config/settings.py takes them from here).
+SPECTACULAR_SETTINGS = {
+    # English here (the Swagger page's title, the download's file name); the schema itself says them, its summaries,
+    # descriptions and tags in the reader's language (``translate_schema``, the last hook below).
+    "TITLE": TITLE,
+    "DESCRIPTION": DESCRIPTION,
+    "VERSION": "0.1.0",
+    # The schema endpoint is how the API is described, not part of it.
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Two choice sets share the field name "role": a KB member's and a chat message's.
+    "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role",
+                            "ChunkTypeEnum": "knowledge.models.ChunkType",
+                            "ApiKeyKindEnum": "assistants.models.KeyKind",
+                            "EndpointKindEnum": "providers.presets.EndpointKind", "BotKindEnum": "bots.models.BotKind"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
+        "chat.openapi.add_chat_stream",
+        "config.openapi.translate_schema",
+    ],
+}

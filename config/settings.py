@@ -305,32 +305,7 @@ REST_KNOX = {
     "AUTH_HEADER_PREFIX": "Token",  # Authorization: Token <key>, as before
     "AUTO_REFRESH": False,  # a token ends when it was said to, however much it is used
 }
-from config.openapi import DESCRIPTION as OPENAPI_DESCRIPTION
-from config.openapi import TITLE as OPENAPI_TITLE
-
-SPECTACULAR_SETTINGS = {
-    # English here (the Swagger page's title, the download's file name); the schema itself says them, its summaries,
-    # descriptions and tags in the reader's language (config/openapi.py, the last hook below).
-    "TITLE": OPENAPI_TITLE,
-    "DESCRIPTION": OPENAPI_DESCRIPTION,
-    "VERSION": "0.1.0",
-    # The schema endpoint is how the API is described, not part of it.
-    "SERVE_INCLUDE_SCHEMA": False,
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    # Two choice sets share the field name "role": a KB member's and a chat message's.
-    "ENUM_NAME_OVERRIDES": {"KbRoleEnum": "knowledge.models.Role", "MessageRoleEnum": "chat.models.Role",
-                            "ChunkTypeEnum": "knowledge.models.ChunkType",
-                            "ApiKeyKindEnum": "assistants.models.KeyKind",
-                            "EndpointKindEnum": "providers.presets.EndpointKind", "BotKindEnum": "bots.models.BotKind"},
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        # The SSE chat endpoint is a plain async Django view, out of drf-spectacular's reach.
-        "chat.openapi.add_chat_stream",
-        "config.openapi.translate_schema",
-    ],
-}
+from config.openapi import SPECTACULAR_SETTINGS  # the API schema: drf-spectacular, its hooks, its language
 
 # --- zhiku ------------------------------------------------------------------
 # Embedding column dimension: fixed at the first migrate (pgvector needs an explicit dimension for an HNSW

@@ -39,13 +39,8 @@ class KBSettingsInput(StrictInput):
     not_found_text = Text(required=False, max_length=2000)
     not_found_text_en = Text(required=False, allow_blank=True, max_length=2000,
                              help_text="replied instead to a question asked in English; blank: not_found_text")
-    user_words = ItemList(
-        required=False, max_length=10000, child=Text(max_length=100),
-    )
-    synonyms = ItemList(
-        required=False, max_length=10000,
-        child=ItemList(child=Text(max_length=100), min_length=2, max_length=50),
-    )
+    user_words = ItemList(required=False, max_length=10000, child=Text(max_length=100))
+    synonyms = ItemList(required=False, max_length=10000, child=ItemList(child=Text(max_length=100), min_length=2, max_length=50))
     # Answer settings (docs/chat.md "Per-KB answer settings").
     answer_mode = serializers.ChoiceField(required=False, choices=AnswerMode.choices,
                                           help_text="llm: the language model when one is configured; extractive: never sent to one")
@@ -267,8 +262,7 @@ class ProgressOutput(serializers.Serializer):
 
 
 class QueueOutput(serializers.Serializer):
-    position = serializers.IntegerField(help_text="Place among the waiting documents of its queue (1: next to start); "
-                                        "it never moves back")
+    position = serializers.IntegerField(help_text="Place among the waiting documents of its queue (1: next to start); it never moves back")
     ahead = serializers.IntegerField(help_text="Documents before it, those being ingested now included (people's "
                                      "uploads that arrive later count for a background one)")
     eta_seconds = serializers.IntegerField(allow_null=True, help_text="Estimated seconds until it is ready, from its "
