@@ -9,7 +9,6 @@ apology; a reply the platform refuses is kept on the event (``bot_reply_failed``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from contextlib import aclosing
 from datetime import timedelta
 from typing import Any
@@ -20,10 +19,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from assistants.services import assistant_turn_start
-from bots import dingtalk, feishu, wecom
 from bots.formatting import Reply, citations_of
-from bots.models import BotChannel, BotEvent, EventStatus
+from bots.models import BotEvent, EventStatus
 from bots.outbound import ReplyError
+from bots.platforms import PLATFORMS
 from bots.services import channel_credentials, event_reply_to, events_prune
 from chat.models import Conversation
 from chat.services import turn_stream
@@ -33,9 +32,6 @@ from core.errors import ApplicationError, stored
 logger = logging.getLogger(__name__)
 
 ANSWER_TASK = "bots.answer_event"
-SENDERS: dict[str, Callable[[BotChannel, dict[str, str], dict[str, Any], Reply], None]] = {
-    "feishu": feishu.send, "dingtalk": dingtalk.send, "wecom": wecom.send,
-}
 
 
 def enqueue_answer(event_id: int) -> None:
@@ -94,7 +90,7 @@ def answer_event(event_id: int) -> None:
         reply, message_id = compose(event)
         status, error = EventStatus.REPLIED, ""
         try:
-            SENDERS[channel.kind](channel, channel_credentials(channel), event_reply_to(event), reply)
+            PLATFORMS[channel.kind].send(channel, channel_credentials(channel), event_reply_to(event), reply)
         except (ReplyError, ApplicationError) as exc:
             detail = exc.detail if isinstance(exc, ReplyError) else exc.message
             logger.warning("chat-bot event %s: the reply was not sent: %s", event.pk, detail)

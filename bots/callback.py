@@ -7,29 +7,27 @@ retried event is acknowledged and not answered again) and answered later (bots/a
 "message"}}`` with the code's status: 404 for an unknown or disabled channel, 429 ``bot_rate_limited`` past
 ``ZHIKU_BOTS_CHANNEL_RATE_LIMIT`` (with ``retry_after`` and Retry-After), 403 ``bot_signature_invalid`` for any
 check that fails (one answer for all of them, bots/protocol.py), 400 for a method no platform uses, 413 for a body
-over ``MAX_BODY_BYTES`` (also refused as it arrives, config/body_limits.py).
+over ``MAX_BODY_BYTES`` (also refused as it arrives, config/body_limits.py). The checks are the channel's platform's
+(``Platform.receive``, bots/platforms/).
 """
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from functools import partial
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from bots import dingtalk, feishu, wecom
 from bots.answering import enqueue_answer
 from bots.models import BotChannel
-from bots.protocol import Outcome
-from bots.services import callback_channel, channel_credentials, channel_throttle, event_store
+from bots.platforms import PLATFORMS
+from bots.platforms.base import Callback
+from bots.services import callback_channel, channel_credentials, channel_throttle, event_store, signature_once
 from core.errors import ApplicationError, fail
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024
 """A platform's event is a few kilobytes (a message of up to a few thousand characters, its envelope)."""
-RECEIVERS: dict[str, Callable[[BotChannel, dict[str, str], HttpRequest, int], Outcome]] = {
-    "feishu": feishu.receive, "dingtalk": dingtalk.receive, "wecom": wecom.receive,
-}
 
 
 def _error(exc: ApplicationError) -> JsonResponse:
@@ -44,8 +42,12 @@ def _error(exc: ApplicationError) -> JsonResponse:
     return response
 
 
+def _signature_once(channel: BotChannel, timestamp: int, body: bytes, window: int) -> bool:
+    return signature_once(channel=channel, timestamp=timestamp, body=body, window=window)
+
+
 def respond(request: HttpRequest, kind: str, callback_id: str) -> tuple[HttpResponse, str]:
-    """Check, store and acknowledge one callback (``kind`` is one of ``RECEIVERS``, as the URL pattern says); with
+    """Check, store and acknowledge one callback (``kind`` is a registered platform's, bots/views.py); with
     a refusal, why it was refused (for the log and the channel's self-test, bots/selftest.py; never answered)."""
     channel: BotChannel | None = None
     try:
@@ -54,7 +56,8 @@ def respond(request: HttpRequest, kind: str, callback_id: str) -> tuple[HttpResp
             raise fail("body_too_large", "stream", limit=MAX_BODY_BYTES)
         channel = callback_channel(kind, callback_id)
         channel_throttle(channel)
-        outcome = RECEIVERS[kind](channel, channel_credentials(channel), request, MAX_BODY_BYTES)
+        once = partial(_signature_once, channel)
+        outcome = PLATFORMS[kind].receive(Callback(channel, channel_credentials(channel), request, MAX_BODY_BYTES, once))
     except ApplicationError as exc:
         reason = str(exc.extra.get("reason") or exc.message)
         if exc.code == "bot_signature_invalid" and channel is not None:

@@ -1,7 +1,7 @@
 """Chat-bot channels: an assistant answering in a Feishu, DingTalk or WeCom chat, and the events each one received.
 
 A channel's callback URL is ``/bots/<kind>/<callback_id>/``: the id is random and unguessable, and every request
-to it is also checked with the platform's own signature (bots/feishu.py, bots/dingtalk.py, bots/wecom.py). The
+to it is also checked with the platform's own signature (bots/platforms/: one module a platform). The
 platform's secrets are stored encrypted (``providers.secrets``), never returned; ``settings`` holds what is not
 secret (app id, corp id, agent id). ``BotEvent`` keeps each event's platform id once, so a retried event is
 answered once; rows older than ``ZHIKU_BOTS_DEDUP_DAYS`` are pruned. ``BotSignatureUse`` keeps the DingTalk
@@ -13,11 +13,12 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from bots.platforms import PLATFORMS
 
-class BotKind(models.TextChoices):
-    FEISHU = "feishu", _("Feishu")
-    DINGTALK = "dingtalk", _("DingTalk")
-    WECOM = "wecom", _("WeCom")
+# The kinds are the registry's (bots/platforms/__init__.py): a platform added there is a kind here, and its
+# database check follows with a migration. django-stubs types the functional API only with one label, not a list.
+BotKind = models.TextChoices(  # type: ignore[call-overload]
+    "BotKind", [(name.upper(), (name, p.label)) for name, p in PLATFORMS.items()])
 
 
 class BotChannel(models.Model):
@@ -41,7 +42,7 @@ class BotChannel(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["assistant", "name"], name="bot_channel_name_per_assistant"),
-            models.CheckConstraint(condition=Q(kind__in=["feishu", "dingtalk", "wecom"]), name="bot_channel_kind_valid"),
+            models.CheckConstraint(condition=Q(kind__in=list(PLATFORMS)), name="bot_channel_kind_valid"),
         ]
 
     def __str__(self) -> str:
@@ -93,7 +94,7 @@ class BotEvent(models.Model):
 class BotSignatureUse(models.Model):
     """A DingTalk (timestamp, sign) pair a channel took, and the digest of the body it came with.
 
-    DingTalk's ``sign`` covers the timestamp alone (bots/dingtalk.py), so a captured pair would carry any body while
+    DingTalk's ``sign`` covers the timestamp alone (bots/platforms/dingtalk.py), so a captured pair would carry any body while
     its timestamp is in the window: a pair is taken with its first body only (the same body again is the platform's
     retry, answered once by ``BotEvent``). Kept until the timestamp leaves the window (``expires_at``), then pruned.
     """

@@ -1,4 +1,4 @@
-"""What a platform module gives the callback view and the reply job (bots/feishu.py, dingtalk.py, wecom.py).
+"""What a platform gives the callback view and the reply job (bots/platforms/: feishu.py, dingtalk.py, wecom.py).
 
 One refusal for everything a callback can get wrong: a missing or wrong signature or token, a timestamp outside
 its window, a reused signature, a body that cannot be decrypted or parsed. Each answers the same status, code and

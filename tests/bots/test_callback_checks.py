@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from django.utils import timezone
 
 from audit.models import AuditEntry
-from bots import feishu
 from bots.models import BotChannel, BotEvent, BotSignatureUse
+from bots.platforms import feishu
 from core.audit import Action
 from tests.bots.conftest import DINGTALK_SECRET, FEISHU_KEY, FEISHU_TOKEN, WECOM_AES_KEY, WECOM_TOKEN
 from tests.bots.platforms import (

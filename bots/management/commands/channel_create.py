@@ -10,7 +10,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from assistants.models import Assistant
-from bots.kinds import KINDS
+from bots.platforms import PLATFORMS
 from bots.services import channel_create
 from core.errors import ApplicationError
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--assistant", required=True, help="the assistant's id")
-        parser.add_argument("--kind", required=True, choices=sorted(KINDS))
+        parser.add_argument("--kind", required=True, choices=sorted(PLATFORMS))
         parser.add_argument("--name", default="", help="default: the kind")
         parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE")
         parser.add_argument("--credential", action="append", default=[], metavar="NAME=VALUE",

@@ -2,7 +2,7 @@
 
 Receiving (open.feishu.cn 文档 "事件订阅概述", "接收消息 im.message.receive_v1", "安全校验"): a ``url_verification``
 body is answered with its challenge once its Verification Token matches. With an Encrypt Key set, bodies arrive as
-``{"encrypt": …}`` (bots/crypto.py) with ``X-Lark-Signature`` over timestamp + nonce + key + the raw body: it is
+``{"encrypt": …}`` (``feishu_decrypt``) with ``X-Lark-Signature`` over timestamp + nonce + key + the raw body: it is
 checked, and ``X-Lark-Request-Timestamp`` held to ``ZHIKU_BOTS_CALLBACK_WINDOW_SECONDS``, before the body is parsed
 or decrypted. Feishu sends only its URL check unsigned; that is taken in the ``ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS``
 after the channel was added or changed, and then only a ``url_verification`` (``_unsigned``). Without an Encrypt
@@ -13,26 +13,53 @@ when set, must be the one mentioned); the mention placeholders (``@_user_1``) ar
 Replying ("回复消息"): ``POST /open-apis/im/v1/messages/{message_id}/reply`` with a tenant access token
 ("自建应用获取 tenant_access_token"), cached until shortly before it expires and fetched again when the API
 answers 99991663 / 99991661 (token invalid / missing).
+Encryption (事件订阅 "配置 Encrypt Key"): key = SHA-256(Encrypt Key), the first 16 bytes of the decoded body are the
+IV, padding to AES's 16-byte block; ``X-Lark-Signature`` = hex SHA-256 of timestamp + nonce + Encrypt Key + body.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import os
 import re
+import secrets
 import time
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
+from django.test import RequestFactory
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from bots.crypto import CryptoError, feishu_decrypt, feishu_signature, same
+from bots.crypto import CryptoError, b64, cbc_decrypt, cbc_encrypt, same, unpad
 from bots.formatting import Reply, sources_markdown, tables_as_rows, verdict_line
-from bots.models import BotChannel
 from bots.outbound import ReplyError, call, with_token
+from bots.platforms.base import Callback, Channel, Field, Platform
 from bots.protocol import Incoming, Outcome, check_fresh, json_object, refused, stamp, unreadable
 
 TOKEN_REFUSED = {99991663, 99991661}
 _MESSAGE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _PLACEHOLDER = re.compile(r"@_user_\d+")
+
+
+def feishu_decrypt(encrypt_key: str, encrypted: str) -> bytes:
+    raw = b64(encrypted)
+    if len(raw) < 32:
+        raise CryptoError("too short")
+    key = hashlib.sha256(encrypt_key.encode()).digest()
+    return unpad(cbc_decrypt(key, raw[:16], raw[16:]), 16)
+
+
+def feishu_encrypt(encrypt_key: str, plain: bytes) -> str:
+    """What Feishu sends as ``encrypt`` (the self-test's sample event)."""
+    iv = os.urandom(16)
+    return base64.b64encode(iv + cbc_encrypt(hashlib.sha256(encrypt_key.encode()).digest(), iv, plain, 16)).decode()
+
+
+def feishu_signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
+    return hashlib.sha256(timestamp.encode() + nonce.encode() + encrypt_key.encode() + body).hexdigest()
 
 
 def _decrypted(raw: bytes, key: str, limit: int) -> dict[str, Any]:
@@ -45,7 +72,7 @@ def _decrypted(raw: bytes, key: str, limit: int) -> dict[str, Any]:
         raise refused(f"the event cannot be decrypted with the Encrypt Key ({exc})") from None
 
 
-def _unsigned(channel: BotChannel, raw: bytes, key: str, limit: int) -> dict[str, Any]:
+def _unsigned(channel: Channel, raw: bytes, key: str, limit: int) -> dict[str, Any]:
     """Feishu's URL check, which it sends without X-Lark-Signature: opened only in the window after the channel was
     added or changed, and then only a ``url_verification`` passes (its token is checked by ``receive``)."""
     window = settings.ZHIKU_BOTS_FEISHU_URL_CHECK_SECONDS
@@ -74,7 +101,7 @@ def _check_created(event: dict[str, Any]) -> None:
         raise refused(f"the event's create_time is {abs(off):.0f} s {'ahead' if off > 0 else 'old'}")
 
 
-def _open(channel: BotChannel, request: HttpRequest, credentials: dict[str, str], limit: int) -> dict[str, Any]:
+def _open(channel: Channel, request: HttpRequest, credentials: dict[str, str], limit: int) -> dict[str, Any]:
     """The event as JSON. With an Encrypt Key the signature and its timestamp are checked on the raw body before
     anything is parsed or decrypted: nothing unsigned reaches the cipher (but Feishu's URL check: ``_unsigned``)."""
     key = credentials.get("encrypt_key", "")
@@ -115,7 +142,17 @@ def _question(message: dict[str, Any], bot_open_id: str) -> str | None:
     return _PLACEHOLDER.sub("", text).strip() or None
 
 
-def receive(channel: BotChannel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
+def card(reply: Reply) -> dict[str, Any]:
+    """An interactive card (卡片 JSON 1.0): the answer as lark_md, the verdict as a note, the sources with links."""
+    elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "lark_md", "content": tables_as_rows(reply.text)}}]
+    if line := verdict_line(reply.verdict):
+        elements.append({"tag": "note", "elements": [{"tag": "plain_text", "content": line}]})
+    if sources := sources_markdown(reply):
+        elements += [{"tag": "hr"}, {"tag": "div", "text": {"tag": "lark_md", "content": sources}}]
+    return {"config": {"wide_screen_mode": True}, "elements": elements}
+
+
+def _receive(channel: Channel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
     if request.method != "POST":
         raise unreadable("Feishu sends its events with POST")
     event = _open(channel, request, credentials, limit)
@@ -139,17 +176,7 @@ def receive(channel: BotChannel, credentials: dict[str, str], request: HttpReque
                                  reply_to={"message_id": message_id}))
 
 
-def card(reply: Reply) -> dict[str, Any]:
-    """An interactive card (卡片 JSON 1.0): the answer as lark_md, the verdict as a note, the sources with links."""
-    elements: list[dict[str, Any]] = [{"tag": "div", "text": {"tag": "lark_md", "content": tables_as_rows(reply.text)}}]
-    if line := verdict_line(reply.verdict):
-        elements.append({"tag": "note", "elements": [{"tag": "plain_text", "content": line}]})
-    if sources := sources_markdown(reply):
-        elements += [{"tag": "hr"}, {"tag": "div", "text": {"tag": "lark_md", "content": sources}}]
-    return {"config": {"wide_screen_mode": True}, "elements": elements}
-
-
-def tenant_token(channel: BotChannel, credentials: dict[str, str]) -> tuple[str, Any]:
+def tenant_token(channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
     base = settings.ZHIKU_BOTS_FEISHU_BASE_URL
     _, body = call("POST", f"{base}/open-apis/auth/v3/tenant_access_token/internal",
                    body={"app_id": channel.settings.get("app_id", ""), "app_secret": credentials.get("app_secret", "")})
@@ -159,7 +186,7 @@ def tenant_token(channel: BotChannel, credentials: dict[str, str]) -> tuple[str,
     return str(body["tenant_access_token"]), body.get("expire")
 
 
-def send(channel: BotChannel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
+def _send(channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
     message_id = str(reply_to.get("message_id") or "")
     if not _MESSAGE_ID.match(message_id):
         raise ReplyError("no message to reply to")
@@ -178,3 +205,57 @@ def send(channel: BotChannel, credentials: dict[str, str], reply_to: dict[str, A
 
     identity = (base, channel.settings.get("app_id", ""), credentials.get("app_secret", ""))
     with_token("feishu", identity, lambda: tenant_token(channel, credentials), use)
+
+
+def _url_check(factory: RequestFactory, path: str, credentials: dict[str, str], expected: str) -> HttpRequest:
+    """Feishu's ``url_verification`` as Feishu sends it: encrypted and signed when an Encrypt Key is set."""
+    plain = json.dumps({"challenge": expected, "token": credentials.get("verification_token", ""),
+                        "type": "url_verification"})
+    key = credentials.get("encrypt_key", "")
+    if not key:
+        return factory.post(path, plain, content_type="application/json")
+    body = json.dumps({"encrypt": feishu_encrypt(key, plain.encode())}).encode()
+    timestamp, nonce = str(int(time.time())), secrets.token_hex(8)
+    return factory.post(path, body, content_type="application/json", HTTP_X_LARK_REQUEST_TIMESTAMP=timestamp,
+                        HTTP_X_LARK_REQUEST_NONCE=nonce,
+                        HTTP_X_LARK_SIGNATURE=feishu_signature(timestamp, nonce, key, body))
+
+
+class Feishu(Platform):
+    name = "feishu"
+    label = gettext_lazy("Feishu")
+    settings = (Field("app_id", help=gettext_lazy("Credentials & Basic Info → App ID (cli_…)"),
+                      valid=re.compile(r"^[A-Za-z0-9_-]{1,64}$").match, rule="letters, digits, _ and -"),
+                Field("bot_open_id", required=False, help=gettext_lazy(
+                    "The bot's open_id: in groups, answer only when it is the one mentioned (blank: any mention)")))
+    credentials = (Field("app_secret", help=gettext_lazy("Credentials & Basic Info → App Secret")),
+                   Field("verification_token",
+                         help=gettext_lazy("Events & Callbacks → Encryption Strategy → Verification Token")),
+                   Field("encrypt_key", required=False, help=gettext_lazy(
+                       "Events & Callbacks → Encryption Strategy → Encrypt Key (blank: events unencrypted)")))
+    token_api = "tenant_access_token"
+    token_names = "App ID + App Secret"
+
+    def receive(self, callback: Callback) -> Outcome:
+        return _receive(callback.channel, callback.credentials, callback.request, callback.limit)
+
+    def send(self, channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
+        _send(channel, credentials, reply_to, reply)
+
+    def access_token(self, channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
+        return tenant_token(channel, credentials)
+
+    def sample(self, factory: RequestFactory, path: str, channel: Channel, credentials: dict[str, str],
+               expected: str) -> HttpRequest:
+        return _url_check(factory, path, credentials, expected)
+
+    def answered(self, text: str, expected: str) -> bool:
+        return json.loads(text).get("challenge") == expected
+
+    def signed_with(self, credentials: dict[str, str]) -> str:
+        return "Verification Token" + (" + Encrypt Key" if credentials.get("encrypt_key") else "")
+
+    def unverified(self, channel: Channel, credentials: dict[str, str], token_checked: bool) -> list[str]:
+        return [_("Whether the stored %(secrets)s match Feishu's: Feishu has no API to check them. Feishu checks them "
+                  "when the request URL is saved in its console (Events & Callbacks), and a real message does.") % {
+            "secrets": self.signed_with(credentials)}]

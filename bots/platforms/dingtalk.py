@@ -4,7 +4,7 @@ Receiving (open.dingtalk.com "接收消息"): the headers ``timestamp`` (millise
 base64(HMAC-SHA256(AppSecret, timestamp + "\\n" + AppSecret)); a timestamp more than
 ``ZHIKU_BOTS_REPLAY_WINDOW_SECONDS`` (an hour) from now is refused, as DingTalk's own rule says. The sign covers
 the timestamp alone, not the body: a channel takes each (timestamp, sign) with one body only
-(``bots.services.signature_once``), so a captured pair cannot carry another question or sessionWebhook. The
+(``Callback.signature_once``), so a captured pair cannot carry another question or sessionWebhook. The
 sign and the timestamp are checked before the body is read; every failure is the one refusal (bots/protocol.py).
 The body holds
 ``msgtype`` (only ``text`` is answered), ``text.content``, ``conversationType`` (1 single, 2 group: DingTalk sends a
@@ -17,25 +17,38 @@ is DingTalk's (bots/selftest.py); replying needs no token.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import ipaddress
+import json
+import secrets
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
+from django.test import RequestFactory
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from bots.crypto import dingtalk_sign, same
+from bots.crypto import same
 from bots.formatting import Reply, as_markdown, cut_bytes
-from bots.models import BotChannel
 from bots.outbound import ReplyError, call
+from bots.platforms.base import Callback, Channel, Field, Platform
 from bots.protocol import Incoming, Outcome, check_fresh, json_object, refused, stamp, unreadable
-from bots.services import signature_once
 
 MAX_MARKDOWN_BYTES = 20000
 
 
-def receive(channel: BotChannel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
+def dingtalk_sign(timestamp: str, app_secret: str) -> str:
+    digest = hmac.new(app_secret.encode(), f"{timestamp}\n{app_secret}".encode(), hashlib.sha256).digest()
+    return base64.b64encode(digest).decode()
+
+
+def _receive(callback: Callback) -> Outcome:
+    credentials, request, limit = callback.credentials, callback.request, callback.limit
     if request.method != "POST":
         raise unreadable("DingTalk sends its messages with POST")
     timestamp, sign = request.headers.get("timestamp", ""), request.headers.get("sign", "")
@@ -45,7 +58,7 @@ def receive(channel: BotChannel, credentials: dict[str, str], request: HttpReque
     window = settings.ZHIKU_BOTS_REPLAY_WINDOW_SECONDS
     millis = stamp(timestamp, digits=16)
     check_fresh(millis / 1000, window=window, setting="ZHIKU_BOTS_REPLAY_WINDOW_SECONDS")
-    if not signature_once(channel=channel, timestamp=millis, body=request.body, window=window):
+    if not callback.signature_once(millis, request.body, window):
         raise refused("this timestamp and sign came before with another body (a replay)")
     body = json_object(request.body, limit)
     ack = JsonResponse({})
@@ -79,7 +92,7 @@ def check_webhook(url: str) -> None:
                          "(ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS)")
 
 
-def send(channel: BotChannel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
+def _send(channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
     url = str(reply_to.get("webhook") or "")
     check_webhook(url)
     expires = reply_to.get("expires")
@@ -93,7 +106,7 @@ def send(channel: BotChannel, credentials: dict[str, str], reply_to: dict[str, A
         raise ReplyError(f"sessionWebhook: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
 
 
-def access_token(channel: BotChannel, credentials: dict[str, str]) -> tuple[str, Any]:
+def _access_token(channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
     """(accessToken, seconds it lives) for the robot's app; ReplyError with DingTalk's code and message (a wrong
     AppKey or AppSecret: HTTP 400 ``invalidClientIdOrSecret``)."""
     _, body = call("POST", f"{settings.ZHIKU_BOTS_DINGTALK_BASE_URL}/v1.0/oauth2/accessToken",
@@ -102,3 +115,45 @@ def access_token(channel: BotChannel, credentials: dict[str, str]) -> tuple[str,
     if not body.get("accessToken"):
         raise ReplyError(f"accessToken: {body.get('code') or '-'} {body.get('message') or ''}".strip())
     return str(body["accessToken"]), body.get("expireIn")
+
+
+class DingTalk(Platform):
+    name = "dingtalk"
+    label = gettext_lazy("DingTalk")
+    settings = (Field("robot_code", required=False, help=gettext_lazy("The robot's RobotCode (AppKey), for reference")),)
+    credentials = (Field("app_secret", help=gettext_lazy("Credentials → AppSecret: signs each callback")),)
+    token_api = "accessToken"
+    token_names = "RobotCode (AppKey) + AppSecret"
+
+    def receive(self, callback: Callback) -> Outcome:
+        return _receive(callback)
+
+    def send(self, channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
+        _send(channel, credentials, reply_to, reply)
+
+    def access_token(self, channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
+        return _access_token(channel, credentials)
+
+    def token_checkable(self, channel: Channel) -> bool:
+        return bool(channel.settings.get("robot_code"))
+
+    def sample(self, factory: RequestFactory, path: str, channel: Channel, credentials: dict[str, str],
+               expected: str) -> HttpRequest:
+        """A signed text message with no text: checked, acknowledged, not answered (DingTalk has no URL check)."""
+        timestamp = str(int(time.time() * 1000))
+        body = {"msgtype": "text", "text": {"content": ""}, "msgId": "zhiku-selftest-" + secrets.token_hex(8),
+                "conversationType": "1"}
+        return factory.post(path, json.dumps(body), content_type="application/json", HTTP_TIMESTAMP=timestamp,
+                            HTTP_SIGN=dingtalk_sign(timestamp, credentials.get("app_secret", "")))
+
+    def answered(self, text: str, expected: str) -> bool:
+        return True
+
+    def signed_with(self, credentials: dict[str, str]) -> str:
+        return "AppSecret"
+
+    def unverified(self, channel: Channel, credentials: dict[str, str], token_checked: bool) -> list[str]:
+        if token_checked:
+            return []
+        return [_("Whether the AppSecret is DingTalk's: without the RobotCode (AppKey) it cannot be checked with "
+                  "DingTalk's API. Add the RobotCode to the channel and test again, or send the robot a real message.")]
