@@ -47,34 +47,6 @@ def dingtalk_sign(timestamp: str, app_secret: str) -> str:
     return base64.b64encode(digest).decode()
 
 
-def _receive(callback: Callback) -> Outcome:
-    credentials, request, limit = callback.credentials, callback.request, callback.limit
-    if request.method != "POST":
-        raise unreadable("DingTalk sends its messages with POST")
-    timestamp, sign = request.headers.get("timestamp", ""), request.headers.get("sign", "")
-    secret = credentials.get("app_secret", "")
-    if not secret or not same(sign, dingtalk_sign(timestamp, secret)):
-        raise refused("sign does not match the AppSecret")
-    window = settings.ZHIKU_BOTS_REPLAY_WINDOW_SECONDS
-    millis = stamp(timestamp, digits=16)
-    check_fresh(millis / 1000, window=window, setting="ZHIKU_BOTS_REPLAY_WINDOW_SECONDS")
-    if not callback.signature_once(millis, request.body, window):
-        raise refused("this timestamp and sign came before with another body (a replay)")
-    body = json_object(request.body, limit)
-    ack = JsonResponse({})
-    text: dict[str, Any] = body["text"] if isinstance(body.get("text"), dict) else {}
-    question = str(text.get("content") or "").strip()
-    msg_id = str(body.get("msgId") or "")
-    if body.get("msgtype") != "text" or not question or not msg_id:
-        return Outcome(ack)
-    if str(body.get("conversationType")) == "2" and body.get("isInAtList") is False:
-        return Outcome(ack)
-    chat = str(body.get("conversationId") or body.get("senderStaffId") or body.get("senderId") or msg_id)
-    reply_to = {"webhook": str(body.get("sessionWebhook") or ""),
-                "expires": body.get("sessionWebhookExpiredTime"), "sender": str(body.get("senderStaffId") or "")}
-    return Outcome(ack, Incoming(event_id=msg_id, question=question, chat=chat, reply_to=reply_to))
-
-
 def check_webhook(url: str) -> None:
     """The sessionWebhook is a DingTalk API host (``ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS``), else ReplyError."""
     try:
@@ -92,31 +64,6 @@ def check_webhook(url: str) -> None:
                          "(ZHIKU_BOTS_DINGTALK_WEBHOOK_HOSTS)")
 
 
-def _send(channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-    url = str(reply_to.get("webhook") or "")
-    check_webhook(url)
-    expires = reply_to.get("expires")
-    if isinstance(expires, (int, float)) and expires < time.time() * 1000:
-        raise ReplyError("the sessionWebhook has expired")
-    text = cut_bytes(as_markdown(reply), MAX_MARKDOWN_BYTES)
-    title = cut_bytes(reply.text.strip().splitlines()[0] if reply.text.strip() else channel.assistant.name, 60)
-    _, body = call("POST", url, body={"msgtype": "markdown", "markdown": {"title": title, "text": text}})
-    body = body if isinstance(body, dict) else {}
-    if body.get("errcode") != 0:
-        raise ReplyError(f"sessionWebhook: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
-
-
-def _access_token(channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-    """(accessToken, seconds it lives) for the robot's app; ReplyError with DingTalk's code and message (a wrong
-    AppKey or AppSecret: HTTP 400 ``invalidClientIdOrSecret``)."""
-    _, body = call("POST", f"{settings.ZHIKU_BOTS_DINGTALK_BASE_URL}/v1.0/oauth2/accessToken",
-                   body={"appKey": channel.settings.get("robot_code", ""), "appSecret": credentials.get("app_secret", "")})
-    body = body if isinstance(body, dict) else {}
-    if not body.get("accessToken"):
-        raise ReplyError(f"accessToken: {body.get('code') or '-'} {body.get('message') or ''}".strip())
-    return str(body["accessToken"]), body.get("expireIn")
-
-
 class DingTalk(Platform):
     name = "dingtalk"
     label = gettext_lazy("DingTalk")
@@ -126,13 +73,54 @@ class DingTalk(Platform):
     token_names = "RobotCode (AppKey) + AppSecret"
 
     def receive(self, callback: Callback) -> Outcome:
-        return _receive(callback)
+        credentials, request, limit = callback.credentials, callback.request, callback.limit
+        if request.method != "POST":
+            raise unreadable("DingTalk sends its messages with POST")
+        timestamp, sign = request.headers.get("timestamp", ""), request.headers.get("sign", "")
+        secret = credentials.get("app_secret", "")
+        if not secret or not same(sign, dingtalk_sign(timestamp, secret)):
+            raise refused("sign does not match the AppSecret")
+        window = settings.ZHIKU_BOTS_REPLAY_WINDOW_SECONDS
+        millis = stamp(timestamp, digits=16)
+        check_fresh(millis / 1000, window=window, setting="ZHIKU_BOTS_REPLAY_WINDOW_SECONDS")
+        if not callback.signature_once(millis, request.body, window):
+            raise refused("this timestamp and sign came before with another body (a replay)")
+        body = json_object(request.body, limit)
+        ack = JsonResponse({})
+        text: dict[str, Any] = body["text"] if isinstance(body.get("text"), dict) else {}
+        question = str(text.get("content") or "").strip()
+        msg_id = str(body.get("msgId") or "")
+        if body.get("msgtype") != "text" or not question or not msg_id:
+            return Outcome(ack)
+        if str(body.get("conversationType")) == "2" and body.get("isInAtList") is False:
+            return Outcome(ack)
+        chat = str(body.get("conversationId") or body.get("senderStaffId") or body.get("senderId") or msg_id)
+        reply_to = {"webhook": str(body.get("sessionWebhook") or ""),
+                    "expires": body.get("sessionWebhookExpiredTime"), "sender": str(body.get("senderStaffId") or "")}
+        return Outcome(ack, Incoming(event_id=msg_id, question=question, chat=chat, reply_to=reply_to))
 
     def send(self, channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-        _send(channel, credentials, reply_to, reply)
+        url = str(reply_to.get("webhook") or "")
+        check_webhook(url)
+        expires = reply_to.get("expires")
+        if isinstance(expires, (int, float)) and expires < time.time() * 1000:
+            raise ReplyError("the sessionWebhook has expired")
+        text = cut_bytes(as_markdown(reply), MAX_MARKDOWN_BYTES)
+        title = cut_bytes(reply.text.strip().splitlines()[0] if reply.text.strip() else channel.assistant.name, 60)
+        _, body = call("POST", url, body={"msgtype": "markdown", "markdown": {"title": title, "text": text}})
+        body = body if isinstance(body, dict) else {}
+        if body.get("errcode") != 0:
+            raise ReplyError(f"sessionWebhook: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
 
     def access_token(self, channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-        return _access_token(channel, credentials)
+        """(accessToken, seconds it lives) for the robot's app; ReplyError with DingTalk's code and message (a wrong
+        AppKey or AppSecret: HTTP 400 ``invalidClientIdOrSecret``)."""
+        _, body = call("POST", f"{settings.ZHIKU_BOTS_DINGTALK_BASE_URL}/v1.0/oauth2/accessToken",
+                       body={"appKey": channel.settings.get("robot_code", ""), "appSecret": credentials.get("app_secret", "")})
+        body = body if isinstance(body, dict) else {}
+        if not body.get("accessToken"):
+            raise ReplyError(f"accessToken: {body.get('code') or '-'} {body.get('message') or ''}".strip())
+        return str(body["accessToken"]), body.get("expireIn")
 
     def token_checkable(self, channel: Channel) -> bool:
         return bool(channel.settings.get("robot_code"))

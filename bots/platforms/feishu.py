@@ -152,61 +152,6 @@ def card(reply: Reply) -> dict[str, Any]:
     return {"config": {"wide_screen_mode": True}, "elements": elements}
 
 
-def _receive(channel: Channel, credentials: dict[str, str], request: HttpRequest, limit: int) -> Outcome:
-    if request.method != "POST":
-        raise unreadable("Feishu sends its events with POST")
-    event = _open(channel, request, credentials, limit)
-    header: dict[str, Any] = event["header"] if isinstance(event.get("header"), dict) else {}
-    token = event.get("token") if "header" not in event else header.get("token")
-    if not same(str(token or ""), credentials.get("verification_token", "")):
-        raise refused("the Verification Token does not match")
-    if event.get("type") == "url_verification":
-        return Outcome(JsonResponse({"challenge": str(event.get("challenge") or "")}))
-    ack = JsonResponse({})
-    body: dict[str, Any] = event["event"] if isinstance(event.get("event"), dict) else {}
-    if header.get("event_type") != "im.message.receive_v1" or (body.get("sender") or {}).get("sender_type") == "app":
-        return Outcome(ack)
-    message: dict[str, Any] = body["message"] if isinstance(body.get("message"), dict) else {}
-    question = _question(message, channel.settings.get("bot_open_id", ""))
-    message_id = str(message.get("message_id") or "")
-    if question is None or not _MESSAGE_ID.match(message_id):
-        return Outcome(ack)
-    event_id = str(header.get("event_id") or message_id)
-    return Outcome(ack, Incoming(event_id=event_id, question=question, chat=str(message.get("chat_id") or message_id),
-                                 reply_to={"message_id": message_id}))
-
-
-def tenant_token(channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-    base = settings.ZHIKU_BOTS_FEISHU_BASE_URL
-    _, body = call("POST", f"{base}/open-apis/auth/v3/tenant_access_token/internal",
-                   body={"app_id": channel.settings.get("app_id", ""), "app_secret": credentials.get("app_secret", "")})
-    body = body if isinstance(body, dict) else {}
-    if body.get("code") != 0 or not body.get("tenant_access_token"):
-        raise ReplyError(f"tenant_access_token: {body.get('code')} {body.get('msg') or ''}".strip())
-    return str(body["tenant_access_token"]), body.get("expire")
-
-
-def _send(channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-    message_id = str(reply_to.get("message_id") or "")
-    if not _MESSAGE_ID.match(message_id):
-        raise ReplyError("no message to reply to")
-    base = settings.ZHIKU_BOTS_FEISHU_BASE_URL
-    content = json.dumps(card(reply), ensure_ascii=False)
-
-    def use(token: str) -> tuple[bool, Any]:
-        _, body = call("POST", f"{base}/open-apis/im/v1/messages/{message_id}/reply",
-                       headers={"Authorization": f"Bearer {token}"}, body={"msg_type": "interactive", "content": content})
-        body = body if isinstance(body, dict) else {}
-        if body.get("code") in TOKEN_REFUSED:
-            return True, None
-        if body.get("code") != 0:
-            raise ReplyError(f"reply: {body.get('code')} {body.get('msg') or ''}".strip())
-        return False, body
-
-    identity = (base, channel.settings.get("app_id", ""), credentials.get("app_secret", ""))
-    with_token("feishu", identity, lambda: tenant_token(channel, credentials), use)
-
-
 def _url_check(factory: RequestFactory, path: str, credentials: dict[str, str], expected: str) -> HttpRequest:
     """Feishu's ``url_verification`` as Feishu sends it: encrypted and signed when an Encrypt Key is set."""
     plain = json.dumps({"challenge": expected, "token": credentials.get("verification_token", ""),
@@ -237,13 +182,57 @@ class Feishu(Platform):
     token_names = "App ID + App Secret"
 
     def receive(self, callback: Callback) -> Outcome:
-        return _receive(callback.channel, callback.credentials, callback.request, callback.limit)
+        channel, credentials, request, limit = callback.channel, callback.credentials, callback.request, callback.limit
+        if request.method != "POST":
+            raise unreadable("Feishu sends its events with POST")
+        event = _open(channel, request, credentials, limit)
+        header: dict[str, Any] = event["header"] if isinstance(event.get("header"), dict) else {}
+        token = event.get("token") if "header" not in event else header.get("token")
+        if not same(str(token or ""), credentials.get("verification_token", "")):
+            raise refused("the Verification Token does not match")
+        if event.get("type") == "url_verification":
+            return Outcome(JsonResponse({"challenge": str(event.get("challenge") or "")}))
+        ack = JsonResponse({})
+        body: dict[str, Any] = event["event"] if isinstance(event.get("event"), dict) else {}
+        if header.get("event_type") != "im.message.receive_v1" or (body.get("sender") or {}).get("sender_type") == "app":
+            return Outcome(ack)
+        message: dict[str, Any] = body["message"] if isinstance(body.get("message"), dict) else {}
+        question = _question(message, channel.settings.get("bot_open_id", ""))
+        message_id = str(message.get("message_id") or "")
+        if question is None or not _MESSAGE_ID.match(message_id):
+            return Outcome(ack)
+        event_id = str(header.get("event_id") or message_id)
+        return Outcome(ack, Incoming(event_id=event_id, question=question, chat=str(message.get("chat_id") or message_id),
+                                     reply_to={"message_id": message_id}))
 
     def send(self, channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-        _send(channel, credentials, reply_to, reply)
+        message_id = str(reply_to.get("message_id") or "")
+        if not _MESSAGE_ID.match(message_id):
+            raise ReplyError("no message to reply to")
+        base = settings.ZHIKU_BOTS_FEISHU_BASE_URL
+        content = json.dumps(card(reply), ensure_ascii=False)
+
+        def use(token: str) -> tuple[bool, Any]:
+            _, body = call("POST", f"{base}/open-apis/im/v1/messages/{message_id}/reply",
+                           headers={"Authorization": f"Bearer {token}"}, body={"msg_type": "interactive", "content": content})
+            body = body if isinstance(body, dict) else {}
+            if body.get("code") in TOKEN_REFUSED:
+                return True, None
+            if body.get("code") != 0:
+                raise ReplyError(f"reply: {body.get('code')} {body.get('msg') or ''}".strip())
+            return False, body
+
+        identity = (base, channel.settings.get("app_id", ""), credentials.get("app_secret", ""))
+        with_token("feishu", identity, lambda: self.access_token(channel, credentials), use)
 
     def access_token(self, channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-        return tenant_token(channel, credentials)
+        base = settings.ZHIKU_BOTS_FEISHU_BASE_URL
+        _, body = call("POST", f"{base}/open-apis/auth/v3/tenant_access_token/internal",
+                       body={"app_id": channel.settings.get("app_id", ""), "app_secret": credentials.get("app_secret", "")})
+        body = body if isinstance(body, dict) else {}
+        if body.get("code") != 0 or not body.get("tenant_access_token"):
+            raise ReplyError(f"tenant_access_token: {body.get('code')} {body.get('msg') or ''}".strip())
+        return str(body["tenant_access_token"]), body.get("expire")
 
     def sample(self, factory: RequestFactory, path: str, channel: Channel, credentials: dict[str, str],
                expected: str) -> HttpRequest:

@@ -114,31 +114,6 @@ def _opened(channel: Channel, credentials: dict[str, str], request: HttpRequest,
     return plain
 
 
-def _receive(channel: Channel, credentials: dict[str, str], request: HttpRequest) -> Outcome:
-    if request.method == "GET":
-        echo = _opened(channel, credentials, request, request.GET.get("echostr", ""))
-        return Outcome(HttpResponse(echo, content_type="text/plain; charset=utf-8"))
-    if request.method != "POST":
-        raise unreadable("WeCom checks the URL with GET and sends messages with POST")
-    outer = _xml(request.body)
-    message = _xml(_opened(channel, credentials, request, _text(outer, "Encrypt")))
-    ack = HttpResponse(b"", content_type="text/plain")
-    question, user, msg_id = _text(message, "Content"), _text(message, "FromUserName"), _text(message, "MsgId")
-    if _text(message, "MsgType") != "text" or not question or not user or not msg_id:
-        return Outcome(ack)
-    return Outcome(ack, Incoming(event_id=msg_id, question=question, chat=user, reply_to={"touser": user}))
-
-
-def _access_token(channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-    base = settings.ZHIKU_BOTS_WECOM_BASE_URL
-    _, body = call("GET", f"{base}/cgi-bin/gettoken",
-                   params={"corpid": channel.settings.get("corp_id", ""), "corpsecret": credentials.get("secret", "")})
-    body = body if isinstance(body, dict) else {}
-    if body.get("errcode") not in (0, None) or not body.get("access_token"):
-        raise ReplyError(f"gettoken: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
-    return str(body["access_token"]), body.get("expires_in")
-
-
 def message_body(channel: Channel, user: str, reply: Reply) -> dict[str, Any]:
     agent = int(channel.settings.get("agent_id") or 0)
     if channel.settings.get("msg_format") == "text":
@@ -146,26 +121,6 @@ def message_body(channel: Channel, user: str, reply: Reply) -> dict[str, Any]:
                 "text": {"content": cut_bytes(as_text(reply), MAX_CONTENT_BYTES)}}
     return {"touser": user, "msgtype": "markdown", "agentid": agent,
             "markdown": {"content": cut_bytes(as_markdown(reply), MAX_CONTENT_BYTES)}}
-
-
-def _send(channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-    user = str(reply_to.get("touser") or "")
-    if not user:
-        raise ReplyError("no user to reply to")
-    base = settings.ZHIKU_BOTS_WECOM_BASE_URL
-    payload = message_body(channel, user, reply)
-
-    def use(token: str) -> tuple[bool, Any]:
-        _, body = call("POST", f"{base}/cgi-bin/message/send", params={"access_token": token}, body=payload)
-        body = body if isinstance(body, dict) else {}
-        if body.get("errcode") in TOKEN_REFUSED:
-            return True, None
-        if body.get("errcode") != 0:
-            raise ReplyError(f"message/send: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
-        return False, body
-
-    identity = (base, channel.settings.get("corp_id", ""), credentials.get("secret", ""))
-    with_token("wecom", identity, lambda: _access_token(channel, credentials), use)
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$").match
@@ -189,13 +144,47 @@ class WeCom(Platform):
     token_names = "CorpID + Secret"
 
     def receive(self, callback: Callback) -> Outcome:
-        return _receive(callback.channel, callback.credentials, callback.request)
+        channel, credentials, request = callback.channel, callback.credentials, callback.request
+        if request.method == "GET":
+            echo = _opened(channel, credentials, request, request.GET.get("echostr", ""))
+            return Outcome(HttpResponse(echo, content_type="text/plain; charset=utf-8"))
+        if request.method != "POST":
+            raise unreadable("WeCom checks the URL with GET and sends messages with POST")
+        outer = _xml(request.body)
+        message = _xml(_opened(channel, credentials, request, _text(outer, "Encrypt")))
+        ack = HttpResponse(b"", content_type="text/plain")
+        question, user, msg_id = _text(message, "Content"), _text(message, "FromUserName"), _text(message, "MsgId")
+        if _text(message, "MsgType") != "text" or not question or not user or not msg_id:
+            return Outcome(ack)
+        return Outcome(ack, Incoming(event_id=msg_id, question=question, chat=user, reply_to={"touser": user}))
 
     def send(self, channel: Channel, credentials: dict[str, str], reply_to: dict[str, Any], reply: Reply) -> None:
-        _send(channel, credentials, reply_to, reply)
+        user = str(reply_to.get("touser") or "")
+        if not user:
+            raise ReplyError("no user to reply to")
+        base = settings.ZHIKU_BOTS_WECOM_BASE_URL
+        payload = message_body(channel, user, reply)
+
+        def use(token: str) -> tuple[bool, Any]:
+            _, body = call("POST", f"{base}/cgi-bin/message/send", params={"access_token": token}, body=payload)
+            body = body if isinstance(body, dict) else {}
+            if body.get("errcode") in TOKEN_REFUSED:
+                return True, None
+            if body.get("errcode") != 0:
+                raise ReplyError(f"message/send: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
+            return False, body
+
+        identity = (base, channel.settings.get("corp_id", ""), credentials.get("secret", ""))
+        with_token("wecom", identity, lambda: self.access_token(channel, credentials), use)
 
     def access_token(self, channel: Channel, credentials: dict[str, str]) -> tuple[str, Any]:
-        return _access_token(channel, credentials)
+        base = settings.ZHIKU_BOTS_WECOM_BASE_URL
+        _, body = call("GET", f"{base}/cgi-bin/gettoken",
+                       params={"corpid": channel.settings.get("corp_id", ""), "corpsecret": credentials.get("secret", "")})
+        body = body if isinstance(body, dict) else {}
+        if body.get("errcode") not in (0, None) or not body.get("access_token"):
+            raise ReplyError(f"gettoken: {body.get('errcode')} {body.get('errmsg') or ''}".strip())
+        return str(body["access_token"]), body.get("expires_in")
 
     def sample(self, factory: RequestFactory, path: str, channel: Channel, credentials: dict[str, str],
                expected: str) -> HttpRequest:
