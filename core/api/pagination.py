@@ -32,6 +32,12 @@ class Pagination(PageNumberPagination):
             raise fail("invalid_page_size", limit=self.max_page_size, on_field="page_size")
         return int(raw)
 
+    def get_page_number(self, request: Request, paginator: Any) -> Any:
+        """An empty ``page=`` is refused as any page that is not a number is (404 "Invalid page."), where DRF reads
+        it as page 1: the schema's ``page`` is an integer."""
+        raw = request.query_params.get(self.page_query_param)
+        return raw if raw == "" else super().get_page_number(request, paginator)
+
     def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:

@@ -64,3 +64,12 @@ def test_a_json_boolean_is_true_or_false_and_a_number_is_a_number(client_for, al
     assert status == 400 and set(fields) == {"top_k", "score_threshold"}
     assert client_for(alice).patch(f"/api/kbs/{kb.pk}/chunks/{chunk.pk}/", {"enabled": False}, format="json").status_code == 200
     assert client_for(alice).patch(f"/api/kbs/{kb.pk}/", {"top_k": 5}, format="json").status_code == 200
+
+
+def test_an_empty_page_is_refused_as_a_page_that_is_not_a_number(client_for, alice, kb):
+    """The schema's ``page`` is an integer; DRF read ``page=`` as page 1 (Schemathesis' negative case, accepted)."""
+    client = client_for(alice)
+    for query in ("page=", "page=abc"):
+        status, code, _ = error(client.get(f"/api/kbs/?{query}"))
+        assert status == 404 and code == "not_found", query
+    assert client.get("/api/kbs/?page=1").status_code == 200
