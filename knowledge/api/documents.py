@@ -13,13 +13,14 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.api.inputs import chunking_from_form, form_files, form_group_names, form_keep_edits
 from knowledge.api.versions import Redirecting, document_or_redirect
 from knowledge.document_fields import fields_clean
+from knowledge.errors import KnowledgeError
 from knowledge.ingest_errors import cut_short_message
 from knowledge.ingestion.pinning import KEEP_EDITS
 from knowledge.ingestion.queue import attach_places
@@ -46,7 +47,7 @@ class DocumentListView(PaginatedView):
         wanted = request.query_params.get("status")
         if wanted is not None:
             if wanted not in DocumentStatus.values:
-                raise fail("invalid_filter", values=", ".join(DocumentStatus.values))
+                raise fail(CoreError.INVALID_FILTER, values=", ".join(DocumentStatus.values))
             qs = qs.filter(status=wanted)
         return self.paginated(qs, s.DocumentOutput, prepare=attach_places)  # the waiting ones' places, one pass
 
@@ -100,7 +101,7 @@ class DocumentPreviewView(APIView):
         chunking = chunking_from_form(request.data) or Chunking()
         files = form_files(request, "file")
         if len(files) != 1:
-            raise fail("no_files", "one")
+            raise fail(KnowledgeError.NO_FILES, "one")
         preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking,
                                    cancelled=client_gone(request))
         drafts = preview.drafts
