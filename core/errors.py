@@ -147,6 +147,32 @@ def stored(code: ErrorCode, **params: Any) -> str:
     return json.dumps({"code": str(code), "params": params}, sort_keys=True)
 
 
+# What a failure stored as a code and a detail reads (a document's ``error_code``, answered by the chunking preview
+# too): kept apart from CODES, because a code may read one way answering a request and another on a failed row
+# (``unsupported_type`` names the file answering an upload; a failed document says only that its type is not
+# supported). docs/api.md lists them below the table of CODES.
+FAILURES: dict[str, Registered] = {}
+
+
+def register_failure(code: ErrorCode, message: Promise, **variants: Promise) -> None:
+    """Register what a stored failure of ``code`` reads (``variants``: its other sentences, by what the detail names)."""
+    assert code not in FAILURES, f"failure code {code!r} registered twice"
+    FAILURES[code] = Registered(code, None, message, variants, None)
+
+
+def failure_text(code: str, detail: str = "", variant: str | None = None, **params: Any) -> str:
+    """The sentence, in the active language, for a failure stored as ``code`` and the run's own English ``detail``
+    (a document's, a source run's or item's): its failure sentence (``register_failure``), else the code's registered
+    message with ``detail`` as ``%(detail)s``. An unknown code, or a template that names other values, gives the detail."""
+    entry = FAILURES.get(code) or CODES.get(code)
+    if entry is None:
+        return detail or code
+    try:
+        return entry.text(variant, **{"detail": detail, **params})
+    except (KeyError, TypeError, ValueError):  # a template that names values the row does not keep
+        return detail
+
+
 def stored_text(raw: str) -> tuple[str, str]:
     """(code, message in the active language) of a ``stored`` error; text stored otherwise is ("", the text)."""
     try:

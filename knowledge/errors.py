@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from core.errors import FAILURES, EmbeddingError, ErrorCode, FileTooLarge, UnsupportedFileType, failure_text, register_failure
 from core.errors import Conflict as C
-from core.errors import EmbeddingError, ErrorCode, FileTooLarge, UnsupportedFileType
 from core.errors import NotFound as N
 from core.errors import PermissionDenied as P
 from core.errors import ValidationFailed as V
 from core.errors import register as _code
+from knowledge.parsers.budget import budget_of
 
 
 class KnowledgeError(ErrorCode):
@@ -71,6 +72,18 @@ class KnowledgeError(ErrorCode):
     LABEL_NOT_FOUND = "label_not_found"
     INVALID_LABEL_QUESTION = "invalid_label_question"
     INVALID_LABEL_STATUS = "invalid_label_status"
+    # what only a failed document (and the chunking preview) answers
+    CORRUPT_FILE = "corrupt_file"
+    UNDECODABLE_TEXT = "undecodable_text"
+    ARCHIVE_BOMB = "archive_bomb"
+    TYPE_MISMATCH = "type_mismatch"
+    OCR_FAILED = "ocr_failed"
+    IMAGE_TOO_LARGE = "image_too_large"
+    INGEST_ERROR = "ingest_error"
+    INGEST_CRASHED = "ingest_crashed"
+    RESOURCE_LIMIT = "resource_limit"
+    CONVERTER_MISSING = "converter_missing"
+    CONVERSION_FAILED = "conversion_failed"
 
 
 # --- members ---------------------------------------------------------------------------------------------------
@@ -156,3 +169,46 @@ _code(KnowledgeError.NOT_ENOUGH_QUESTIONS, None, _("The KB has %(usable)s usable
 _code(KnowledgeError.LABEL_NOT_FOUND, N, _("Labelled question not found."))
 _code(KnowledgeError.INVALID_LABEL_QUESTION, V, _("question must be a text of 1 to %(limit)s characters."))
 _code(KnowledgeError.INVALID_LABEL_STATUS, V, _("status must be one of %(choices)s."))
+
+# --- why a document failed (its stored error_code; the chunking preview answers them as 400) ---------------------
+# Read back by document_failure_text; resource_limit names the budget (knowledge/parsers/budget.py) and its limit.
+_failed = register_failure
+_failed(KnowledgeError.UNSUPPORTED_TYPE, _("This file type is not supported."))
+_failed(KnowledgeError.EMPTY_FILE, _("The file is empty or no text could be extracted from it."))
+_failed(KnowledgeError.CORRUPT_FILE, _("The file is damaged or cannot be read."))
+_failed(KnowledgeError.UNDECODABLE_TEXT,
+        _("The text encoding could not be recognised; save the file as UTF-8 and upload it again."))
+_failed(KnowledgeError.ARCHIVE_BOMB, _("The file unpacks to far more data than allowed, so it was not read."))
+_failed(KnowledgeError.TYPE_MISMATCH, _("The file's content does not match its extension."))
+_failed(KnowledgeError.OCR_FAILED,
+        _("No text could be recognised on a scanned page or picture; upload a sharper scan or the original file."))
+_failed(KnowledgeError.IMAGE_TOO_LARGE,
+        _("The picture is too large to read (over 40 megapixels); scale it down and upload it again."))
+_failed(KnowledgeError.INGEST_ERROR,
+        _("Processing failed because of an internal error; retry, and tell the administrator if it fails again."))
+_failed(KnowledgeError.INGEST_CRASHED, _("Processing stopped several times without finishing (the worker died or was killed); "
+                                         "check the file, then retry."))
+_failed(KnowledgeError.RESOURCE_LIMIT, _("Reading the file went over a limit set for one file, so it was stopped."),
+        memory=_("Reading the file needed more than %(limit)s MB of memory, the limit for one file, so it was stopped."),
+        cpu=_("Reading the file took more than %(limit)s seconds of processor time, the limit for one file, so it was stopped."),
+        time=_("Reading the file took longer than %(limit)s seconds, the limit for one file, so it was stopped."),
+        characters=_("The file holds more than %(limit)s characters of text, the limit for one file; split it into smaller files."),
+        pages=_("The file has more than %(limit)s pages, the limit for one file; split it into smaller files."),
+        ocr_pages=_("The file has more than %(limit)s scanned pages or pictures to recognise, the limit for one file; "
+                    "split it, or upload a version with a text layer."),
+        inflated=_("The PDF's compressed content unpacks to more than %(limit)s MB, the limit for one file, so it was not read."))
+_failed(KnowledgeError.CONVERTER_MISSING,
+        _("Reading this file type needs LibreOffice, which is not installed on the server; ask the administrator, "
+          "or save the file as DOCX, XLSX or PPTX and upload it again."))
+_failed(KnowledgeError.CONVERSION_FAILED,
+        _("LibreOffice could not open the file: it may be damaged, protected by a password, or not of the type "
+          "its extension says; save it as DOCX, XLSX or PPTX and upload it again."))
+
+def document_failure_text(code: str, detail: str = "") -> str:
+    """Why a document failed, in the reader's language: the sentence registered for its stored ``code`` (ingestion keeps
+    the English ``detail``, with the specifics, beside it); an unknown code gives the detail. For ``resource_limit`` the
+    sentence names the budget and its limit, read from the detail."""
+    if code == KnowledgeError.RESOURCE_LIMIT and (found := budget_of(detail)) is not None:
+        budget, limit = found
+        return failure_text(code, variant=budget, limit=limit)
+    return failure_text(code, detail) if code in FAILURES else detail or code

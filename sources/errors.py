@@ -36,7 +36,7 @@ class SourcesError(ErrorCode):
 
 
 # --- the protocol's own codes (sources/kinds/base.py, core/net/netguard.py) --------------------------------
-# ``%(detail)s`` is the connector's own sentence (the field, the address); sources/services/errors.py fills it.
+# ``%(detail)s`` is the connector's own sentence (the field, the address); core.errors.failure_text fills it.
 register(SourcesError.SOURCE_KIND_UNKNOWN, ValidationFailed, _("Unknown kind of source: %(detail)s"))
 register(SourcesError.SOURCE_SETTINGS_INVALID, ValidationFailed, _("The source's settings are not valid: %(detail)s"))
 register(SourcesError.SOURCE_URL_INVALID, ValidationFailed, _("The source's address is not valid: %(detail)s"))

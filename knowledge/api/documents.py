@@ -1,6 +1,7 @@
 """REST endpoints for documents: upload, preview, list, restrict, retry, re-index and delete."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -21,7 +22,6 @@ from knowledge.api.inputs import chunking_from_form, form_files, form_group_name
 from knowledge.api.versions import Redirecting, document_or_redirect
 from knowledge.document_fields import fields_clean
 from knowledge.errors import KnowledgeError
-from knowledge.ingest_errors import cut_short_message
 from knowledge.ingestion.pinning import KEEP_EDITS
 from knowledge.ingestion.queue import attach_places
 from knowledge.ingestion.text import Chunking
@@ -174,3 +174,22 @@ class DocumentReindexView(APIView):
         document = document_reindex(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id),
                                     keep_edits=data["keep_edits"])
         return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+# Why a preview shows only the start of a file (``ChunkPreview.cut_short``).
+CUT_SHORT_MESSAGES = {
+    "pages": _("The preview read only the first %(limit)s pages; the upload reads the whole file."),
+    "ocr_pages": _("The preview recognised only the first %(limit)s scanned pages; the upload reads the whole file."),
+    "time": _("The preview stopped after about %(limit)s seconds and shows the pages read by then; the upload reads the whole file."),
+    "characters": _("The preview shows only the first %(limit)s characters; the upload reads the whole file."),
+}
+
+
+def cut_short_message(cut: dict | None) -> str:
+    """Why a preview stopped reading, in the active language; "" when it read the whole file."""
+    if not cut:
+        return ""
+    message = CUT_SHORT_MESSAGES.get(cut.get("budget", ""))
+    if message is None:
+        return gettext("The preview shows only the start of the file; the upload reads the whole file.")
+    return str(message) % {"limit": cut.get("limit", "")}

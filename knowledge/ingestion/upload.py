@@ -16,8 +16,7 @@ from core.errors import ValidationFailed, fail
 from knowledge.chunking import ChunkDraft
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import document_fields
-from knowledge.errors import KnowledgeError
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import KnowledgeError, document_failure_text
 from knowledge.ingestion import run, versions
 from knowledge.ingestion.text import Chunking, chunk_parsed
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
@@ -203,7 +202,7 @@ def document_preview(*, item: UploadedItem, chunking: Chunking, cancelled=None) 
         bounded = parse_bytes(item.name, item.data, cancelled=cancelled)
         title, drafts = chunk_parsed(bounded.document, item.name, chunking)
     except ParseError as exc:
-        raise ValidationFailed(ingest_error_message(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
+        raise ValidationFailed(document_failure_text(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
     except ParseCancelled:
         raise fail(KnowledgeError.CANCELLED) from None
     config = chunking.config

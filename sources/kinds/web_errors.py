@@ -3,7 +3,7 @@
 ``sources/errors.py`` imports every ``sources/kinds/*_errors.py``. As for the protocol's own codes, the
 registered message (translated: ``sources/locale/zh_Hans/LC_MESSAGES/web.po.part``) carries the
 connector's English sentence — the URL, the status, the limit — as ``%(detail)s``
-(sources/services/errors.py fills it); :func:`text` writes that sentence.
+(core.errors.failure_text fills it); :func:`text` writes that sentence.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from core.audit import Action, diff, record, snapshot
-from core.errors import ApplicationError, fail
+from core.errors import CODES, ApplicationError, ValidationFailed, fail, failure_text
 from knowledge.models import Document, KnowledgeBase
 from knowledge.services.documents import document_delete
 from providers.secrets import InvalidToken, secret_decrypt, secret_encrypt
@@ -16,11 +16,19 @@ from sources.catalog import load_kinds
 from sources.errors import SourcesError
 from sources.kinds.base import REGISTRY, Connector, SourceError, connector_for
 from sources.models import Schedule, Source
-from sources.services.errors import as_application_error
 from sources.timing import cron_check, next_run_at
 
 NAME_LIMIT = 200
 _UNSET: Any = object()
+
+
+def as_application_error(exc: SourceError) -> ApplicationError:
+    """A connector's ``SourceError`` as the application error its registered code names (sources/errors.py), the
+    connector's own sentence as the ``detail``."""
+    entry = CODES.get(exc.code)
+    error = entry.error if entry is not None and entry.error is not None else ValidationFailed
+    return error(failure_text(exc.code, exc.message), code=exc.code if entry is not None else "source_failed",
+                 extra={"detail": exc.message})
 
 
 def kind_class(kind: Any) -> type[Connector]:
