@@ -8,7 +8,8 @@ class AccountsConfig(AppConfig):
     verbose_name = _("Accounts")
 
     def ready(self) -> None:
-        from accounts import signals  # noqa: F401 - connects the receivers
-
-        # The people pages' error codes join the one registry (core/errors.py).
-        from accounts.people import errors  # noqa: F401 - registers the people pages' error codes
+        # The app's error codes join the one registry (core/errors.py).
+        from accounts import (
+            errors,  # noqa: F401 - registers the app's error codes
+            signals,  # noqa: F401 - connects the receivers
+        )

@@ -17,6 +17,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from knox.settings import knox_settings
 
+from accounts.errors import AccountsError
 from accounts.models import ApiToken
 from core.errors import fail
 from core.last_used import touch_last_used
@@ -39,10 +40,10 @@ def token_lifetime(days: int | None) -> timedelta | None:
     limit = settings.ZHIKU_TOKEN_MAX_DAYS
     if days is None:
         if limit:
-            raise fail("invalid_expiry", "never", limit=limit)
+            raise fail(AccountsError.INVALID_EXPIRY, "never", limit=limit)
         return None
     if isinstance(days, bool) or not isinstance(days, int) or days < 1 or (limit and days > limit):
-        raise fail("invalid_expiry", limit=limit) if limit else fail("invalid_expiry", "unlimited")
+        raise fail(AccountsError.INVALID_EXPIRY, limit=limit) if limit else fail(AccountsError.INVALID_EXPIRY, "unlimited")
     return timedelta(days=days)
 
 

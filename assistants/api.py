@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assistants import serializers as s
+from assistants.errors import AssistantsError
 from assistants.keys import key_revoke, keys_of
 from assistants.models import ApiKey, Assistant
 from assistants.services import (
@@ -29,7 +30,7 @@ from assistants.usage import assistant_usage
 from core.api.inputs import parse, parse_query
 from core.api.pagination import PaginatedView
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge.models import Role
 from knowledge.selectors import kb_get_for_user
 
@@ -42,7 +43,7 @@ def _key_of(*, assistant: Assistant | None = None, kb=None, key_id: int) -> ApiK
     """A live key of this assistant or KB; any other id (another's key, a revoked one) is 404 ``key_not_found``."""
     key = keys_of(assistant=assistant, kb=kb).filter(pk=key_id).first()
     if key is None:
-        raise fail("key_not_found")
+        raise fail(AssistantsError.KEY_NOT_FOUND)
     return key
 
 
@@ -79,7 +80,7 @@ class AssistantDetailView(APIView):
         assistant = assistant_get_for_user(user=request.user, assistant_id=assistant_id)
         data = dict(parse(s.AssistantInput, request.data, partial=True))
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         assistant = assistant_update(assistant=assistant, user=request.user, kb_ids=data.pop("kb_ids", None), **data)
         return Response(_output(assistant))
 

@@ -9,4 +9,4 @@ class AssistantsConfig(AppConfig):
 
     def ready(self) -> None:
         # The app's error codes join the one registry (core/errors.py) when Django starts.
-        from assistants import api_errors, errors  # noqa: F401 - imported to register the codes
+        from assistants import errors  # noqa: F401 - imported to register the codes

@@ -14,10 +14,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from assistants.dify_conditions import RECORD_FIELDS, MetadataCondition, metadata_condition
+from assistants.errors import AssistantsError
 from assistants.keys import bearer_key, key_authenticate
 from assistants.models import ApiKey
 from assistants.services import key_search
-from core.errors import CODES, ApplicationError, fail, message
+from core.errors import CODES, ApplicationError, CoreError, ErrorCode, fail, message
 from core.http.body import body_over_limit, json_body
 from knowledge.document_fields import document_fields
 from knowledge.models import Document
@@ -43,8 +44,8 @@ def dify_error(exc: ApplicationError) -> JsonResponse:
     return response
 
 
-def _coded(code: str) -> ApplicationError:
-    exc = ApplicationError(message(code), code=code)
+def _coded(code: ErrorCode) -> ApplicationError:
+    exc = ApplicationError(message(code), code=str(code))
     exc.status_code = CODES[code].http_status or 400
     return exc
 
@@ -54,7 +55,7 @@ def _coded(code: str) -> ApplicationError:
 def _knowledge_id(value: Any) -> int:
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not text.isdigit() or len(text) > 18:
-        raise fail("invalid_retrieval_request", "knowledge_id")
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "knowledge_id")
     return int(text)
 
 
@@ -62,22 +63,22 @@ def _setting(value: Any) -> tuple[int, float]:
     """(top_k, score_threshold): top_k 1 and up (above ``MAX_TOP_K``: that many), the threshold 0 to 1."""
     value = {} if value is None else value
     if not isinstance(value, dict):
-        raise fail("invalid_retrieval_request", "retrieval_setting", limit=MAX_TOP_K)
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "retrieval_setting", limit=MAX_TOP_K)
     top_k, threshold = value.get("top_k", DEFAULT_TOP_K), value.get("score_threshold", 0.0)
     threshold = 0.0 if threshold is None else threshold
     if (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1 or isinstance(threshold, bool)
             or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1):
-        raise fail("invalid_retrieval_request", "retrieval_setting", limit=MAX_TOP_K)
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "retrieval_setting", limit=MAX_TOP_K)
     return min(top_k, MAX_TOP_K), float(threshold)
 
 
 def _read(request: HttpRequest) -> dict[str, Any]:
     declared = body_over_limit(request, MAX_BODY_BYTES)
     if declared is not None:
-        raise fail("body_too_large", size=declared, limit=MAX_BODY_BYTES)
+        raise fail(CoreError.BODY_TOO_LARGE, size=declared, limit=MAX_BODY_BYTES)
     body = json_body(request, MAX_BODY_BYTES)
     if not isinstance(body, dict) or "knowledge_id" not in body or "query" not in body:
-        raise fail("invalid_retrieval_request")
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST)
     return body
 
 
@@ -139,7 +140,7 @@ def retrieve(key: ApiKey, *, kb_id: int, query: str, top_k: int, threshold: floa
 def retrieval(request: HttpRequest) -> HttpResponse:
     """``POST /dify/retrieval``: authenticate the key, read the body, search (Dify's errors for failures)."""
     if request.method != "POST":
-        response = dify_error(_coded("method_not_allowed"))
+        response = dify_error(_coded(CoreError.METHOD_NOT_ALLOWED))
         response["Allow"] = "POST"
         return response
     try:
@@ -158,4 +159,4 @@ def retrieval(request: HttpRequest) -> HttpResponse:
 @csrf_exempt  # a JSON 404 for any method, never a CSRF page
 def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     """Any other path under /dify/: a 404 in Dify's error shape."""
-    return dify_error(_coded("not_found"))
+    return dify_error(_coded(CoreError.NOT_FOUND))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from assistants.errors import AssistantsError
 from core.errors import fail
 from knowledge.document_fields import RESERVED
 
@@ -72,7 +73,7 @@ def as_text(value: Any) -> str:
 
 
 def _bad():
-    return fail("invalid_retrieval_request", "condition", operators=", ".join(POSITIVE + tuple(NEGATIONS)))
+    return fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "condition", operators=", ".join(POSITIVE + tuple(NEGATIONS)))
 
 
 def _condition(raw: Any) -> Condition:
@@ -100,10 +101,10 @@ def metadata_condition(raw: Any) -> MetadataCondition:
     if raw is None:
         return MetadataCondition()
     if not isinstance(raw, dict) or (raw.get("logical_operator") or "and") not in ("and", "or"):
-        raise fail("invalid_retrieval_request", "metadata_condition", limit=MAX_CONDITIONS)
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "metadata_condition", limit=MAX_CONDITIONS)
     conditions = raw.get("conditions") or []
     if not isinstance(conditions, list) or len(conditions) > MAX_CONDITIONS:
-        raise fail("invalid_retrieval_request", "metadata_condition", limit=MAX_CONDITIONS)
+        raise fail(AssistantsError.INVALID_RETRIEVAL_REQUEST, "metadata_condition", limit=MAX_CONDITIONS)
     return MetadataCondition(conditions=tuple(_condition(c) for c in conditions),
                              any_of=raw.get("logical_operator") == "or")
 

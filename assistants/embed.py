@@ -18,6 +18,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from assistants.errors import AssistantsError
 from assistants.models import Assistant
 from assistants.visitor_http import (
     conversations_response,
@@ -41,7 +42,7 @@ def embed_get(assistant_id: int) -> Assistant:
     """An assistant that may be embedded (it lists at least one origin); NotFound ``assistant_not_found`` otherwise."""
     assistant = Assistant.objects.select_related("owner").filter(pk=assistant_id).first()
     if assistant is None or not assistant.allowed_origins or not assistant.owner.is_active:
-        raise fail("assistant_not_found")
+        raise fail(AssistantsError.ASSISTANT_NOT_FOUND)
     return assistant
 
 
@@ -93,11 +94,11 @@ def embed_chat(request: HttpRequest, assistant_id: int) -> HttpResponse:
     try:
         assistant = embed_get(assistant_id)
     except ApplicationError:
-        return render(request, "assistants/visitor_refused.html", {"text": message("assistant_not_found")}, status=404)
+        return render(request, "assistants/visitor_refused.html", {"text": message(AssistantsError.ASSISTANT_NOT_FOUND)}, status=404)
     parent = _parent_origin(request)
     if not origin_allowed(assistant, parent):
         response = render(request, "assistants/visitor_refused.html",
-                          {"text": message("origin_not_allowed", origin=parent or "-")}, status=403)
+                          {"text": message(AssistantsError.ORIGIN_NOT_ALLOWED, origin=parent or "-")}, status=403)
         # The refusal itself may be shown in any frame: it holds nothing but the sentence, and an unlisted
         # site's bubble then says why it does not work instead of showing a blank, blocked frame.
         setattr(response, CSP_REPLACE, {"frame-ancestors": ["*"]})
@@ -123,16 +124,16 @@ def _resolve(request: HttpRequest, assistant_id: int):
     if sent is not None and not origin_of(sent):
         # "Origin: null" (a sandboxed frame, a data: or file: page) or junk is an origin that is not listed,
         # not an absent one (RFC 6454 §7.3).
-        return None, "", error_response("origin_not_allowed", origin=sent[:100] or "-")
+        return None, "", error_response(AssistantsError.ORIGIN_NOT_ALLOWED, origin=sent[:100] or "-")
     origin = origin_of(sent or "") or origin_of(request.headers.get("Referer", ""))
     if origin and origin != own_origin(request) and not origin_allowed(assistant, origin):
-        return None, "", error_response("origin_not_allowed", origin=origin)
+        return None, "", error_response(AssistantsError.ORIGIN_NOT_ALLOWED, origin=origin)
     ticket = ticket_read(request.headers.get(TICKET_HEADER, ""), assistant_id=assistant.pk)
     if ticket is None:
-        return None, "", error_response("embed_ticket_invalid")
+        return None, "", error_response(AssistantsError.EMBED_TICKET_INVALID)
     visitor, parent = ticket
     if not origin_allowed(assistant, parent):
-        return None, "", error_response("origin_not_allowed", origin=parent)
+        return None, "", error_response(AssistantsError.ORIGIN_NOT_ALLOWED, origin=parent)
     return assistant, visitor, None
 
 

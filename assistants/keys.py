@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from assistants.errors import AssistantsError
 from assistants.models import ApiKey, Assistant, KeyKind
 from assistants.ratelimit import minute_count
 from core.audit import Action, record
@@ -78,7 +79,7 @@ def bearer_key(header: str) -> str:
     scheme, _, key = (header or "").partition(" ")
     key = key.strip()
     if scheme.lower() != "bearer" or not key:
-        raise fail("key_missing")
+        raise fail(AssistantsError.KEY_MISSING)
     return key[:200]
 
 
@@ -91,9 +92,9 @@ def key_authenticate(key: str, *, kind: str | None = None) -> ApiKey:
     row = (ApiKey.objects.select_related("assistant", "assistant__owner", "kb", "created_by")
            .filter(digest=key_digest(key), revoked_at__isnull=True).first())
     if row is None or not row.created_by.is_active or (row.assistant is not None and not row.assistant.owner.is_active):
-        raise fail("key_invalid")
+        raise fail(AssistantsError.KEY_INVALID)
     if kind is not None and row.kind != kind:
-        raise fail("key_wrong_kind", needed=KeyKind(kind).label)
+        raise fail(AssistantsError.KEY_WRONG_KIND, needed=KeyKind(kind).label)
     rate_check(row)
     key_touch(row)
     return row
@@ -118,5 +119,5 @@ def rate_check(row: ApiKey) -> None:
     window = int(now // 60)
     count = minute_count("keyrate", row.pk, window)
     if count > limit:
-        raise fail("key_rate_limited", limit=limit, retry=max(1, 60 - int(now % 60)),
+        raise fail(AssistantsError.KEY_RATE_LIMITED, limit=limit, retry=max(1, 60 - int(now % 60)),
                    extra={"retry_after": max(1, 60 - int(now % 60))})

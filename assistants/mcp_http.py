@@ -26,7 +26,7 @@ from assistants.mcp_kb_server import kb_server
 from assistants.mcp_server import CALLER, server
 from assistants.mcp_tools import Caller
 from chat.services import in_thread
-from core.errors import ApplicationError, message
+from core.errors import CODES, ApplicationError, CoreError, message
 from core.http.i18n import language_from_scope
 
 Message = MutableMapping[str, Any]
@@ -65,7 +65,7 @@ async def _refuse_error(send, exc: ApplicationError, origin: str, kb_id: int | N
         # A credential sent and refused is invalid_token (RFC 6750 §3.1), described in English (the header is ASCII).
         sent = exc.code != "key_missing"
         with translation.override("en"):
-            description = message(exc.code) if sent else ""
+            description = CODES[exc.code].text() if sent else ""
         headers.append((b"www-authenticate", challenge(origin, kb_id, error="invalid_token" if sent else "",
                                                        description=description)))
     if "retry_after" in exc.extra:
@@ -109,7 +109,7 @@ def json_rpc_errors(send: Send) -> Send:
             if message_.get("more_body"):
                 return
             start = held.pop("start")
-            text = held.pop("body").decode("utf-8", "replace").strip() or message("bad_request")
+            text = held.pop("body").decode("utf-8", "replace").strip() or message(CoreError.BAD_REQUEST)
             code = -32700 if "parse" in text.lower() or "json" in text.lower() else -32600
             data = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": text}},
                               ensure_ascii=False).encode()
@@ -130,7 +130,7 @@ async def serve(scope, receive, send) -> None:
     method = scope.get("method")
     with translation.override(language_from_scope(scope)):
         if not _host_allowed(scope):
-            await _refuse(send, 400, {"code": "bad_request", "message": message("bad_request")})
+            await _refuse(send, 400, {"code": "bad_request", "message": message(CoreError.BAD_REQUEST)})
             return
         origin = _header(scope, b"origin")
         if is_preflight(method or "", _header(scope, b"access-control-request-method")):
@@ -148,7 +148,7 @@ async def serve(scope, receive, send) -> None:
         if method != "POST":
             # Stateless: no session to end (DELETE) and no server-sent stream to open (GET), which the SDK would
             # hold open with nothing ever to send. The transport's rule for a server without one: 405.
-            await _refuse(send, 405, {"code": "method_not_allowed", "message": message("method_not_allowed")},
+            await _refuse(send, 405, {"code": "method_not_allowed", "message": message(CoreError.METHOD_NOT_ALLOWED)},
                           [(b"allow", b"POST")])
             return
     token = CALLER.set(caller)

@@ -19,7 +19,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from assistants.errors import AssistantsError
 from assistants.mcp_tools import Caller, answer_payload, ask_start, kbs_listing, knowledge_search
+from chat.errors import ChatError
 from chat.services import in_thread, turn_stream
 from core.errors import ApplicationError, message
 from core.safejson import check_characters
@@ -56,7 +58,7 @@ async def _run(work, **arguments: Any) -> CallToolResult:
     caller = CALLER.get()
     with translation.override(caller.language if caller and caller.language else settings.LANGUAGE_CODE):
         if caller is None:  # a transport that set no caller: nothing may be read
-            return _error("key_missing", message("key_missing"))
+            return _error("key_missing", message(AssistantsError.KEY_MISSING))
         try:
             check_characters(arguments)       # one input rule on every entry: 400 invalid_characters elsewhere
             return _result(await work(caller, **arguments))
@@ -64,7 +66,7 @@ async def _run(work, **arguments: Any) -> CallToolResult:
             return _error(exc.code, str(exc.message), exc.extra)
         except Exception:  # noqa: BLE001 - a tool answers an error, it never takes the connection down
             logger.exception("MCP tool %s failed", getattr(work, "__name__", work))
-            return _error("internal_error", message("internal_error"))
+            return _error("internal_error", message(ChatError.INTERNAL_ERROR))
 
 
 async def _list(caller: Caller) -> dict[str, Any]:
@@ -87,7 +89,7 @@ async def _ask(caller: Caller, *, question: str, conversation_id: int | None) ->
                 raise ApplicationError(event["message"], code=event["code"])
             elif event["type"] == "finish":
                 return answer_payload(event, sources)
-    raise ApplicationError(message("internal_error"), code="internal_error")
+    raise ApplicationError(message(ChatError.INTERNAL_ERROR), code="internal_error")
 
 
 @server.tool(title="列出知识库 List knowledge bases", annotations=READ_ONLY)

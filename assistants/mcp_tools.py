@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from assistants.errors import AssistantsError
 from assistants.keys import key_authenticate
 from assistants.models import ApiKey, KeyKind
 from assistants.services import assistant_turn_start, key_kbs, key_search
@@ -89,11 +90,11 @@ def metadata_pairs(metadata: Any) -> tuple[tuple[str, str], ...]:
         return ()
     limits: dict[str, Any] = {"keys": MAX_METADATA_KEYS, "key_chars": MAX_METADATA_KEY_CHARS, "value_chars": MAX_METADATA_VALUE_CHARS}
     if not isinstance(metadata, dict) or len(metadata) > MAX_METADATA_KEYS:
-        raise fail("invalid_metadata_filter", **limits)
+        raise fail(AssistantsError.INVALID_METADATA_FILTER, **limits)
     pairs = []
     for key, value in metadata.items():
         if not isinstance(key, str) or len(key) > MAX_METADATA_KEY_CHARS:
-            raise fail("invalid_metadata_filter", **limits)
+            raise fail(AssistantsError.INVALID_METADATA_FILTER, **limits)
         if isinstance(value, bool):
             text = json.dumps(value)  # "true" / "false", as PostgreSQL's ->> reads a JSON boolean
         elif isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
@@ -101,7 +102,7 @@ def metadata_pairs(metadata: Any) -> tuple[tuple[str, str], ...]:
         elif isinstance(value, str) and len(value) <= MAX_METADATA_VALUE_CHARS:
             text = value
         else:
-            raise fail("invalid_metadata_filter", **limits)
+            raise fail(AssistantsError.INVALID_METADATA_FILTER, **limits)
         pairs.append((key, text))
     return tuple(sorted(pairs))
 
@@ -150,7 +151,7 @@ def ask_start(caller: Caller, *, question: Any, conversation_id: Any = None) -> 
     """A turn of the key's assistant on the ``mcp`` channel (a KB key: ``key_wrong_kind``)."""
     row = caller_key(caller)
     if row.kind != KeyKind.ASSISTANT:
-        raise fail("key_wrong_kind", needed=KeyKind.ASSISTANT.label)
+        raise fail(AssistantsError.KEY_WRONG_KIND, needed=KeyKind.ASSISTANT.label)
     return assistant_turn_start(assistant=row.target_assistant, question=question, channel=Channel.MCP,
                                 visitor=caller.visitor or visitor_of(row), conversation_id=conversation_id)
 

@@ -21,9 +21,10 @@ from assistants.openai_http import MAX_BODY_BYTES as MAX_BODY_BYTES  # config/bo
 from assistants.openai_http import authenticate, coded, final_event, method_not_allowed, openai_error, request_body, stream_failure
 from assistants.openai_wire import ChatRequest, Reply, chat_request, error_body, extension, sse, usage_block
 from assistants.services import assistant_turn_start
+from chat.errors import ChatError
 from chat.models import Channel
 from chat.services import Turn, in_thread, turn_stream
-from core.errors import ApplicationError
+from core.errors import ApplicationError, CoreError
 from core.http.sse import event_stream_response
 
 
@@ -58,7 +59,7 @@ async def chat_completions(request: HttpRequest) -> HttpResponseBase:
 async def _completion(reply: Reply, events: AsyncGenerator[dict[str, Any], None]) -> JsonResponse:
     event, sources = await final_event(events)
     if event is None:
-        return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+        return openai_error(coded(ChatError.INTERNAL_ERROR))  # a stream that ended without finishing: never expected
     if event["type"] == "error":
         return openai_error(stream_failure(event))
     return JsonResponse(reply.completion(event["answer"], event, sources), json_dumps_params={"ensure_ascii": False})
@@ -97,7 +98,7 @@ def _models(request: HttpRequest, model_id: str | None) -> dict[str, Any]:
     if model_id is None:
         return {"object": "list", "data": [_model(assistant)]}
     if model_id not in (assistant.name, str(assistant.pk)):
-        raise coded("not_found")
+        raise coded(CoreError.NOT_FOUND)
     return _model(assistant)
 
 
@@ -114,5 +115,5 @@ async def models(request: HttpRequest, model_id: str | None = None) -> HttpRespo
 @csrf_exempt  # a JSON 404 for any method, never a CSRF page
 async def not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     """Any other path under /v1/: OpenAI's 404 error object, not the site's page."""
-    return openai_error(coded("not_found"))
+    return openai_error(coded(CoreError.NOT_FOUND))
 

@@ -15,7 +15,8 @@ from django.http import HttpRequest, JsonResponse
 from assistants.keys import bearer_key, key_authenticate
 from assistants.models import ApiKey, KeyKind
 from assistants.openai_wire import ERROR_PARAMS, error_body
-from core.errors import CODES, ApplicationError, message
+from chat.errors import ChatError
+from core.errors import CODES, ApplicationError, CoreError, ErrorCode, message
 from core.http.body import body_over_limit, json_body
 
 MAX_BODY_BYTES = 256 * 1024
@@ -23,9 +24,9 @@ MAX_BODY_BYTES = 256 * 1024
 LLM_CODES = ("llm_timeout", "llm_failed")
 
 
-def coded(code: str, variant: str | None = None, **params: Any) -> ApplicationError:
+def coded(code: ErrorCode, variant: str | None = None, **params: Any) -> ApplicationError:
     """An ApplicationError for a registered code answered outside the error classes (its status from ``CODES``)."""
-    exc = ApplicationError(message(code, variant, **params), code=code)
+    exc = ApplicationError(message(code, variant, **params), code=str(code))
     exc.status_code = CODES[code].http_status or 400
     return exc
 
@@ -42,7 +43,7 @@ def openai_error(exc: ApplicationError, params: dict[str, str] = ERROR_PARAMS) -
 
 def stream_failure(event: dict[str, Any]) -> ApplicationError:
     """The ``error`` event of a turn that failed after it started, as an error of its own (502 for the LLM's)."""
-    exc = ApplicationError(event.get("message") or message("internal_error"), code=event.get("code") or "internal_error")
+    exc = ApplicationError(event.get("message") or message(ChatError.INTERNAL_ERROR), code=event.get("code") or "internal_error")
     exc.status_code = 502 if exc.code in LLM_CODES else 500
     return exc
 
@@ -55,12 +56,12 @@ def authenticate(request: HttpRequest) -> ApiKey:
 def request_body(request: HttpRequest) -> Any:
     """The JSON body within ``MAX_BODY_BYTES`` (413 ``body_too_large`` over it, before reading it)."""
     if body_over_limit(request, MAX_BODY_BYTES) is not None:
-        raise coded("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        raise coded(CoreError.BODY_TOO_LARGE, "stream", limit=MAX_BODY_BYTES)
     return json_body(request, MAX_BODY_BYTES)
 
 
 def method_not_allowed(allowed: str) -> JsonResponse:
-    response = openai_error(coded("method_not_allowed"))
+    response = openai_error(coded(CoreError.METHOD_NOT_ALLOWED))
     response["Allow"] = allowed
     return response
 

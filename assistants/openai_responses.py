@@ -18,6 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from assistants.openai_http import authenticate, coded, final_event, method_not_allowed, openai_error, request_body, stream_failure
 from assistants.response_turns import response_turn_start
 from assistants.responses_wire import RESPONSE_PARAMS, ResponseEvents, ResponseReply, responses_request
+from chat.errors import ChatError
 from chat.services import in_thread, turn_stream
 from core.errors import ApplicationError
 from core.http.sse import event_stream_response
@@ -48,7 +49,7 @@ async def responses(request: HttpRequest) -> HttpResponseBase:
 async def _response(reply: ResponseReply, events: AsyncGenerator[dict[str, Any], None]) -> JsonResponse:
     event, sources = await final_event(events)
     if event is None:
-        return openai_error(coded("internal_error"))  # a stream that ended without finishing: never expected
+        return openai_error(coded(ChatError.INTERNAL_ERROR))  # a stream that ended without finishing: never expected
     if event["type"] == "error":
         return openai_error(stream_failure(event), RESPONSE_PARAMS)
     return JsonResponse(reply.completed(event, sources), json_dumps_params={"ensure_ascii": False})

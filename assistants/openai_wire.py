@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import ApplicationError, fail
+from assistants.errors import AssistantsError
+from core.errors import ApplicationError, ErrorCode, fail
 
 MAX_MESSAGES = 200
 MAX_OUTPUT_TOKENS = 131072
@@ -56,17 +57,17 @@ def _text(content: Any) -> str | None:
 
 def _messages(value: Any) -> list[tuple[str, str]]:
     if not isinstance(value, list) or not value or len(value) > MAX_MESSAGES:
-        raise fail("invalid_chat_request", "messages", limit=MAX_MESSAGES, extra={"param": "messages"})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, "messages", limit=MAX_MESSAGES, extra={"param": "messages"})
     out = []
     for i, item in enumerate(value):
         text = _text(item.get("content")) if isinstance(item, dict) else None
         if not isinstance(item, dict) or item.get("role") not in ROLES or text is None:
-            raise fail("invalid_chat_request", "item", extra={"param": f"messages[{i}]"})
+            raise fail(AssistantsError.INVALID_CHAT_REQUEST, "item", extra={"param": f"messages[{i}]"})
         out.append((item["role"], text))
     return out
 
 
-def token_cap(value: Any, code: str, param: str) -> int | None:
+def token_cap(value: Any, code: ErrorCode, param: str) -> int | None:
     """A request's cap on the answer's tokens: None when absent, else a whole number from 1 to ``MAX_OUTPUT_TOKENS``
     (``code``'s ``max_tokens`` sentence, 400, naming ``param`` otherwise: a float, a string or true is refused)."""
     if value is None:
@@ -83,21 +84,21 @@ def chat_request(body: Any) -> ChatRequest:
     cannot replace it. 400 ``invalid_chat_request`` (with ``extra["param"]``) for a body OpenAI would refuse.
     """
     if not isinstance(body, dict):
-        raise fail("invalid_chat_request", extra={"param": None})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, extra={"param": None})
     messages = _messages(body.get("messages"))
     stream, model, options = body.get("stream", False), body.get("model", ""), body.get("stream_options")
     if stream is not None and not isinstance(stream, bool):
-        raise fail("invalid_chat_request", "stream", extra={"param": "stream"})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, "stream", extra={"param": "stream"})
     if model is not None and not isinstance(model, str):
-        raise fail("invalid_chat_request", "model", extra={"param": "model"})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, "model", extra={"param": "model"})
     if options is not None and not isinstance(options, dict):
-        raise fail("invalid_chat_request", "stream_options", extra={"param": "stream_options"})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, "stream_options", extra={"param": "stream_options"})
     users = [i for i, (role, _) in enumerate(messages) if role == "user"]
     if not users:
-        raise fail("invalid_chat_request", "no_user", extra={"param": "messages"})
+        raise fail(AssistantsError.INVALID_CHAT_REQUEST, "no_user", extra={"param": "messages"})
     # max_completion_tokens succeeds max_tokens (OpenAI's chat-completions reference): given both, it wins.
-    cap = token_cap(body.get("max_tokens"), "invalid_chat_request", "max_tokens")
-    completion_cap = token_cap(body.get("max_completion_tokens"), "invalid_chat_request", "max_completion_tokens")
+    cap = token_cap(body.get("max_tokens"), AssistantsError.INVALID_CHAT_REQUEST, "max_tokens")
+    completion_cap = token_cap(body.get("max_completion_tokens"), AssistantsError.INVALID_CHAT_REQUEST, "max_completion_tokens")
     last = users[-1]
     history = [(role, text) for role, text in messages[:last] if role in ("user", "assistant") and text.strip()]
     return ChatRequest(question=messages[last][1], history=history, stream=bool(stream),

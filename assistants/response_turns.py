@@ -10,6 +10,7 @@ follow-up rewriting (chat/rewrite.py) does the rest.
 """
 from __future__ import annotations
 
+from assistants.errors import AssistantsError
 from assistants.models import ApiKey
 from assistants.responses_wire import ResponsesRequest, message_id_of
 from assistants.services import HISTORY_TURNS, assistant_turn_start
@@ -31,7 +32,7 @@ def previous_answer(key: ApiKey, value: str) -> Message:
         .filter(pk=message_id, role=Role.ASSISTANT, conversation__assistant=key.target_assistant,
                 conversation__channel=Channel.API, conversation__visitor=visitor_of(key)).first())
     if found is None:
-        raise fail("previous_response_not_found", id=value[:100], extra={"param": "previous_response_id"})
+        raise fail(AssistantsError.PREVIOUS_RESPONSE_NOT_FOUND, id=value[:100], extra={"param": "previous_response_id"})
     return found
 
 
@@ -46,7 +47,7 @@ def response_turn_start(key: ApiKey, asked: ResponsesRequest) -> Turn:
     """
     assistant = key.target_assistant
     if asked.model and asked.model not in (assistant.name, str(assistant.pk)):
-        raise fail("model_not_found", model=asked.model[:100], assistant=assistant.name, extra={"param": "model"})
+        raise fail(AssistantsError.MODEL_NOT_FOUND, model=asked.model[:100], assistant=assistant.name, extra={"param": "model"})
     history, conversation_id = list(asked.history), None
     if asked.previous_response_id is not None:
         previous = previous_answer(key, asked.previous_response_id)

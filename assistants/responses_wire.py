@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistants.errors import AssistantsError
 from assistants.openai_wire import MAX_MESSAGES, extension, token_cap, usage_block
 from chat.prompts import citation_marks
 from core.errors import ApplicationError, fail
@@ -42,7 +43,7 @@ class ResponsesRequest:
 
 
 def _bad(variant: str | None, param: str | None, **params: Any) -> ApplicationError:
-    return fail("invalid_response_request", variant, extra={"param": param}, **params)
+    return fail(AssistantsError.INVALID_RESPONSE_REQUEST, variant, extra={"param": param}, **params)
 
 
 def _content(content: Any) -> str | None:
@@ -97,7 +98,7 @@ def responses_request(body: Any) -> ResponsesRequest:
     stream, store = _optional(body, "stream", bool), _optional(body, "store", bool)
     model, previous = _optional(body, "model", str), _optional(body, "previous_response_id", str)
     _optional(body, "instructions", str)
-    cap = token_cap(body.get("max_output_tokens"), "invalid_response_request", "max_output_tokens")
+    cap = token_cap(body.get("max_output_tokens"), AssistantsError.INVALID_RESPONSE_REQUEST, "max_output_tokens")
     users = [i for i, (role, _) in enumerate(items) if role == "user"]
     if not users:
         raise _bad("no_user", "input")

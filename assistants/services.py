@@ -14,14 +14,17 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from assistants.errors import AssistantsError
 from assistants.keys import key_issue
 from assistants.models import ApiKey, Assistant, AssistantKB, KeyKind, ShareAccess
+from chat.errors import ChatError
 from chat.models import Channel, Conversation, Message, MessageStatus
 from chat.models import Role as ChatRole
 from chat.services import TITLE_CHARS, Turn, answer_settings_for, history_pairs
 from core.audit import Action, diff, record, snapshot
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge.access import caller_role, kbs_with_caller_access, scope_of_annotated
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase, Role
 from knowledge.not_found import kb_not_found_text
 from knowledge.retrieval.protocols import AccessScope
@@ -56,7 +59,7 @@ def assistant_get_for_user(*, user, assistant_id: Any) -> Assistant:
     try:
         return qs.get(pk=int(assistant_id))
     except (Assistant.DoesNotExist, TypeError, ValueError):
-        raise fail("assistant_not_found") from None
+        raise fail(AssistantsError.ASSISTANT_NOT_FOUND) from None
 
 
 def assistant_kbs(assistant: Assistant) -> tuple[list[KnowledgeBase], AccessScope]:
@@ -69,7 +72,7 @@ def assistant_kbs(assistant: Assistant) -> tuple[list[KnowledgeBase], AccessScop
     found = {kb.pk: kb for kb in kbs_with_caller_access(user=owner, kb_ids=ids)} if ids and owner.is_active else {}
     kbs = [found[i] for i in ids if i in found and caller_role(found[i], user=owner) is not None]
     if not kbs:
-        raise fail("assistant_unavailable")
+        raise fail(AssistantsError.ASSISTANT_UNAVAILABLE)
     return kbs, scope_of_annotated(user=owner, kbs=kbs)
 
 
@@ -89,12 +92,12 @@ def search_overrides(assistant: Assistant) -> dict[str, Any]:
 
 def _clean_origins(value: Any) -> list[str]:
     if not isinstance(value, list) or len(value) > MAX_ORIGINS:
-        raise fail("invalid_assistant", "origins", limit=MAX_ORIGINS, on_field="allowed_origins")
+        raise fail(AssistantsError.INVALID_ASSISTANT, "origins", limit=MAX_ORIGINS, on_field="allowed_origins")
     out = []
     for origin in value:
         origin = str(origin).strip().rstrip("/") if isinstance(origin, str) else ""
         if not _ORIGIN.match(origin):
-            raise fail("invalid_assistant", "origins", limit=MAX_ORIGINS, on_field="allowed_origins")
+            raise fail(AssistantsError.INVALID_ASSISTANT, "origins", limit=MAX_ORIGINS, on_field="allowed_origins")
         out.append(origin.lower())
     return list(dict.fromkeys(out))
 
@@ -102,7 +105,7 @@ def _clean_origins(value: Any) -> list[str]:
 def _clean_suggested(value: Any) -> list[str]:
     if (not isinstance(value, list) or len(value) > MAX_SUGGESTED or not all(isinstance(q, str) for q in value)
             or any(len(q.strip()) > MAX_SUGGESTED_CHARS for q in value)):
-        raise fail("invalid_assistant", "suggested", limit=MAX_SUGGESTED, chars=MAX_SUGGESTED_CHARS,
+        raise fail(AssistantsError.INVALID_ASSISTANT, "suggested", limit=MAX_SUGGESTED, chars=MAX_SUGGESTED_CHARS,
                    on_field="suggested_questions")
     out = [q.strip() for q in value if q.strip()]
     return out
@@ -114,9 +117,9 @@ def _clean_line(value: Any, field: str) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise fail("invalid_threshold", field=field) from None
+        raise fail(KnowledgeError.INVALID_THRESHOLD, field=field) from None
     if not 0 <= number <= 1:
-        raise fail("invalid_threshold", field=field)
+        raise fail(KnowledgeError.INVALID_THRESHOLD, field=field)
     return number
 
 
@@ -124,28 +127,28 @@ def _clean_settings(values: dict[str, Any]) -> dict[str, Any]:
     # long because: one check per setting, each with its own code, in the order the form shows them
     unknown = sorted(set(values) - set(SETTING_FIELDS))
     if unknown:
-        raise fail("unknown_field", fields=", ".join(unknown))
+        raise fail(CoreError.UNKNOWN_FIELD, fields=", ".join(unknown))
     out = dict(values)
     if "name" in out:
         out["name"] = str(out["name"] or "").strip()[:100]
         if not out["name"]:
-            raise fail("invalid_assistant", on_field="name")
+            raise fail(AssistantsError.INVALID_ASSISTANT, on_field="name")
     for text in ("description", "system_prompt", "not_found_text", "opening_message"):
         if text in out:
             if not isinstance(out[text], str) or len(out[text]) > 8000:
-                raise fail("invalid", "form_text", field=text, limit=8000)
+                raise fail(CoreError.INVALID, "form_text", field=text, limit=8000)
             out[text] = out[text].strip()
     if "model" in out:
         out["model"] = str(out["model"] or "").strip()
         if out["model"] and out["model"] not in llm_models():
-            raise fail("unknown_answer_model", models=", ".join(llm_models()) or "-")
+            raise fail(KnowledgeError.UNKNOWN_ANSWER_MODEL, models=", ".join(llm_models()) or "-")
     if "top_k" in out and out["top_k"] not in (None, ""):
         try:
             out["top_k"] = int(out["top_k"])
         except (TypeError, ValueError):
-            raise fail("invalid_top_k", limit=MAX_TOP_K) from None
+            raise fail(KnowledgeError.INVALID_TOP_K, limit=MAX_TOP_K) from None
         if not 1 <= out["top_k"] <= MAX_TOP_K:
-            raise fail("invalid_top_k", limit=MAX_TOP_K)
+            raise fail(KnowledgeError.INVALID_TOP_K, limit=MAX_TOP_K)
     elif "top_k" in out:
         out["top_k"] = None
     for line in ("score_threshold", "answer_threshold"):
@@ -156,21 +159,21 @@ def _clean_settings(values: dict[str, Any]) -> dict[str, Any]:
     if "allowed_origins" in out:
         out["allowed_origins"] = _clean_origins(out["allowed_origins"])
     if "share_access" in out and out["share_access"] not in ShareAccess.values:
-        raise fail("invalid_assistant", "share_access", on_field="share_access")
+        raise fail(AssistantsError.INVALID_ASSISTANT, "share_access", on_field="share_access")
     return out
 
 
 def _check_lines(assistant: Assistant) -> None:
     gate, line = assistant.score_threshold, assistant.answer_threshold
     if gate is not None and line is not None and line < gate:
-        raise fail("invalid_threshold", "below_gate")
+        raise fail(KnowledgeError.INVALID_THRESHOLD, "below_gate")
 
 
 def _set_kbs(*, assistant: Assistant, user, kb_ids: Any) -> None:
     if not isinstance(kb_ids, (list, tuple)) or not kb_ids:
-        raise fail("assistant_no_kbs")
+        raise fail(AssistantsError.ASSISTANT_NO_KBS)
     if len(kb_ids) > MAX_KBS:
-        raise fail("invalid_assistant", "kb_ids", limit=MAX_KBS, on_field="kb_ids")
+        raise fail(AssistantsError.INVALID_ASSISTANT, "kb_ids", limit=MAX_KBS, on_field="kb_ids")
     kbs, _ = kbs_get_for_user(user=user, kb_ids=kb_ids)  # each one the owner can read now, else kb_not_found
     AssistantKB.objects.filter(assistant=assistant).delete()
     AssistantKB.objects.bulk_create([AssistantKB(assistant=assistant, kb=kb, position=i) for i, kb in enumerate(kbs)])
@@ -189,7 +192,7 @@ def assistant_create(*, owner, name: Any, kb_ids: Any, **values: Any) -> Assista
             _set_kbs(assistant=assistant, user=owner, kb_ids=kb_ids)
             record(Action.ASSISTANT_CREATE, obj=assistant, changes={**values, "kb_ids": ", ".join(map(str, _kb_ids(assistant)))})
     except IntegrityError:
-        raise fail("assistant_name_taken", name=values["name"]) from None
+        raise fail(AssistantsError.ASSISTANT_NAME_TAKEN, name=values["name"]) from None
     return assistant
 
 
@@ -211,7 +214,7 @@ def assistant_update(*, assistant: Assistant, user, kb_ids: Any = None, **values
             if changed:
                 record(Action.ASSISTANT_UPDATE, obj=assistant, changes=changed)
     except IntegrityError:
-        raise fail("assistant_name_taken", name=assistant.name) from None
+        raise fail(AssistantsError.ASSISTANT_NAME_TAKEN, name=assistant.name) from None
     return assistant
 
 
@@ -240,7 +243,7 @@ def share_token_rotate(*, assistant: Assistant) -> str:
 def assistant_key_create(*, user, assistant: Assistant, name: str = "", rate_limit: int | None = None) -> tuple[ApiKey, str]:
     """A new key of ``user``'s assistant and the key (shown once)."""
     if assistant.owner_id != user.pk and not user.is_superuser:
-        raise fail("assistant_not_found")
+        raise fail(AssistantsError.ASSISTANT_NOT_FOUND)
     return key_issue(created_by=user, assistant=assistant, name=name, rate_limit=rate_limit)
 
 
@@ -272,7 +275,7 @@ def key_search(key: ApiKey, request: SearchRequest, *, kb_ids: Sequence[int] | N
         by_id = {kb.pk: kb for kb in kbs}
         wanted = [int(k) for k in kb_ids]
         if any(k not in by_id for k in wanted):
-            raise fail("kb_not_found")
+            raise fail(KnowledgeError.KB_NOT_FOUND)
         kbs = [by_id[k] for k in dict.fromkeys(wanted)]
     return search(Search(request, kbs=kbs, scope=scope, overrides=overrides))
 
@@ -305,7 +308,7 @@ def assistant_turn_start(*, assistant: Assistant, question: Any, channel: str = 
                 conversation = Conversation.objects.select_for_update().get(
                     pk=int(conversation_id), assistant=assistant, visitor=visitor or "")
             except (Conversation.DoesNotExist, TypeError, ValueError):
-                raise fail("conversation_not_found") from None
+                raise fail(ChatError.CONVERSATION_NOT_FOUND) from None
             earlier = list(conversation.messages.order_by("-id")[: 2 * HISTORY_TURNS])[::-1]
             conversation.kb_ids = ids
             conversation.save(update_fields=["kb_ids", "updated_at"])

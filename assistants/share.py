@@ -16,6 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from assistants.errors import AssistantsError
 from assistants.models import Assistant, ShareAccess
 from assistants.visitor_http import (
     conversations_response,
@@ -29,7 +30,7 @@ from assistants.visitors import COOKIE_SALT, VISITOR_DAYS, member_visitor, visit
 from chat.models import Channel
 from chat.services import in_thread
 from chat.sse import csrf_failure_reason
-from core.errors import ApplicationError, fail, message
+from core.errors import ApplicationError, CoreError, fail, message
 
 COOKIE = "zhiku_visitor"
 COOKIE_AGE = VISITOR_DAYS * 24 * 3600
@@ -41,7 +42,7 @@ def share_get(token: str) -> Assistant:
     assistant = (Assistant.objects.select_related("owner").exclude(share_access=ShareAccess.OFF)
                  .filter(share_token=str(token)[:64]).first()) if token else None
     if assistant is None or not assistant.owner.is_active:
-        raise fail("share_not_found")
+        raise fail(AssistantsError.SHARE_NOT_FOUND)
     return assistant
 
 
@@ -66,7 +67,7 @@ def _keep(response: ResponseT, visitor: str, new: bool, request: HttpRequest) ->
 
 
 def _not_found_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "assistants/visitor_refused.html", {"text": message("share_not_found")}, status=404)
+    return render(request, "assistants/visitor_refused.html", {"text": message(AssistantsError.SHARE_NOT_FOUND)}, status=404)
 
 
 @require_GET
@@ -92,7 +93,7 @@ async def _resolve(request: HttpRequest, token: str):
         return None, "", False, exception_response(exc)
     user = await request.auser()
     if assistant.share_access == ShareAccess.MEMBERS and not user.is_authenticated:
-        return None, "", False, error_response("share_members_only")
+        return None, "", False, error_response(AssistantsError.SHARE_MEMBERS_ONLY)
     visitor, new = _visitor(request, user)
     return assistant, visitor, new, None
 
@@ -105,7 +106,7 @@ async def share_stream(request: HttpRequest, token: str) -> HttpResponseBase:
         return failure
     reason = csrf_failure_reason(request)
     if reason:
-        return error_response("permission_denied", "csrf", reason=reason)
+        return error_response(CoreError.PERMISSION_DENIED, "csrf", reason=reason)
     response = await stream_response(request, assistant=assistant, channel=Channel.SHARE, visitor=visitor)
     return _keep(response, visitor, new, request)
 
@@ -126,5 +127,5 @@ async def share_feedback(request: HttpRequest, token: str) -> HttpResponse:
         return failure
     reason = csrf_failure_reason(request)
     if reason:
-        return error_response("permission_denied", "csrf", reason=reason)
+        return error_response(CoreError.PERMISSION_DENIED, "csrf", reason=reason)
     return await in_thread(feedback_response)(request, assistant=assistant, visitor=visitor)

@@ -13,11 +13,12 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 
+from assistants.errors import AssistantsError
 from assistants.services import assistant_get_for_user, assistant_turn_start
 from chat.models import Channel
 from chat.services import Turn, in_thread, turn_stream
 from chat.sse import MAX_BODY_BYTES, authenticate, error_answer, error_response, sse_frames
-from core.errors import ApplicationError
+from core.errors import ApplicationError, CoreError
 from core.http.body import body_over_limit, json_body
 from core.http.sse import event_stream_response
 
@@ -38,18 +39,18 @@ async def assistant_stream(request: HttpRequest, assistant_id: int) -> HttpRespo
     read no KB now) are JSON error responses with their status; later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = error_response("method_not_allowed")
+        response = error_response(CoreError.METHOD_NOT_ALLOWED)
         response["Allow"] = "POST"
         return response
     user, failure = await authenticate(request)
     if failure is not None:
         return failure
     if body_over_limit(request, MAX_BODY_BYTES) is not None:
-        return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        return error_response(CoreError.BODY_TOO_LARGE, "stream", limit=MAX_BODY_BYTES)
     try:
         body = json_body(request, MAX_BODY_BYTES)
         if not isinstance(body, dict) or not set(body) <= ASK_FIELDS:
-            return error_response("invalid_try_body")
+            return error_response(AssistantsError.INVALID_TRY_BODY)
         turn = await in_thread(_start)(user=user, assistant_id=assistant_id, body=body)
     except ApplicationError as exc:
         return error_answer(exc.code, exc.message, exc.status_code)

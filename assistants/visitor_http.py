@@ -18,16 +18,17 @@ from django.utils.translation import gettext
 from assistants.models import Assistant
 from assistants.services import assistant_turn_start
 from assistants.visitors import public_event, visitor_conversation, visitor_conversations, visitor_feedback, visitor_throttle
+from chat.errors import ChatError
 from chat.services import Turn, in_thread, turn_stream
 from chat.sse import MAX_BODY_BYTES, sse_frames
-from core.errors import CODES, ApplicationError, fail, message
+from core.errors import CODES, ApplicationError, CoreError, ErrorCode, fail, message
 from core.http.body import body_over_limit, json_body
 from core.http.security import client_address
 from core.http.sse import event_stream_response
 
 
-def error_response(code: str, variant: str | None = None, **params: Any) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message(code, variant, **params)}},
+def error_response(code: ErrorCode, variant: str | None = None, **params: Any) -> JsonResponse:
+    return JsonResponse({"error": {"code": str(code), "message": message(code, variant, **params)}},
                         status=CODES[code].http_status)
 
 
@@ -50,7 +51,7 @@ async def _public(events: AsyncGenerator[dict[str, Any], None]) -> AsyncGenerato
 def _start(*, assistant: Assistant, channel: str, visitor: str, body: dict[str, Any]) -> Turn:
     conversation = body.get("conversation")
     if conversation is not None and (not isinstance(conversation, int) or isinstance(conversation, bool)):
-        raise fail("invalid_conversation")
+        raise fail(ChatError.INVALID_CONVERSATION)
     return assistant_turn_start(assistant=assistant, question=body.get("question"), channel=channel, visitor=visitor,
                                 conversation_id=conversation)
 
@@ -62,12 +63,12 @@ async def stream_response(request: HttpRequest, *, assistant: Assistant, channel
     its KBs) are JSON error responses; later ones arrive as an ``error`` event.
     """
     if body_over_limit(request, MAX_BODY_BYTES) is not None:
-        return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        return error_response(CoreError.BODY_TOO_LARGE, "stream", limit=MAX_BODY_BYTES)
     try:
         await in_thread(visitor_throttle)(assistant_id=assistant.pk, visitor=visitor, address=client_address(request))
         body = json_body(request, MAX_BODY_BYTES)
         if not isinstance(body, dict):
-            return error_response("invalid", "ask_body")
+            return error_response(CoreError.INVALID, "ask_body")
         turn = await in_thread(_start)(assistant=assistant, channel=channel, visitor=visitor, body=body)
     except ApplicationError as exc:
         return exception_response(exc)
@@ -89,7 +90,7 @@ def feedback_response(request: HttpRequest, *, assistant: Assistant, visitor: st
     try:
         body = json_body(request, 4096)
         if not isinstance(body, dict):
-            return error_response("invalid_rating")
+            return error_response(ChatError.INVALID_RATING)
         rating = visitor_feedback(assistant=assistant, visitor=visitor, message_id=body.get("message"),
                                   rating=body.get("rating"))
     except ApplicationError as exc:

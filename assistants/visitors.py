@@ -15,8 +15,10 @@ from typing import Any
 from django.conf import settings
 from django.core import signing
 
+from assistants.errors import AssistantsError
 from assistants.models import Assistant
 from assistants.ratelimit import minute_count
+from chat.errors import ChatError
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, MessageStatus, Rating, Role
 from core.errors import fail
@@ -71,7 +73,7 @@ def visitor_throttle(*, assistant_id: int, visitor: str, address: str) -> None:
               (f"ip:{address}", int(getattr(settings, "ZHIKU_VISITOR_IP_RATE_LIMIT", 60))))
     for name, limit in limits:
         if minute_count("visitorrate", name, window) > limit:
-            raise fail("visitor_rate_limited", limit=limit, retry=retry, extra={"retry_after": retry})
+            raise fail(AssistantsError.VISITOR_RATE_LIMITED, limit=limit, retry=retry, extra={"retry_after": retry})
 
 
 # --- what a visitor is shown ----------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ def visitor_conversation(*, assistant: Assistant, visitor: str, conversation_id:
     try:
         conversation = _conversations(assistant, visitor).get(pk=int(conversation_id))
     except (Conversation.DoesNotExist, TypeError, ValueError):
-        raise fail("conversation_not_found") from None
+        raise fail(ChatError.CONVERSATION_NOT_FOUND) from None
     messages = list(conversation.messages.order_by("id"))
     readable = readable_view(user=assistant.owner, messages=messages)
     rated = dict(Feedback.objects.filter(message__conversation=conversation, user=assistant.owner)
@@ -149,11 +151,11 @@ def visitor_conversation(*, assistant: Assistant, visitor: str, conversation_id:
 def visitor_feedback(*, assistant: Assistant, visitor: str, message_id: Any, rating: Any) -> str:
     """Rate an answer in one of the visitor's conversations (recorded as the owner's, for the usage counts)."""
     if rating not in Rating.values:
-        raise fail("invalid_rating")
+        raise fail(ChatError.INVALID_RATING)
     try:
         message = Message.objects.get(pk=int(message_id), role=Role.ASSISTANT, status=MessageStatus.COMPLETE,
                                       conversation__assistant=assistant, conversation__visitor=visitor)
     except (Message.DoesNotExist, TypeError, ValueError):
-        raise fail("message_not_found") from None
+        raise fail(ChatError.MESSAGE_NOT_FOUND) from None
     Feedback.objects.update_or_create(message=message, user=assistant.owner, defaults={"rating": rating, "reason": ""})
     return rating

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from core.errors import ValidationFailed, register
+from core.errors import ErrorCode, ValidationFailed, register
 
-register("invalid_audit_filter", ValidationFailed, _("Invalid audit log filter: %(errors)s"))
-register("invalid_time_range", ValidationFailed, _("The start of the time range (since) must be before its end (until)."))
+
+class AuditError(ErrorCode):
+    """The audit log's codes."""
+
+    INVALID_AUDIT_FILTER = "invalid_audit_filter"
+    INVALID_TIME_RANGE = "invalid_time_range"
+
+
+register(AuditError.INVALID_AUDIT_FILTER, ValidationFailed, _("Invalid audit log filter: %(errors)s"))
+register(AuditError.INVALID_TIME_RANGE, ValidationFailed, _("The start of the time range (since) must be before its end (until)."))

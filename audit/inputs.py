@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from audit.errors import AuditError
 from audit.selectors import ACTION_FILTERS, AuditFilters
 from core.api.fields import Text
 from core.errors import fail
@@ -29,10 +30,10 @@ def filters_from(params, *, blank_is_absent: bool = True) -> AuditFilters:
            if v != "" or not blank_is_absent}
     checked = AuditFilterInput(data=raw)
     if not checked.is_valid():
-        raise fail("invalid_audit_filter", errors="; ".join(f"{k}: {v[0]}" for k, v in checked.errors.items()),
+        raise fail(AuditError.INVALID_AUDIT_FILTER, errors="; ".join(f"{k}: {v[0]}" for k, v in checked.errors.items()),
                    extra={"fields": checked.errors})
     data = checked.validated_data
     if "since" in data and "until" in data and data["since"] >= data["until"]:
-        raise fail("invalid_time_range", on_field="until")
+        raise fail(AuditError.INVALID_TIME_RANGE, on_field="until")
     return AuditFilters(kb=data.get("kb"), actor=data.get("actor"), action=data.get("action"),
                         since=data.get("since"), until=data.get("until"))

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from chat import selectors
 from chat.conversations import TITLE_MAX_CHARS, conversation_delete, conversation_rename
+from chat.errors import ChatError
 from chat.feedback_labels import REASON_CODES, feedback_record
 from chat.history import readable_view
 from chat.models import Conversation, Feedback, Message, Rating
@@ -124,7 +125,7 @@ class ConversationListView(PaginatedView):
         q = request.query_params.get("q", "")
         check_characters({"q": q})  # a NUL cannot be sent to PostgreSQL: 400 invalid_characters
         if len(q) > SEARCH_MAX_CHARS:
-            raise fail("invalid_conversation_search", limit=SEARCH_MAX_CHARS, on_field="q")
+            raise fail(ChatError.INVALID_CONVERSATION_SEARCH, limit=SEARCH_MAX_CHARS, on_field="q")
         return self.paginated(selectors.conversation_list(user=request.user, q=q.strip()), ConversationOutput)
 
 

@@ -9,10 +9,12 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import translation
 
+from chat.errors import ChatError
 from chat.services import turn_abandon, turn_prepare, turn_stream
 from core import safejson
-from core.errors import ApplicationError, message
+from core.errors import ApplicationError, CoreError, message
 from core.http.i18n import language_from_scope
+from knowledge.errors import KnowledgeError
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         await self.accept()
         if user is None or not user.is_authenticated:
-            await self.send_error("not_authenticated", message("not_authenticated", "socket"))
+            await self.send_error("not_authenticated", message(CoreError.NOT_AUTHENTICATED, "socket"))
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
@@ -57,11 +59,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         if text_data is None:
-            await self.send_error("invalid_message", message("invalid_message"))
+            await self.send_error("invalid_message", message(ChatError.INVALID_MESSAGE))
             return
         if len(text_data) > MAX_FRAME_BYTES // 4 and len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
             await self.send_json({"type": "error", "code": "too_large", "limit": MAX_FRAME_BYTES,
-                                  "message": message("too_large", limit=MAX_FRAME_BYTES)})
+                                  "message": message(ChatError.TOO_LARGE, limit=MAX_FRAME_BYTES)})
             return
         try:
             # Depth, size and character checks (core/safejson.py): a bad frame is an error event, never a 1011.
@@ -80,11 +82,11 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         elif kind == "cancel":
             await self.cancel()
         else:
-            await self.send_error("unknown_type", message("unknown_type"))
+            await self.send_error("unknown_type", message(ChatError.UNKNOWN_TYPE))
 
     async def ask(self, content: dict[str, Any]) -> None:
         if self.task is not None and not self.task.done():
-            await self.send_error("busy", message("busy", "streaming"))
+            await self.send_error("busy", message(KnowledgeError.BUSY, "streaming"))
             return
         self.stopping = ""
         self.message_id = None
@@ -92,7 +94,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def cancel(self) -> None:
         if self.task is None or self.task.done():
-            await self.send_error("nothing_to_cancel", message("nothing_to_cancel"))
+            await self.send_error("nothing_to_cancel", message(ChatError.NOTHING_TO_CANCEL))
             return
         self.stopping = "cancel"
         self.task.cancel()
@@ -125,13 +127,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_json(event)
         except asyncio.CancelledError:
             if self.stopping == "cancel":
-                await self.send_json({"type": "error", "code": "cancelled", "message": message("cancelled", "answer"),
+                await self.send_json({"type": "error", "code": "cancelled", "message": message(KnowledgeError.CANCELLED, "answer"),
                                       "message_id": self.message_id, "status": "cancelled"})
             else:
                 raise
         except Exception:  # noqa: BLE001 - the socket stays usable; the service already settled the message
             logger.exception("chat consumer failed")
-            await self.send_error("internal_error", message("internal_error"))
+            await self.send_error("internal_error", message(ChatError.INTERNAL_ERROR))
 
     async def send_error(self, code: str, text: str) -> None:
         await self.send_json({"type": "error", "code": code, "message": str(text)})

@@ -8,6 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from chat.errors import ChatError
 from chat.evaluation import AnswerQuestion, answer_evaluate
 from core.api.fields import ItemList, StrictInput, Text
 from core.errors import fail
@@ -63,7 +64,7 @@ class EvalQuestionListView(APIView):
         data.is_valid(raise_exception=True)
         rows = data.validated_data if many else [data.validated_data]
         if kb.eval_questions.evaluated().count() + len(rows) > MAX_QUESTIONS_PER_RUN:
-            raise fail("too_many_questions", limit=MAX_QUESTIONS_PER_RUN)
+            raise fail(ChatError.TOO_MANY_QUESTIONS, limit=MAX_QUESTIONS_PER_RUN)
         with transaction.atomic():
             created = [EvalQuestion.objects.create(kb=kb, created_by=request.user, **row) for row in rows]
             schedule_recalibration(kb.pk)
@@ -76,7 +77,7 @@ class EvalQuestionDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.EDITOR)
         deleted, _ = EvalQuestion.objects.filter(kb=kb, pk=question_id).delete()
         if not deleted:
-            raise fail("question_not_found")
+            raise fail(ChatError.QUESTION_NOT_FOUND)
         labels_changed(kb_id=kb.pk)  # it may have taught the KB's ranking
         schedule_recalibration(kb.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -98,7 +99,7 @@ class EvaluateView(APIView):
         rows = list(selectors.eval_question_list(user=request.user, kb=kb))
         questions = [LabelledQuery(id=str(q.pk), text=q.text, relevant=list(q.relevant)) for q in rows]
         if not questions:
-            raise fail("no_questions")
+            raise fail(ChatError.NO_QUESTIONS)
         metrics = evaluate(user=request.user, kb_ids=[kb.pk], queries=questions, mode=data.validated_data["mode"],
                            top_k=data.validated_data["top_k"])
         # The trade-off of this run: per threshold, answerable questions kept and unanswerable ones rejected.

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
+from chat.errors import ChatError
 from chat.models import Feedback, Message, Rating, Role
 from chat.services import feedback_give
 from core.errors import fail
@@ -29,9 +30,9 @@ def feedback_record(*, user, message_id: Any, rating: str, reason: str = "",
                     reason_code: str = "") -> tuple[Feedback, EvalQuestion | None]:
     """Rate an answer (``feedback_give``) and turn the vote into a label where it teaches; returns both."""
     if reason_code and reason_code not in REASON_CODES:
-        raise fail("invalid_reason_code", codes=", ".join(REASON_CODES))
+        raise fail(ChatError.INVALID_REASON_CODE, codes=", ".join(REASON_CODES))
     if reason_code == WRONG_PASSAGE and rating != Rating.DOWN:
-        raise fail("invalid_reason_code", "down_only")
+        raise fail(ChatError.INVALID_REASON_CODE, "down_only")
     with transaction.atomic():
         feedback = feedback_give(user=user, message_id=message_id, rating=rating, reason=reason)
         if feedback.reason_code != reason_code:

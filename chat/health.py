@@ -17,9 +17,11 @@ from typing import Any
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from chat.errors import ChatError
 from chat.models import Feedback, Message, MessageStatus, Rating, Role, Verdict
 from core.errors import fail
 from knowledge.access import kbs_for_user
+from knowledge.errors import KnowledgeError
 from knowledge.models import EvalQuestion, KnowledgeBase, LabelSource
 from knowledge.models import Role as KBRole
 from knowledge.retrieval.request import SearchRequest
@@ -47,7 +49,7 @@ def owned_kb(*, user, kb_id: Any) -> KnowledgeBase:
     except (TypeError, ValueError):
         kb = None
     if kb is None:
-        raise fail("kb_not_found")
+        raise fail(KnowledgeError.KB_NOT_FOUND)
     return kb
 
 
@@ -57,9 +59,9 @@ def since_clean(value: Any) -> int:
     try:
         days = int(value)
     except (TypeError, ValueError):
-        raise fail("invalid_since", choices=", ".join(map(str, SINCE_DAYS))) from None
+        raise fail(ChatError.INVALID_SINCE, choices=", ".join(map(str, SINCE_DAYS))) from None
     if days not in SINCE_DAYS:
-        raise fail("invalid_since", choices=", ".join(map(str, SINCE_DAYS)))
+        raise fail(ChatError.INVALID_SINCE, choices=", ".join(map(str, SINCE_DAYS)))
     return days
 
 

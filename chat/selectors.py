@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
+from chat.errors import ChatError
 from chat.models import Conversation, Feedback, Message, Role
 from core.errors import fail
 
@@ -24,7 +25,7 @@ def conversation_get(*, user, conversation_id) -> Conversation:
     try:
         return Conversation.objects.get(pk=int(conversation_id), user=user, assistant__isnull=True)
     except (Conversation.DoesNotExist, TypeError, ValueError):
-        raise fail("conversation_not_found") from None
+        raise fail(ChatError.CONVERSATION_NOT_FOUND) from None
 
 
 def conversation_messages(*, user, conversation: Conversation) -> QuerySet[Message]:
@@ -48,4 +49,4 @@ def answer_get(*, user, message_id) -> Message:
             pk=int(message_id), conversation__user=user, conversation__assistant__isnull=True, role=Role.ASSISTANT,
         )
     except (Message.DoesNotExist, TypeError, ValueError):
-        raise fail("message_not_found") from None
+        raise fail(ChatError.MESSAGE_NOT_FOUND) from None

@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 
 from chat import selectors
 from chat.answering import AnswerPlan, answer_outcome, answer_plan
+from chat.errors import ChatError
 from chat.extractive import is_list_question
 from chat.history import readable_view
 from chat.llm import LLMConfig, LLMError, llm_complete, llm_config_for, usage_add
@@ -164,7 +165,7 @@ def turn_start(*, user, conversation_id: Any, kb_ids: Any, question: Any) -> Tur
     """
     question = query_clean(question)
     if conversation_id is not None and (not isinstance(conversation_id, int) or isinstance(conversation_id, bool)):
-        raise fail("invalid_conversation")
+        raise fail(ChatError.INVALID_CONVERSATION)
     ids = kb_ids_clean(kb_ids, required=False)
     with transaction.atomic():
         conversation = None
@@ -386,7 +387,7 @@ async def turn_stream(turn: Turn, *, llm: LLMConfig | None = USE_SETTINGS) -> As
 def feedback_give(*, user, message_id: Any, rating: str, reason: str = "") -> Feedback:
     """Rate an answer in one of the user's conversations; a second rating replaces the first."""
     if rating not in Rating.values:
-        raise fail("invalid_rating")
+        raise fail(ChatError.INVALID_RATING)
     message = selectors.answer_get(user=user, message_id=message_id)
     feedback, _ = Feedback.objects.update_or_create(
         message=message, user=user, defaults={"rating": rating, "reason": (reason or "").strip()[:2000]},

@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chat.auth import user_for_token
 from chat.services import turn_prepare, turn_stream
-from core.errors import CODES, ApplicationError, message
+from core.errors import CODES, ApplicationError, CoreError, ErrorCode, message
 from core.http.body import body_over_limit, json_body
 from core.http.csrf import csrf_reason
 from core.http.sse import event_stream_response
@@ -38,9 +38,9 @@ def error_answer(code: str, text: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": text}}, status=status)
 
 
-def error_response(code: str, variant: str | None = None, **params: Any) -> JsonResponse:
+def error_response(code: ErrorCode, variant: str | None = None, **params: Any) -> JsonResponse:
     """The registered code's answer (core.errors.CODES): its status and message."""
-    return error_answer(code, message(code, variant, **params), CODES[code].http_status or 400)
+    return error_answer(str(code), message(code, variant, **params), CODES[code].http_status or 400)
 
 
 class _CSRFCheck(CsrfViewMiddleware):
@@ -66,17 +66,17 @@ async def authenticate(request: HttpRequest):
     if header:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "token" or not key.strip():
-            return None, error_response("not_authenticated", "sse_token")
+            return None, error_response(CoreError.NOT_AUTHENTICATED, "sse_token")
         user = await user_for_token(key.strip()[:100])
         if not user.is_authenticated:
-            return None, error_response("authentication_failed")
+            return None, error_response(CoreError.AUTHENTICATION_FAILED)
         return user, None
     user = await request.auser()
     if not user.is_authenticated:
-        return None, error_response("not_authenticated", "sse")
+        return None, error_response(CoreError.NOT_AUTHENTICATED, "sse")
     reason = csrf_failure_reason(request)
     if reason:
-        return None, error_response("permission_denied", "csrf", reason=csrf_reason(reason))
+        return None, error_response(CoreError.PERMISSION_DENIED, "csrf", reason=csrf_reason(reason))
     return user, None
 
 
@@ -90,14 +90,14 @@ async def chat_stream(request: HttpRequest) -> HttpResponseBase:
     later ones arrive as an ``error`` event.
     """
     if request.method != "POST":
-        response = error_response("method_not_allowed")
+        response = error_response(CoreError.METHOD_NOT_ALLOWED)
         response["Allow"] = "POST"
         return response
     user, failure = await authenticate(request)
     if failure is not None:
         return failure
     if body_over_limit(request, MAX_BODY_BYTES) is not None:
-        return error_response("body_too_large", "stream", limit=MAX_BODY_BYTES)
+        return error_response(CoreError.BODY_TOO_LARGE, "stream", limit=MAX_BODY_BYTES)
     try:
         # The REST API's checks (core/safejson.py): 413 body_too_large, 400 invalid_json / json_too_deep /
         # invalid_characters.
@@ -105,7 +105,7 @@ async def chat_stream(request: HttpRequest) -> HttpResponseBase:
     except ApplicationError as exc:
         return error_answer(exc.code, exc.message, exc.status_code)
     if not isinstance(body, dict) or body.get("type", "ask") != "ask":
-        return error_response("invalid", "ask_body")
+        return error_response(CoreError.INVALID, "ask_body")
     try:
         turn = await turn_prepare(user=user, conversation_id=body.get("conversation"), kb_ids=body.get("kb_ids"),
                                   question=body.get("question"))

@@ -29,7 +29,7 @@ from django.db import close_old_connections
 from django.utils import translation
 
 from accounts.auth import user_for_key, user_for_session
-from core.errors import message
+from core.errors import CoreError, message
 from core.http.i18n import language_from_scope
 
 logger = logging.getLogger(__name__)
@@ -131,9 +131,9 @@ def refusal(path: str, headers: list[tuple[bytes, bytes]], *, limit: int | None 
     limit = route.limit if limit is None else limit
     with translation.override(language_from_scope({"headers": headers})):
         if route.signed_in is not None and limit < route.signed_in:
-            text = str(message("body_too_large", "unverified", limit=limit, upload_limit=route.signed_in))
+            text = str(message(CoreError.BODY_TOO_LARGE, "unverified", limit=limit, upload_limit=route.signed_in))
         else:
-            text = str(message("body_too_large", "stream", limit=limit))
+            text = str(message(CoreError.BODY_TOO_LARGE, "stream", limit=limit))
     body = json.dumps(error_body(route.shape, text), ensure_ascii=False).encode()
     head = (b"HTTP/1.1 413 Content Too Large\r\nContent-Type: application/json\r\n"
             b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n")

@@ -12,7 +12,7 @@ import json
 from django.conf import settings
 from django.utils import translation
 
-from core.errors import message
+from core.errors import CoreError, message
 from core.http.i18n import language_from_scope
 
 
@@ -32,11 +32,11 @@ def check(scope) -> tuple[int, str, str] | None:
     """(status, code, message) when the request passes a limit, else None."""
     target = len(scope.get("raw_path") or scope.get("path", "").encode()) + len(scope.get("query_string") or b"")
     if target > settings.ZHIKU_MAX_URL_BYTES:
-        return 414, "uri_too_long", message("uri_too_long", limit=settings.ZHIKU_MAX_URL_BYTES)
+        return 414, "uri_too_long", message(CoreError.URI_TOO_LONG, limit=settings.ZHIKU_MAX_URL_BYTES)
     headers = scope.get("headers") or []
     size = sum(len(name) + len(value) + 4 for name, value in headers)
     if size > settings.ZHIKU_MAX_HEADER_BYTES or len(headers) > settings.ZHIKU_MAX_HEADER_COUNT:
-        return 431, "headers_too_large", message("headers_too_large", count=settings.ZHIKU_MAX_HEADER_COUNT,
+        return 431, "headers_too_large", message(CoreError.HEADERS_TOO_LARGE, count=settings.ZHIKU_MAX_HEADER_COUNT,
                                                  size=settings.ZHIKU_MAX_HEADER_BYTES)
     return None
 

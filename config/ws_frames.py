@@ -15,13 +15,14 @@ from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from django.conf import settings
 from django.utils import translation
 
+from chat.errors import ChatError
 from core.errors import message
 from core.http.i18n import language_from_scope
 
 
 def too_large_event(limit: int) -> dict:
     return {"type": "error", "code": "too_large", "limit": limit,
-            "message": message("too_large", "closing", limit=limit)}
+            "message": message(ChatError.TOO_LARGE, "closing", limit=limit)}
 
 
 class FrameLimitProtocol(WebSocketProtocol):

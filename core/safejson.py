@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from django.conf import settings
 
-from core.errors import fail
+from core.errors import CoreError, fail
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 DEFAULT_MAX_DEPTH = 32
@@ -43,7 +43,7 @@ def check_depth(text: str, limit: int) -> None:
         if token in "[{":
             depth += 1
             if depth > limit:
-                raise fail("json_too_deep", limit=limit)
+                raise fail(CoreError.JSON_TOO_DEEP, limit=limit)
         elif token in "]}":
             depth -= 1
         elif token == '"':
@@ -60,9 +60,9 @@ def check_characters(value: Any) -> None:
             if found:
                 variant = None if found.group() == "\x00" else "surrogate"
                 if path:
-                    raise fail("invalid_characters", "nul_in" if variant is None else "surrogate_in", field=path,
+                    raise fail(CoreError.INVALID_CHARACTERS, "nul_in" if variant is None else "surrogate_in", field=path,
                                extra={"field": path})
-                raise fail("invalid_characters", variant)
+                raise fail(CoreError.INVALID_CHARACTERS, variant)
         elif isinstance(item, dict):
             for key, inner in item.items():
                 child = f"{path}.{key}" if path else str(key)
@@ -86,19 +86,19 @@ def loads(raw: str | bytes, *, limit_bytes: int | None = None, limit_depth: int 
     limit_depth = max_depth() if limit_depth is None else limit_depth
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > limit_bytes:
-        raise fail("body_too_large", size=size, limit=limit_bytes)
+        raise fail(CoreError.BODY_TOO_LARGE, size=size, limit=limit_bytes)
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise fail("invalid_json", "utf8") from None
+            raise fail(CoreError.INVALID_JSON, "utf8") from None
     else:
         text = raw
     check_depth(text, limit_depth)
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
-        raise fail("invalid_json", error=exc) from None
+        raise fail(CoreError.INVALID_JSON, error=exc) from None
     check_characters(value)
     return value
 

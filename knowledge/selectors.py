@@ -18,6 +18,7 @@ from knowledge.access import (
     scope_of_annotated,
     with_caller_role,
 )
+from knowledge.errors import KnowledgeError
 from knowledge.models import Chunk, Document, DocumentAlias, DocumentStatus, EvalQuestion, KnowledgeBase, Role, document_labels
 from knowledge.retrieval.protocols import AccessScope
 
@@ -31,12 +32,12 @@ def kb_get_for_user(*, user, kb_id, min_role: Role = Role.VIEWER) -> KnowledgeBa
     try:
         kb = KnowledgeBase.objects.get(pk=int(kb_id))
     except (KnowledgeBase.DoesNotExist, TypeError, ValueError):
-        raise fail("kb_not_found") from None
+        raise fail(KnowledgeError.KB_NOT_FOUND) from None
     role = kb_role(user=user, kb=kb)
     if role is None:
-        raise fail("kb_not_found")
+        raise fail(KnowledgeError.KB_NOT_FOUND)
     if not role_at_least(role, min_role):
-        raise fail("role_required", role=min_role.label)
+        raise fail(KnowledgeError.ROLE_REQUIRED, role=min_role.label)
     return kb
 
 
@@ -48,7 +49,7 @@ def kbs_get_for_user(*, user, kb_ids, min_role: Role = Role.VIEWER) -> tuple[lis
     ids = [int(k) for k in kb_ids]
     if not ids or not user.is_authenticated:
         if ids:
-            raise fail("kb_not_found")
+            raise fail(KnowledgeError.KB_NOT_FOUND)
         return [], scope_of_annotated(user=user, kbs=[])
     found = {kb.pk: kb for kb in kbs_with_caller_access(user=user, kb_ids=ids)}
     kbs: list[KnowledgeBase] = []
@@ -56,9 +57,9 @@ def kbs_get_for_user(*, user, kb_ids, min_role: Role = Role.VIEWER) -> tuple[lis
         kb = found.get(kb_id)
         role = caller_role(kb, user=user) if kb is not None else None
         if kb is None or role is None:
-            raise fail("kb_not_found")
+            raise fail(KnowledgeError.KB_NOT_FOUND)
         if not role_at_least(role, min_role):
-            raise fail("role_required", role=min_role.label)
+            raise fail(KnowledgeError.ROLE_REQUIRED, role=min_role.label)
         kbs.append(kb)
     return kbs, scope_of_annotated(user=user, kbs=kbs)
 
@@ -139,7 +140,7 @@ def document_get_for_user(*, user, kb: KnowledgeBase, document_id: int) -> Docum
     """One document of the KB the user may read (its groups prefetched); else 404 ``document_not_found``."""
     document = document_list(user=user, kb=kb).prefetch_related("restricted_to_groups").filter(pk=document_id).first()
     if document is None:
-        raise fail("document_not_found")
+        raise fail(KnowledgeError.DOCUMENT_NOT_FOUND)
     return document
 
 
@@ -147,7 +148,7 @@ def chunk_get_for_user(*, user, kb: KnowledgeBase, chunk_id: int) -> Chunk:
     """One chunk of the KB the user may read; else 404 ``chunk_not_found``."""
     chunk = chunk_list(user=user, kb=kb).select_related("kb").filter(pk=chunk_id).first()
     if chunk is None:
-        raise fail("chunk_not_found")
+        raise fail(KnowledgeError.CHUNK_NOT_FOUND)
     return chunk
 
 
@@ -155,11 +156,11 @@ def groups_by_names(names: Iterable[str]) -> list[Group]:
     """The groups with these names (the API's uploads and the admin's share it); an unknown name is 400 ``unknown_group``."""
     wanted = sorted({n.strip() for n in names if n and n.strip()})
     if any("\x00" in n for n in wanted):
-        raise fail("unknown_group", "nul")
+        raise fail(KnowledgeError.UNKNOWN_GROUP, "nul")
     groups = list(Group.objects.filter(name__in=wanted))
     missing = sorted(set(wanted) - {g.name for g in groups})
     if missing:
-        raise fail("unknown_group", groups=", ".join(missing), extra={"groups": missing})
+        raise fail(KnowledgeError.UNKNOWN_GROUP, groups=", ".join(missing), extra={"groups": missing})
     return groups
 
 

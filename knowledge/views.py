@@ -25,7 +25,7 @@ from core.errors import ApplicationError, NotFound
 from core.errors import PermissionDenied as AppPermissionDenied
 from knowledge import answer_models, selectors
 from knowledge.access import kb_role, kbs_for_user, role_at_least
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import document_failure_text
 from knowledge.ingestion.text import CHUNK_OVERLAP_MAX, CHUNK_SIZE_MAX, CHUNK_SIZE_MIN
 from knowledge.models import AnswerMode, ChunkRevision, Document, KnowledgeBase, Role
 from knowledge.parsers import SUPPORTED_EXTENSIONS
@@ -123,7 +123,7 @@ def document_page(request: HttpRequest, kb_id: int, document_id: int) -> HttpRes
         "revised_ids": set(ChunkRevision.objects.filter(chunk__in=list(page)).values_list("chunk_id", flat=True)),
         "group_names": sorted(document.restricted_to_groups.values_list("name", flat=True)),
         # The failure in the viewer's language, from its code (the stored message is English, as written at ingestion).
-        "error_text": ingest_error_message(document.error_code, document.error_message) if document.error_code else "",
+        "error_text": document_failure_text(document.error_code, document.error_message) if document.error_code else "",
         "error_detail": document.error_message,
     })
 

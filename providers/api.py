@@ -13,8 +13,9 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from providers.catalog import model_choices
+from providers.errors import ProvidersError
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
 from providers.presets import EndpointKind
 from providers.probe import endpoint_test
@@ -80,7 +81,7 @@ class DefaultInput(StrictInput):
 def _endpoint(endpoint_id: int) -> ModelEndpoint:
     endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first()
     if endpoint is None:
-        raise fail("endpoint_not_found")
+        raise fail(ProvidersError.ENDPOINT_NOT_FOUND)
     return endpoint
 
 
@@ -114,7 +115,7 @@ class EndpointDetailView(APIView):
         endpoint = _endpoint(endpoint_id)
         data = parse(EndpointInput, request.data, partial=True)
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         return Response(EndpointOutput(endpoint_update(endpoint=endpoint, **data)).data)
 
     @extend_schema(responses={204: None, **errors(403)}, summary=_("Delete a model endpoint (staff)"))

@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 
 from core.errors import message
 from core.net.pinned_httpx import pinned_http_client
+from providers.errors import ProvidersError
 from providers.models import ModelEndpoint
 from providers.secrets import InvalidToken, secret_decrypt
 
@@ -52,20 +53,21 @@ def _failure(exc: Exception, key: str, seconds: float) -> tuple[str, str, int | 
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return "endpoint_timeout", message("endpoint_timeout", seconds=round(seconds)), None
+        return "endpoint_timeout", message(ProvidersError.ENDPOINT_TIMEOUT, seconds=round(seconds)), None
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return ("endpoint_unauthorized", message("endpoint_unauthorized", status=exc.status_code, detail=_detail(exc, key)),
+        return ("endpoint_unauthorized", message(ProvidersError.ENDPOINT_UNAUTHORIZED, status=exc.status_code, detail=_detail(exc, key)),
                 exc.status_code)
     if isinstance(exc, openai.APIStatusError):
-        return ("endpoint_http_error", message("endpoint_http_error", status=exc.status_code, detail=_detail(exc, key)),
+        return ("endpoint_http_error", message(ProvidersError.ENDPOINT_HTTP_ERROR, status=exc.status_code, detail=_detail(exc, key)),
                 exc.status_code)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         text = f"{type(cause).__name__}: {cause}"
         if key:
             text = text.replace(key, "***")
-        return "endpoint_unreachable", message("endpoint_unreachable", error=text[:DETAIL_CHARS]), None
-    return "endpoint_bad_answer", message("endpoint_bad_answer", error=f"{type(exc).__name__}: {str(exc)[:DETAIL_CHARS]}"), None
+        return "endpoint_unreachable", message(ProvidersError.ENDPOINT_UNREACHABLE, error=text[:DETAIL_CHARS]), None
+    error = f"{type(exc).__name__}: {str(exc)[:DETAIL_CHARS]}"
+    return "endpoint_bad_answer", message(ProvidersError.ENDPOINT_BAD_ANSWER, error=error), None
 
 
 def endpoint_test(*, endpoint: ModelEndpoint, model: str = "") -> ProbeResult:
@@ -74,7 +76,7 @@ def endpoint_test(*, endpoint: ModelEndpoint, model: str = "") -> ProbeResult:
     try:
         key = secret_decrypt(endpoint.api_key_encrypted)
     except InvalidToken:
-        return ProbeResult(ok=False, code="invalid_api_key", message=message("invalid_api_key", "unreadable"))
+        return ProbeResult(ok=False, code="invalid_api_key", message=message(ProvidersError.INVALID_API_KEY, "unreadable"))
     model = model or endpoint.default_model or next(iter(endpoint.model_names or []), "")
     seconds = float(settings.ZHIKU_LLM_TEST_TIMEOUT)
     from openai import OpenAI

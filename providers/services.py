@@ -6,8 +6,9 @@ from urllib.parse import urlsplit
 from django.db import IntegrityError, transaction
 
 from core.audit import Action, diff, record, snapshot
-from core.errors import fail
+from core.errors import CoreError, fail
 from providers.catalog import choice_get, env_models, model_choices
+from providers.errors import ProvidersError
 from providers.models import MODEL_NAME_MAX, MODELS_MAX, NAME_MAX, ModelEndpoint
 from providers.presets import EndpointKind, preset_for
 from providers.secrets import secret_encrypt
@@ -26,13 +27,13 @@ def _printable(text: str) -> bool:
 def name_clean(name) -> str:
     name = name.strip() if isinstance(name, str) else ""
     if not name or len(name) > NAME_MAX or "/" in name or not name.isprintable():
-        raise fail("invalid_endpoint_name", limit=NAME_MAX, on_field="name")
+        raise fail(ProvidersError.INVALID_ENDPOINT_NAME, limit=NAME_MAX, on_field="name")
     return name
 
 
 def kind_clean(kind) -> str:
     if kind not in EndpointKind.values:
-        raise fail("invalid_endpoint_kind", kinds=", ".join(EndpointKind.values), on_field="kind")
+        raise fail(ProvidersError.INVALID_ENDPOINT_KIND, kinds=", ".join(EndpointKind.values), on_field="kind")
     return kind
 
 
@@ -40,14 +41,14 @@ def base_url_clean(base_url, *, kind: str) -> str:
     """An http(s) URL with a host, without its trailing slash; blank: the kind's usual address."""
     url = (base_url.strip() if isinstance(base_url, str) else "").rstrip("/") or preset_for(kind).base_url
     if not url:
-        raise fail("invalid_base_url", "required", on_field="base_url")
+        raise fail(ProvidersError.INVALID_BASE_URL, "required", on_field="base_url")
     try:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError:
         parts, host = None, None
     if parts is None or parts.scheme not in ("http", "https") or not host or len(url) > BASE_URL_MAX or not _printable(url):
-        raise fail("invalid_base_url", limit=BASE_URL_MAX, on_field="base_url")
+        raise fail(ProvidersError.INVALID_BASE_URL, limit=BASE_URL_MAX, on_field="base_url")
     return url
 
 
@@ -56,17 +57,17 @@ def model_names_clean(names) -> list[str]:
     if isinstance(names, str):
         names = names.replace(",", "\n").splitlines()
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise fail("invalid_model_names", count=MODELS_MAX, limit=MODEL_NAME_MAX, on_field="model_names")
+        raise fail(ProvidersError.INVALID_MODEL_NAMES, count=MODELS_MAX, limit=MODEL_NAME_MAX, on_field="model_names")
     cleaned = list(dict.fromkeys(n.strip() for n in names if n.strip()))
     if len(cleaned) > MODELS_MAX or any(len(n) > MODEL_NAME_MAX or not _printable(n) for n in cleaned):
-        raise fail("invalid_model_names", count=MODELS_MAX, limit=MODEL_NAME_MAX, on_field="model_names")
+        raise fail(ProvidersError.INVALID_MODEL_NAMES, count=MODELS_MAX, limit=MODEL_NAME_MAX, on_field="model_names")
     return cleaned
 
 
 def api_key_clean(key) -> str:
     key = key.strip() if isinstance(key, str) else ""
     if len(key) > API_KEY_MAX or (key and not _printable(key)):
-        raise fail("invalid_api_key", limit=API_KEY_MAX, on_field="api_key")
+        raise fail(ProvidersError.INVALID_API_KEY, limit=API_KEY_MAX, on_field="api_key")
     return key
 
 
@@ -75,7 +76,7 @@ def _save(endpoint: ModelEndpoint) -> ModelEndpoint:
         with transaction.atomic():
             endpoint.save()
     except IntegrityError:
-        raise fail("endpoint_name_taken", name=endpoint.name, on_field="name") from None
+        raise fail(ProvidersError.ENDPOINT_NAME_TAKEN, name=endpoint.name, on_field="name") from None
     return endpoint
 
 
@@ -100,7 +101,7 @@ def endpoint_update(*, endpoint: ModelEndpoint, **values) -> ModelEndpoint:
     """
     unknown = set(values) - set(FIELDS)
     if unknown:
-        raise fail("unknown_field", fields=", ".join(sorted(unknown)))
+        raise fail(CoreError.UNKNOWN_FIELD, fields=", ".join(sorted(unknown)))
     before = {**snapshot(endpoint, AUDITED), "api_key": endpoint.api_key_encrypted}
     if "name" in values:
         endpoint.name = name_clean(values["name"])
@@ -138,14 +139,14 @@ def default_model_set(*, choice: str) -> ModelEndpoint | None:
     """Make the console endpoint's model ``choice`` the site's default; "" (or the environment's model): the environment's."""
     choice = (choice or "").strip() if isinstance(choice, str) else None
     if choice is None:
-        raise fail("unknown_model", model=choice, models="", on_field="default")
+        raise fail(ProvidersError.UNKNOWN_MODEL, model=choice, models="", on_field="default")
     found = choice_get(choice) if choice else None
     env = env_models()
     if found is not None and found.endpoint_id is None and found.model != env[0]:
         found = None  # only the environment's ZHIKU_LLM_MODEL can be the default among its models
     if choice and found is None:
         offered = [c.choice for c in model_choices() if c.endpoint_id is not None]
-        raise fail("unknown_model", model=choice, models=", ".join(offered) or "-", on_field="default")
+        raise fail(ProvidersError.UNKNOWN_MODEL, model=choice, models=", ".join(offered) or "-", on_field="default")
     previous = ModelEndpoint.objects.filter(is_default=True).values_list("name", "default_model").first()
     ModelEndpoint.objects.select_for_update().filter(is_default=True).update(is_default=False, default_model="")
     record(Action.DEFAULT_MODEL_SET, changes={"default": ["/".join(previous) if previous else "", choice]})

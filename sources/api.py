@@ -15,12 +15,13 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge import selectors as kb_selectors
 from knowledge.access import has_role, role_at_least
 from knowledge.models import Role
 from sources import selectors
 from sources.catalog import kinds
+from sources.errors import SourcesError
 from sources.serializers import RunOutput, SourceCreateInput, SourceInput, SourceKindOutput, SourceOutput
 from sources.services.runs import run_cancel, run_request
 from sources.services.sources import source_create, source_delete, source_update
@@ -70,7 +71,7 @@ class SourceDetailView(APIView):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id, min_role=Role.EDITOR)
         data = parse(SourceInput, request.data, partial=True)
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         source = source_update(source=source, **data)
         return Response(_source_body(_annotated(source), manage=True))
 
@@ -81,7 +82,7 @@ class SourceDetailView(APIView):
         source = selectors.source_get_for_user(user=request.user, source_id=source_id, min_role=Role.EDITOR)
         keep = request.query_params.get("keep_documents", "false")
         if keep not in ("true", "false"):
-            raise fail("source_invalid", "keep_documents")
+            raise fail(SourcesError.SOURCE_INVALID, "keep_documents")
         source_delete(source=source, keep_documents=keep == "true")
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -12,12 +12,11 @@ import logging
 from django.conf import settings
 
 from core import jobs
-from core.errors import ApplicationError
+from core.errors import ApplicationError, failure_text
 from sources.kinds.base import Limits, ScanResult, SourceError
 from sources.models import RunStatus, Source, SourceRun
 from sources.run_claims import RunProbe, claim_run, finish_run
 from sources.run_items import handle, known_items, remove_unseen
-from sources.services.errors import source_error_text
 from sources.services.sources import kind_class, source_credentials
 
 logger = logging.getLogger(__name__)
@@ -58,7 +57,7 @@ def execute_run(run_id: int) -> SourceRun | None:
     except Exception as exc:  # noqa: BLE001 - the run records it; the traceback goes to the log
         logger.exception("source %s run %s crashed", source.pk, run.pk)
         return finish_run(run, status=RunStatus.FAILED, error_code="source_failed",
-                          note=source_error_text("source_failed", f"{type(exc).__name__}: {exc}"))
+                          note=failure_text("source_failed", f"{type(exc).__name__}: {exc}"))
     cancelled = probe.seen_cancel or SourceRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
     run.complete = result.complete and not cancelled and not probe.lost
     if run.complete:
@@ -69,7 +68,7 @@ def execute_run(run_id: int) -> SourceRun | None:
 
 
 def _message(exc: SourceError | ApplicationError) -> str:
-    return source_error_text(exc.code, exc.message) if isinstance(exc, SourceError) else exc.message
+    return failure_text(exc.code, exc.message) if isinstance(exc, SourceError) else exc.message
 
 
 def _scan(run: SourceRun, source: Source, probe: RunProbe) -> tuple[set[str], ScanResult]:

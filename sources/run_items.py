@@ -14,13 +14,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from core.errors import ApplicationError
+from core.errors import ApplicationError, failure_text
 from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.models import Document, DocumentStatus
 from knowledge.services.documents import document_delete
 from sources.kinds.base import Failed, Fetched, Known, Unchanged
 from sources.models import Source, SourceItem, SourceRun
-from sources.services.errors import source_error_text
 
 logger = logging.getLogger(__name__)
 
@@ -46,14 +45,14 @@ def record_error(run: SourceRun, *, key: str, url: str, code: str, message: str)
 
 
 def item_failed(run: SourceRun, item: Failed) -> None:
-    record_error(run, key=item.key, url=item.url, code=item.code, message=source_error_text(item.code, item.message))
+    record_error(run, key=item.key, url=item.url, code=item.code, message=failure_text(item.code, item.message))
 
 
 def item_unchanged(run: SourceRun, rows: dict[str, SourceItem], item: Unchanged) -> None:
     row = rows.get(item.key)
     if row is None:  # a connector's mistake: nothing is known of it, so nothing can be kept
         record_error(run, key=item.key, url="", code="source_item_failed",
-                     message=source_error_text("source_item_failed", "the connector said unchanged for an item it was never given"))
+                     message=failure_text("source_item_failed", "the connector said unchanged for an item it was never given"))
         return
     fields: dict[str, Any] = {"last_seen_run": run}
     if item.state is not None:
@@ -76,7 +75,7 @@ def item_fetched(run: SourceRun, source: Source, rows: dict[str, SourceItem], it
     row = rows.get(item.key)
     if _name_taken(source, item.name, row):
         record_error(run, key=item.key, url=item.url, code="source_name_taken",
-                     message=f"{source_error_text('source_name_taken', '')} ({item.name})")
+                     message=f"{failure_text('source_name_taken', '')} ({item.name})")
         return
     url = item.url if item.url.lower().startswith(("http://", "https://")) else ""  # pages link to it
     upload = UploadedItem(name=item.name, data=item.data, source_url=url[:2000],
@@ -120,7 +119,7 @@ def handle(run: SourceRun, source: Source, rows: dict[str, SourceItem], item) ->
     except Exception as exc:  # noqa: BLE001 - one item never stops the run; the log has the traceback
         logger.exception("source %s run %s: item %r failed", source.pk, run.pk, getattr(item, "key", item))
         record_error(run, key=str(getattr(item, "key", "")), url=getattr(item, "url", ""), code="source_item_failed",
-                     message=source_error_text("source_item_failed", f"{type(exc).__name__}: {exc}"))
+                     message=failure_text("source_item_failed", f"{type(exc).__name__}: {exc}"))
 
 
 def _delete_documents(source: Source, name: str) -> None:
@@ -142,4 +141,4 @@ def remove_unseen(run: SourceRun, source: Source, seen: set[str]) -> None:
         except Exception as exc:  # noqa: BLE001 - one removal never stops the others
             logger.exception("source %s run %s: removing %r failed", source.pk, run.pk, row.key)
             record_error(run, key=row.key, url=row.url, code="source_item_failed",
-                         message=source_error_text("source_item_failed", f"{type(exc).__name__}: {exc}"))
+                         message=failure_text("source_item_failed", f"{type(exc).__name__}: {exc}"))

@@ -18,6 +18,7 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from core.errors import ApplicationError, fail
+from sources.errors import SourcesError
 from sources.models import RunStatus, Schedule, Source, SourceRun, Trigger
 from sources.run import enqueue_run
 from sources.services.runs import run_create
@@ -65,7 +66,7 @@ def recover_stalled(now: datetime | None = None, report: TickReport | None = Non
                 status=RunStatus.RUNNING, heartbeat_at__lt=silent):
             SourceRun.objects.filter(pk=run.pk).update(
                 status=RunStatus.FAILED, error_code="source_run_stalled", finished_at=now,
-                note=str(fail("source_run_stalled").message))
+                note=str(fail(SourcesError.SOURCE_RUN_STALLED).message))
             report.stalled.append(run.pk)
         for run in SourceRun.objects.select_for_update(skip_locked=True).filter(
                 status=RunStatus.QUEUED, created_at__lt=silent):

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from core.errors import fail
+from core.errors import ErrorCode, fail
 from knowledge.access import kb_role, kbs_for_user, role_at_least
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase, Role
+from sources.errors import SourcesError
 from sources.models import Source, SourceRun
 
 
@@ -30,12 +32,12 @@ def source_list(*, kb: KnowledgeBase) -> QuerySet[Source]:
     return with_last_run(Source.objects.filter(kb=kb).order_by("id"))
 
 
-def _check(user, kb: KnowledgeBase, min_role: Role, missing: str) -> Role:
+def _check(user, kb: KnowledgeBase, min_role: Role, missing: ErrorCode) -> Role:
     role = kb_role(user=user, kb=kb)
     if role is None:
         raise fail(missing)
     if not role_at_least(role, min_role):
-        raise fail("role_required", role=min_role.label)
+        raise fail(KnowledgeError.ROLE_REQUIRED, role=min_role.label)
     return role
 
 
@@ -44,8 +46,8 @@ def source_get_for_user(*, user, source_id, min_role: Role = Role.VIEWER) -> Sou
     try:
         source = Source.objects.select_related("kb").get(pk=int(source_id), kb__in=kbs_for_user(user=user))
     except (Source.DoesNotExist, TypeError, ValueError):
-        raise fail("source_not_found") from None
-    source.caller_role = _check(user, source.kb, min_role, "source_not_found")
+        raise fail(SourcesError.SOURCE_NOT_FOUND) from None
+    source.caller_role = _check(user, source.kb, min_role, SourcesError.SOURCE_NOT_FOUND)
     return source
 
 
@@ -58,6 +60,6 @@ def run_get_for_user(*, user, run_id, min_role: Role = Role.VIEWER) -> SourceRun
         run = SourceRun.objects.select_related("source", "source__kb").get(
             pk=int(run_id), source__kb__in=kbs_for_user(user=user))
     except (SourceRun.DoesNotExist, TypeError, ValueError):
-        raise fail("source_run_not_found") from None
-    _check(user, run.source.kb, min_role, "source_run_not_found")
+        raise fail(SourcesError.SOURCE_RUN_NOT_FOUND) from None
+    _check(user, run.source.kb, min_role, SourcesError.SOURCE_RUN_NOT_FOUND)
     return run

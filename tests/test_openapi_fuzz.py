@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from knowledge import ingest_errors
+from core.errors import FAILURES
 
 # Refusals of a schema-valid request that no schema can state: rules across fields, what exists or is
 # configured on the platform, and what a file holds. Any other refusal of one is a limit missing from the schema.
@@ -40,8 +40,8 @@ RULES_BEYOND_THE_SCHEMA = {
     "PATCH /api/kbs/{kb_id}/documents/{document_id}/": {"unknown_group", "invalid_document_fields"},
     "POST /api/kbs/{kb_id}/documents/": {"unknown_group", "invalid_chunking", "duplicate_name", "unsupported_type",
                                          "empty_file"},
-    # What a file holds decides these: every code a parse can end with (knowledge/ingest_errors.py).
-    "POST /api/kbs/{kb_id}/documents/preview/": {"invalid_chunking", *(set(ingest_errors.MESSAGES) - {"ingest_error", "ingest_crashed"})},
+    # What a file holds decides these: every code a parse can end with (knowledge/errors.py, core.errors.FAILURES).
+    "POST /api/kbs/{kb_id}/documents/preview/": {"invalid_chunking", *(set(FAILURES) - {"ingest_error", "ingest_crashed"})},
     "PATCH /api/kbs/{kb_id}/calibration/": {"target_unreachable", "invalid_threshold"},
     "POST /api/kbs/{kb_id}/eval-questions/": {"too_many_questions"},
     "POST /api/assistants/": {"invalid_threshold", "unknown_answer_model"},

@@ -16,6 +16,7 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from accounts.api import token_serializers as ts
+from accounts.errors import AccountsError
 from accounts.tokens import DEFAULT_LIFETIME, token_issue, token_lifetime
 from core.api.inputs import parse
 from core.api.parsers import SafeJSONParser
@@ -89,7 +90,7 @@ class TokenView(APIView):
         if getattr(http_request, "axes_locked_out", False):
             raise TooManyAttempts()
         if user is None or not user.is_active:
-            raise fail("invalid_credentials")
+            raise fail(AccountsError.INVALID_CREDENTIALS)
         lifetime = token_lifetime(data["expires_in_days"]) if "expires_in_days" in data else DEFAULT_LIFETIME
         with transaction.atomic():
             token, key = token_issue(user=user, name=data.get("name", ""), lifetime=lifetime)

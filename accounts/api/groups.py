@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from accounts.api import serializers as s
 from accounts.api.permissions import staff_only
+from accounts.errors import AccountsError
 from accounts.models import GroupManager
 from accounts.people import groups as services
 from core.api.inputs import parse
@@ -20,6 +21,7 @@ from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 
 User = get_user_model()
 
@@ -31,18 +33,18 @@ def _counted(qs):
 def group_for(request, group_id: int) -> Group:
     group = _counted(services.groups_visible(user=request.user)).filter(pk=group_id).first()
     if group is None:
-        raise fail("group_not_found")
+        raise fail(AccountsError.GROUP_NOT_FOUND)
     return group
 
 
 def person_from(data) -> object:
     """The user an input names by ``user_id`` or ``username`` (exactly one)."""
     if ("user_id" in data) == ("username" in data):
-        raise fail("person_required")
+        raise fail(AccountsError.PERSON_REQUIRED)
     lookup = {"pk": data["user_id"]} if "user_id" in data else {"username": data["username"]}
     user = User.objects.filter(**lookup).first()
     if user is None:
-        raise fail("unknown_user", name=str(data.get("username", data.get("user_id"))))
+        raise fail(KnowledgeError.UNKNOWN_USER, name=str(data.get("username", data.get("user_id"))))
     return user
 
 
@@ -105,7 +107,7 @@ class GroupMemberDetailView(APIView):
         group = group_for(request, group_id)
         user = group.user_set.filter(pk=user_id).first()
         if user is None:
-            raise fail("person_not_found")
+            raise fail(AccountsError.PERSON_NOT_FOUND)
         services.group_member_remove(group=group, user=user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -134,6 +136,6 @@ class GroupManagerDetailView(APIView):
         group = group_for(request, group_id)
         staff_only(request)
         if not GroupManager.objects.filter(group=group, user_id=user_id).exists():
-            raise fail("person_not_found")
+            raise fail(AccountsError.PERSON_NOT_FOUND)
         services.group_manager_remove(group=group, user=User(pk=user_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -11,12 +11,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import serializers as s
+from accounts.errors import AccountsError
 from accounts.people import invitations as services
 from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase
 
 
@@ -28,7 +30,7 @@ def grants_from(roles: list[dict]) -> list[services.Grant]:
     """The grants of an input's ``roles``; a KB id that does not exist is 404 ``kb_not_found``."""
     kbs = KnowledgeBase.objects.in_bulk([r["kb_id"] for r in roles])
     if len(kbs) != len({r["kb_id"] for r in roles}):
-        raise fail("kb_not_found")
+        raise fail(KnowledgeError.KB_NOT_FOUND)
     return [services.Grant(kb=kbs[r["kb_id"]], role=r["role"]) for r in roles]
 
 
@@ -72,5 +74,5 @@ class InvitationDetailView(APIView):
     def _get(self, request, invitation_id: int):
         invitation = services.invitations_visible(user=request.user).filter(pk=invitation_id).first()
         if invitation is None:
-            raise fail("invitation_not_found")
+            raise fail(AccountsError.INVITATION_NOT_FOUND)
         return invitation

@@ -8,11 +8,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api import token_serializers as ts
+from accounts.errors import AccountsError
 from accounts.models import ApiToken
 from accounts.tokens import DEFAULT_LIFETIME, token_issue, token_lifetime, token_revoke, tokens_live, tokens_revoke_all
 from core.api.inputs import parse
 from core.api.pagination import PaginatedView
-from core.errors import fail
+from core.errors import CoreError, fail
 
 
 def _current_id(request) -> int | None:
@@ -37,7 +38,7 @@ class TokenListView(PaginatedView):
                    "ones (use `POST /api/auth/token/` with a username and password). The key is shown this once.")
     def post(self, request):
         if isinstance(request.auth, ApiToken):
-            raise fail("permission_denied", "token_create")
+            raise fail(CoreError.PERMISSION_DENIED, "token_create")
         data = parse(ts.TokenCreateInput, request.data)
         lifetime = token_lifetime(data["expires_in_days"]) if "expires_in_days" in data else DEFAULT_LIFETIME
         token, key = token_issue(user=request.user, name=data["name"], lifetime=lifetime)
@@ -54,5 +55,5 @@ class TokenDetailView(APIView):
     @extend_schema(request=None, responses={204: None}, summary=_("Revoke one of the caller's tokens"))
     def delete(self, request, token_id: int):
         if not token_revoke(user=request.user, token_id=token_id):
-            raise fail("token_not_found")
+            raise fail(AccountsError.TOKEN_NOT_FOUND)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,13 +12,14 @@ from rest_framework.views import APIView
 
 from accounts.api import serializers as s
 from accounts.api.permissions import staff_only
+from accounts.errors import AccountsError
 from accounts.people.selectors import users_list
 from accounts.people.users import user_create, user_reset_link, user_set_password, user_update
 from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 
 USER_QUERY_MAX = 100  # characters of the people list's search text
 
@@ -29,7 +30,7 @@ def user_for_staff(request, user_id: int):
     staff_only(request)
     user = User.objects.filter(pk=user_id).prefetch_related("sso_identities").first()
     if user is None:
-        raise fail("person_not_found")
+        raise fail(AccountsError.PERSON_NOT_FOUND)
     return user
 
 
@@ -43,7 +44,7 @@ class UserListView(PaginatedView):
         staff_only(request)
         q = request.query_params.get("q", "")
         if len(q) > USER_QUERY_MAX:
-            raise fail("invalid", extra={"fields": {"q": [gettext("At most %(limit)s characters.") % {"limit": USER_QUERY_MAX}]}})
+            raise fail(CoreError.INVALID, extra={"fields": {"q": [gettext("At most %(limit)s characters.") % {"limit": USER_QUERY_MAX}]}})
         return self.paginated(users_list(q=q), s.UserOutput)
 
     @extend_schema(request=s.UserCreateInput, responses={201: s.UserOutput, **errors(403, 409)},
@@ -69,7 +70,7 @@ class UserDetailView(APIView):
         user = user_for_staff(request, user_id)
         data = parse(s.UserUpdateInput, request.data, partial=True)
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         user = user_update(actor=request.user, user=user, **data)
         return Response(s.UserOutput(user).data)
 

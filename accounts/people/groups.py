@@ -6,6 +6,7 @@ from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
+from accounts.errors import AccountsError
 from accounts.models import GroupManager, SsoGroup
 from core.audit import Action, record
 from core.errors import fail
@@ -21,13 +22,13 @@ def groups_visible(*, user) -> QuerySet[Group]:
 def _name_check(name: str) -> str:
     name = name.strip()
     if not name or len(name) > 150:
-        raise fail("invalid_group_name", on_field="name")
+        raise fail(AccountsError.INVALID_GROUP_NAME, on_field="name")
     return name
 
 
 def _not_sso(group: Group) -> None:
     if SsoGroup.objects.filter(group=group).exists():
-        raise fail("sso_group")
+        raise fail(AccountsError.SSO_GROUP)
 
 
 def group_create(*, name: str) -> Group:
@@ -38,7 +39,7 @@ def group_create(*, name: str) -> Group:
                 raise IntegrityError
             return Group.objects.create(name=name)
     except IntegrityError:
-        raise fail("group_name_taken", name=name, on_field="name") from None
+        raise fail(AccountsError.GROUP_NAME_TAKEN, name=name, on_field="name") from None
 
 
 def group_rename(*, group: Group, name: str) -> Group:
@@ -47,13 +48,13 @@ def group_rename(*, group: Group, name: str) -> Group:
         return group
     _not_sso(group)
     if Group.objects.filter(name__iexact=name).exclude(pk=group.pk).exists():
-        raise fail("group_name_taken", name=name, on_field="name")
+        raise fail(AccountsError.GROUP_NAME_TAKEN, name=name, on_field="name")
     try:
         with transaction.atomic():
             group.name = name
             group.save(update_fields=["name"])
     except IntegrityError:
-        raise fail("group_name_taken", name=name, on_field="name") from None
+        raise fail(AccountsError.GROUP_NAME_TAKEN, name=name, on_field="name") from None
     return group
 
 

@@ -19,12 +19,14 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from accounts.errors import AccountsError
 from accounts.models import Invitation, InvitationGrant
 from accounts.people.mail import mail_send
 from accounts.people.users import email_check, user_create
 from core.audit import Action, record
 from core.errors import fail
 from knowledge.access import has_role, kbs_for_user
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase, Role
 from knowledge.services.kbs import membership_set
 
@@ -43,12 +45,12 @@ class Grant:
 
 def _check_grants(*, actor, grants: list[Grant]) -> None:
     if len(grants) > MAX_GRANTS or len({g.kb.pk for g in grants}) != len(grants):
-        raise fail("invalid_invitation", limit=MAX_GRANTS, on_field="roles")
+        raise fail(AccountsError.INVALID_INVITATION, limit=MAX_GRANTS, on_field="roles")
     for grant in grants:
         if grant.role not in Role.values:
-            raise fail("invalid_role", role=grant.role)
+            raise fail(KnowledgeError.INVALID_ROLE, role=grant.role)
         if not actor.is_staff and not has_role(user=actor, kb=grant.kb, min_role=Role.OWNER):
-            raise fail("invitation_not_allowed")
+            raise fail(AccountsError.INVITATION_NOT_ALLOWED)
 
 
 def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int | None = None,
@@ -57,9 +59,9 @@ def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int 
     limit = settings.ZHIKU_INVITATION_MAX_DAYS
     days = settings.ZHIKU_INVITATION_DAYS if days is None else days
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= limit:
-        raise fail("invalid_invitation", "days", limit=limit, on_field="expires_in_days")
+        raise fail(AccountsError.INVALID_INVITATION, "days", limit=limit, on_field="expires_in_days")
     if not actor.is_staff and not grants:
-        raise fail("invitation_not_allowed")
+        raise fail(AccountsError.INVITATION_NOT_ALLOWED)
     _check_grants(actor=actor, grants=grants)
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
@@ -78,7 +80,7 @@ def invitation_create(*, actor, grants: list[Grant], email: str = "", days: int 
 def invitation_send(*, invitation: Invitation, url: str) -> None:
     """E-mail the link to the invitation's address (409 ``email_not_configured`` where the site sends no e-mail)."""
     if not invitation.email:
-        raise fail("email_not_configured", "no_address")
+        raise fail(AccountsError.EMAIL_NOT_CONFIGURED, "no_address")
     mail_send(to=invitation.email, template="accounts/mail/invitation", context={
         "invitation": invitation, "url": url, "inviter": invitation.created_by,
         "kbs": [g.kb.name for g in invitation.grants.select_related("kb")]})
@@ -86,23 +88,23 @@ def invitation_send(*, invitation: Invitation, url: str) -> None:
 
 def _usable(invitation: Invitation | None) -> Invitation:
     if invitation is None:
-        raise fail("invitation_not_found")
+        raise fail(AccountsError.INVITATION_NOT_FOUND)
     if invitation.revoked_at is not None:
-        raise fail("invitation_revoked")
+        raise fail(AccountsError.INVITATION_REVOKED)
     if invitation.accepted_at is not None:
-        raise fail("invitation_used")
+        raise fail(AccountsError.INVITATION_USED)
     if invitation.expires_at <= timezone.now():
-        raise fail("invitation_expired")
+        raise fail(AccountsError.INVITATION_EXPIRED)
     return invitation
 
 
 def invitation_for_token(token: str) -> Invitation:
     """The invitation a link's token opens, if it can still be accepted (404 / 410 with why not)."""
     if not token or len(token) > 100:
-        raise fail("invitation_not_found")
+        raise fail(AccountsError.INVITATION_NOT_FOUND)
     invitation = _usable(Invitation.objects.filter(digest=token_digest(token)).select_related("created_by").first())
     if not _maker_may_grant(invitation):
-        raise fail("invitation_maker_lost")
+        raise fail(AccountsError.INVITATION_MAKER_LOST)
     return invitation
 
 
@@ -121,7 +123,7 @@ def invitation_accept(*, token: str, user) -> Invitation:
         locked = Invitation.objects.select_for_update().filter(digest=token_digest(token)).first()
         invitation = _usable(locked)
         if not _maker_may_grant(invitation):
-            raise fail("invitation_maker_lost")
+            raise fail(AccountsError.INVITATION_MAKER_LOST)
         for grant in invitation.grants.select_related("kb"):
             membership_set(kb=grant.kb, role=grant.role, user=user)
         invitation.accepted_at, invitation.accepted_by = timezone.now(), user
@@ -145,7 +147,7 @@ def invitation_revoke(*, invitation: Invitation) -> Invitation:
     with transaction.atomic():
         invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         if invitation.accepted_at is not None:
-            raise fail("invitation_used")
+            raise fail(AccountsError.INVITATION_USED)
         if invitation.revoked_at is None:
             invitation.revoked_at = timezone.now()
             invitation.save(update_fields=["revoked_at"])

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
+from accounts.errors import AccountsError
 from accounts.models import GroupManager
 from core.errors import fail
 from core.safejson import check_characters
@@ -75,13 +76,13 @@ def people_search(*, actor, q: str, kind: str = "all", limit: int | None = None)
     100 characters (400 ``invalid_query``).
     """
     if not may_search_people(user=actor):
-        raise fail("search_not_allowed")
+        raise fail(AccountsError.SEARCH_NOT_ALLOWED)
     q = q.strip()
     check_characters({"q": q})
     if not q or len(q) > QUERY_MAX:
-        raise fail("invalid_query", limit=QUERY_MAX, on_field="q")
+        raise fail(AccountsError.INVALID_QUERY, limit=QUERY_MAX, on_field="q")
     if kind not in KINDS:
-        raise fail("invalid_query", "kind", on_field="kind")
+        raise fail(AccountsError.INVALID_QUERY, "kind", on_field="kind")
     limit = limit or settings.ZHIKU_PEOPLE_SEARCH_LIMIT
     users, groups = [], []
     if kind in ("all", "user"):

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from accounts.errors import AccountsError
 from accounts.people.mail import mail_send
 from core.audit import Action, record
 from core.errors import fail
@@ -27,7 +28,7 @@ def password_check(password: str, *, user=None) -> None:
     try:
         password_validation.validate_password(password, user)
     except ValidationError as exc:
-        raise fail("invalid_password", reasons=" ".join(exc.messages), on_field="password") from None
+        raise fail(AccountsError.INVALID_PASSWORD, reasons=" ".join(exc.messages), on_field="password") from None
 
 
 def username_check(username: str) -> str:
@@ -38,9 +39,9 @@ def username_check(username: str) -> str:
             raise ValidationError("length")
         User.username_validator(username)
     except ValidationError:
-        raise fail("invalid_username", on_field="username") from None
+        raise fail(AccountsError.INVALID_USERNAME, on_field="username") from None
     if User.objects.filter(username__iexact=username).exists():
-        raise fail("username_taken", name=username, on_field="username")
+        raise fail(AccountsError.USERNAME_TAKEN, name=username, on_field="username")
     return username
 
 
@@ -50,7 +51,7 @@ def email_check(email: str) -> str:
         try:
             validate_email(email)
         except ValidationError:
-            raise fail("invalid_email", on_field="email") from None
+            raise fail(AccountsError.INVALID_EMAIL, on_field="email") from None
     return email
 
 
@@ -69,15 +70,15 @@ def user_create(*, username: str, password: str | None = None, email: str = "", 
         with transaction.atomic():
             user.save()
     except IntegrityError:  # the same name created at the same moment
-        raise fail("username_taken", name=username, on_field="username") from None
+        raise fail(AccountsError.USERNAME_TAKEN, name=username, on_field="username") from None
     return user
 
 
 def _guard(*, actor, user, is_active: bool | None, is_staff: bool | None) -> None:
     if user.is_superuser and not actor.is_superuser:
-        raise fail("staff_required", "superuser")
+        raise fail(AccountsError.STAFF_REQUIRED, "superuser")
     if user.pk == actor.pk and (is_active is False or is_staff is False):
-        raise fail("own_account")
+        raise fail(AccountsError.OWN_ACCOUNT)
 
 
 def user_update(*, actor, user, is_active: bool | None = None, is_staff: bool | None = None,
@@ -115,7 +116,7 @@ def user_reset_link(*, actor, user, base_url: str, send: bool = False) -> str:
     url = base_url.rstrip("/") + path
     if send:
         if not user.email:
-            raise fail("email_not_configured", "no_address")
+            raise fail(AccountsError.EMAIL_NOT_CONFIGURED, "no_address")
         mail_send(to=user.email, template="accounts/mail/reset", context={"user": user, "url": url})
     record(Action.USER_RESET_LINK, actor=actor, obj=user, changes={"sent": [None, send]})
     return url

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
+from assistants.errors import AssistantsError
 from assistants.keys import KEY_PREFIX, bearer_key, key_authenticate
 from assistants.mcp_auth.oauth import MCP_SCOPE, target_of
 from assistants.mcp_auth.resources import same_resource
@@ -28,7 +29,7 @@ from knowledge.models import KnowledgeBase
 def _key_at(key: str, kb_id: int | None) -> ApiKey:
     row = key_authenticate(key)
     if kb_id is not None and (row.kind != KeyKind.KB or row.kb_id != kb_id):
-        raise fail("token_wrong_resource")
+        raise fail(AssistantsError.TOKEN_WRONG_RESOURCE)
     return row
 
 
@@ -38,18 +39,18 @@ def _rate_check(token) -> None:
     now = time.time()
     if minute_count("mcptoken", f"{token.user_id}-{token.application_id}", int(now // 60)) > limit:
         retry = max(1, 60 - int(now % 60))
-        raise fail("key_rate_limited", limit=limit, retry=retry, extra={"retry_after": retry})
+        raise fail(AssistantsError.KEY_RATE_LIMITED, limit=limit, retry=retry, extra={"retry_after": retry})
 
 
 def _target_row(user, kind: str, pk: int) -> ApiKey:
     if kind == "assistant":
         assistant = Assistant.objects.select_related("owner").filter(pk=pk).first()
         if assistant is None or (assistant.owner_id != user.pk and not user.is_superuser):
-            raise fail("token_invalid")
+            raise fail(AssistantsError.TOKEN_INVALID)
         return ApiKey(kind=KeyKind.ASSISTANT, assistant=assistant, created_by=user)
     kb = KnowledgeBase.objects.filter(pk=pk).first()
     if kb is None:
-        raise fail("token_invalid")
+        raise fail(AssistantsError.TOKEN_INVALID)
     return ApiKey(kind=KeyKind.KB, kb=kb, created_by=user)
 
 
@@ -60,16 +61,16 @@ def token_authenticate(token: str, *, resource: str, kb_id: int | None) -> tuple
     row = (get_access_token_model().objects.select_related("user", "application")
            .filter(token_checksum=digest, expires__gt=timezone.now()).first())
     if row is None or row.user is None or not row.user.is_active or row.application is None:
-        raise fail("token_invalid")
+        raise fail(AssistantsError.TOKEN_INVALID)
     scopes = row.scope.split()
     target = target_of(scopes)
     if MCP_SCOPE not in scopes or target is None:
-        raise fail("token_invalid")
+        raise fail(AssistantsError.TOKEN_INVALID)
     if not row.resource or not any(same_resource(r, resource) for r in row.resource):
-        raise fail("token_wrong_resource")
+        raise fail(AssistantsError.TOKEN_WRONG_RESOURCE)
     kind, pk = target
     if kb_id is not None and (kind, pk) != ("kb", kb_id):
-        raise fail("token_wrong_resource")
+        raise fail(AssistantsError.TOKEN_WRONG_RESOURCE)
     _rate_check(row)
     return _target_row(row.user, kind, pk), f"mcp-oauth-{row.user_id}-{row.application_id}-{kind}-{pk}"
 

@@ -21,6 +21,7 @@ from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
 
+from assistants.errors import AssistantsError
 from assistants.mcp_auth.oauth import MCP_SCOPE, target_scope
 from assistants.mcp_auth.redirects import LOOPBACK_HOSTS, redirect_uri_problem
 from assistants.mcp_auth.resources import origin_of_request, our_resource, resource_url
@@ -61,7 +62,7 @@ def _resource_of(request, sent: str) -> tuple[str, int | None]:
         return resource_url(origin, None), None
     kb_id = our_resource(resources[0], origin) if len(resources) == 1 else False
     if kb_id is False:
-        raise fail("consent_resource_invalid", resource=sent[:200])
+        raise fail(AssistantsError.CONSENT_RESOURCE_INVALID, resource=sent[:200])
     return resource_url(origin, kb_id), kb_id
 
 
@@ -125,7 +126,7 @@ class Consent(AuthorizationView):
             # The toolkit checks the redirect URI when it issues the code (Validator.validate_redirect_uri), not
             # before it sends a denial there.
             if redirect_uri_problem(form.cleaned_data.get("redirect_uri")):
-                raise fail("consent_redirect_invalid")
+                raise fail(AssistantsError.CONSENT_REDIRECT_INVALID)
             resource, kb_id = _resource_of(request, form.cleaned_data.get("resource") or "")
         except ApplicationError as exc:
             return self._refused(exc, application=application)
@@ -135,10 +136,10 @@ class Consent(AuthorizationView):
         try:
             choices = choices_for(request.user, kb_id)
             if not choices:
-                raise fail("consent_target_invalid", "none")
+                raise fail(AssistantsError.CONSENT_TARGET_INVALID, "none")
             target = request.POST.get("target", "")
             if target not in {c.value for c in choices}:
-                raise fail("consent_target_invalid")
+                raise fail(AssistantsError.CONSENT_TARGET_INVALID)
         except ApplicationError as exc:
             return form_action_to(render(request, TEMPLATE, {
                 "form": form, "application": application, "mcp_resource": resource, "kb_id": kb_id, "target_error": exc,

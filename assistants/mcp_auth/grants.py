@@ -15,6 +15,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 from oauth2_provider.models import get_refresh_token_model
 
+from assistants.errors import AssistantsError
 from assistants.mcp_auth.oauth import MCP_SCOPE, target_of
 from assistants.models import Assistant
 from core.errors import message
@@ -78,6 +79,6 @@ def grant_revoke(*, user, grant_id: int) -> bool:
 def revoke_view(request: HttpRequest, grant_id: int) -> HttpResponse:
     """The tokens page's revoke button (a form POST with the CSRF token); back to the page."""
     if not grant_revoke(user=request.user, grant_id=grant_id):
-        return JsonResponse({"error": {"code": "mcp_grant_not_found", "message": message("mcp_grant_not_found")}},
+        return JsonResponse({"error": {"code": "mcp_grant_not_found", "message": message(AssistantsError.MCP_GRANT_NOT_FOUND)}},
                             status=404)
     return redirect("/account/tokens/#mcp-grants")

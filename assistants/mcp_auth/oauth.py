@@ -19,6 +19,7 @@ from oauth2_provider.scopes import SettingsScopes
 from oauthlib.oauth2.rfc6749.errors import InvalidRedirectURIError
 
 from accounts.credentials import holder_lock
+from assistants.errors import AssistantsError
 from assistants.mcp_auth.redirects import redirect_uri_problem
 from core.errors import message
 
@@ -59,7 +60,7 @@ def _holder_active(user) -> bool:
 
 def _refuse_unusable(redirect_uri: str, request) -> None:
     if redirect_uri_problem(redirect_uri):
-        raise InvalidRedirectURIError(request=request, description=message("consent_redirect_invalid"))
+        raise InvalidRedirectURIError(request=request, description=message(AssistantsError.CONSENT_REDIRECT_INVALID))
 
 
 class Validator(OAuth2Validator):

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from core.errors import CODES, ApplicationError, message
+from core.errors import CODES, ApplicationError, CoreError, message
 from core.http.csrf import csrf_reason
 
 # How DRF's SessionAuthentication words a failed CSRF check: "CSRF Failed: <Django's reason>".
@@ -25,9 +25,9 @@ def _first_message(detail: object) -> str:
         for key, value in detail.items():
             inner = _first_message(value)
             return inner if key in ("non_field_errors", "detail") else f"{key}: {inner}"
-        return message("invalid")
+        return message(CoreError.INVALID)
     if isinstance(detail, (list, tuple)):
-        return _first_message(detail[0]) if detail else message("invalid")
+        return _first_message(detail[0]) if detail else message(CoreError.INVALID)
     return str(detail)
 
 
@@ -80,7 +80,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, exceptions.PermissionDenied) and str(exc.detail).startswith(DRF_CSRF_PREFIX):
         # SessionAuthentication's refusal, in English: the registered sentence with Django's reason in words.
         reason = csrf_reason(str(exc.detail)[len(DRF_CSRF_PREFIX):])
-        body = {"code": "permission_denied", "message": message("permission_denied", "csrf", reason=reason)}
+        body = {"code": "permission_denied", "message": message(CoreError.PERMISSION_DENIED, "csrf", reason=reason)}
     else:
         body = {"code": _code_of(exc), "message": _first_message(exc.detail)}
         # Throttled sets ``wait`` (seconds, or None) in its __init__; the stubs do not declare it.

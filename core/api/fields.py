@@ -15,7 +15,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from core.errors import ApplicationError, fail
+from core.errors import ApplicationError, CoreError, fail
 
 # Group names in a document's restriction (upload form or PATCH): far more than any real restriction names.
 MAX_GROUP_NAMES = 100
@@ -28,7 +28,7 @@ def finite(value: float) -> None:
 
 def unknown_fields(names: list[str]) -> ApplicationError:
     """400 ``unknown_field``, with ``fields`` keyed by field name like every other error's ``fields``."""
-    return fail("unknown_field", fields=", ".join(names), extra={"fields": {name: [gettext("Unknown field.")] for name in names}})
+    return fail(CoreError.UNKNOWN_FIELD, fields=", ".join(names), extra={"fields": {name: [gettext("Unknown field.")] for name in names}})
 
 
 @dataclass(frozen=True)

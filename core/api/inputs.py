@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.serializers import BaseSerializer
 
 from core.api.fields import QueryValues
-from core.errors import fail
+from core.errors import CoreError, fail
 
 
 def parse(serializer_class: type[BaseSerializer[Any]], data: Any, **kwargs: Any) -> dict[str, Any]:
@@ -28,5 +28,5 @@ def form_text(data: Mapping[str, Any], name: str, *, max_length: int) -> str:
     """An optional text field of a multipart form ("" when absent); a file part or a longer value is 400 ``invalid``."""
     raw = data.get(name, "")
     if not isinstance(raw, str) or len(raw) > max_length:
-        raise fail("invalid", "form_text", field=name, limit=max_length, on_field=name)
+        raise fail(CoreError.INVALID, "form_text", field=name, limit=max_length, on_field=name)
     return raw

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from core.errors import fail
+from core.errors import CoreError, fail
 
 
 class Pagination(PageNumberPagination):
@@ -29,7 +29,7 @@ class Pagination(PageNumberPagination):
         if raw is None:
             return self.page_size
         if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
-            raise fail("invalid_page_size", limit=self.max_page_size, on_field="page_size")
+            raise fail(CoreError.INVALID_PAGE_SIZE, limit=self.max_page_size, on_field="page_size")
         return int(raw)
 
     def get_page_number(self, request: Request, paginator: Any) -> Any:

@@ -9,7 +9,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from core import safejson
-from core.errors import ApplicationError, fail
+from core.errors import ApplicationError, CoreError, fail
 
 
 class SafeJSONParser(JSONParser):
@@ -26,7 +26,7 @@ class SafeJSONParser(JSONParser):
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         try:
             if declared and int(declared) > limit:
-                raise fail("body_too_large", size=int(declared), limit=limit)
+                raise fail(CoreError.BODY_TOO_LARGE, size=int(declared), limit=limit)
         except ValueError:
             pass
         raw = stream.read(limit + 1) if stream is not None else b""

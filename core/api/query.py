@@ -19,7 +19,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext
 from rest_framework.permissions import AllowAny
 
-from core.errors import ApplicationError, fail
+from core.errors import ApplicationError, CoreError, fail
 
 _CONVERTER = re.compile(r"<(?:[^>:]+:)?([^>]+)>")
 _operations: dict[tuple[str, str], dict[str, bool]] | None = None
@@ -65,11 +65,11 @@ def refusal(request: HttpRequest, route: str) -> ApplicationError | None:
         return None
     unknown = sorted(name for name in request.GET if name not in declared)
     if unknown:
-        return fail("unknown_parameter", names=", ".join(repr(n) for n in unknown),
+        return fail(CoreError.UNKNOWN_PARAMETER, names=", ".join(repr(n) for n in unknown),
                     extra={"fields": {name: [gettext("Unknown query parameter.")] for name in unknown}})
     repeated = sorted(name for name in request.GET if not declared[name] and len(request.GET.getlist(name)) > 1)
     if repeated:
-        return fail("repeated_parameter", names=", ".join(repeated),
+        return fail(CoreError.REPEATED_PARAMETER, names=", ".join(repeated),
                     extra={"fields": {name: [gettext("Given more than once.")] for name in repeated}})
     return None
 

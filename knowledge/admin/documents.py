@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from core.errors import ApplicationError
 from knowledge.access import documents_readable_q, kbs_for_user
 from knowledge.admin.access import RoleAccessMixin, inline_template
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import document_failure_text
 from knowledge.ingestion.upload import documents_upload_restricted, uploaded_files_to_items
 from knowledge.models import Document, KnowledgeBase, Role
 from knowledge.selectors import kb_get_for_user
@@ -123,8 +123,8 @@ class DocumentAdmin(RoleAccessMixin, admin.ModelAdmin):
     def error_display(self, obj: Document) -> str:
         if not obj.error_code:
             return ""
-        # The code's sentence in the viewer's language (knowledge.ingest_errors), not the English stored at ingestion.
-        return f"{obj.error_code}: {Truncator(ingest_error_message(obj.error_code, obj.error_message)).chars(80)}"
+        # The code's sentence in the viewer's language (knowledge.errors), not the English stored at ingestion.
+        return f"{obj.error_code}: {Truncator(document_failure_text(obj.error_code, obj.error_message)).chars(80)}"
 
     # Adding means uploading; the upload page reads files and calls the upload service.
     def add_view(self, request, form_url="", extra_context=None):

@@ -11,6 +11,7 @@ from core.api.fields import Rule, StrictInput, at_most_one, finite
 from core.api.schema import errors
 from core.errors import fail
 from knowledge import selectors
+from knowledge.errors import KnowledgeError
 from knowledge.models import CalibrationStatus, JudgeCalibration, Role
 from knowledge.services.calibration import schedule_recalibration
 from knowledge.services.calibration_results import calibration_payload, threshold_for_kept, threshold_for_rejection
@@ -95,12 +96,12 @@ class CalibrationView(APIView):
         gate_keys = [k for k in ("threshold", "target_rejection", "target_kept") if k in values]
         line_keys = [k for k in ("answer_threshold", "answer_target_rejection") if k in values]
         if len(gate_keys) > 1 or len(line_keys) > 1 or not (gate_keys or line_keys):
-            raise fail("threshold_or_target")
+            raise fail(KnowledgeError.THRESHOLD_OR_TARGET)
         curve: list[dict] = []  # read only for a target, and then set below
         if any(k.startswith("target") or k == "answer_target_rejection" for k in (*gate_keys, *line_keys)):
             row = JudgeCalibration.objects.filter(kb=kb, status=CalibrationStatus.READY).first()
             if row is None or not row.curve:
-                raise fail("not_calibrated")
+                raise fail(KnowledgeError.NOT_CALIBRATED)
             curve = row.curve
         changes = {}
         if gate_keys:
@@ -111,6 +112,6 @@ class CalibrationView(APIView):
             key = line_keys[0]
             changes["answer_threshold"] = values[key] if key == "answer_threshold" else threshold_for_rejection(curve, values[key])
         if any(v is None for v in changes.values()):
-            raise fail("target_unreachable")
+            raise fail(KnowledgeError.TARGET_UNREACHABLE)
         kb = kb_update(kb=kb, **changes)
         return Response(calibration_payload(kb))

@@ -13,7 +13,7 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.models import Role
@@ -39,7 +39,7 @@ class ChunkListView(PaginatedView):
         # A plain dict: with a QueryDict DRF would read an absent boolean as False.
         filters = s.ChunkFilterInput(data=QueryValues(request.query_params.dict()))
         if not filters.is_valid():
-            raise fail("invalid_filter", "chunks", errors="; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items()),
+            raise fail(CoreError.INVALID_FILTER, "chunks", errors="; ".join(f"{k}: {v[0]}" for k, v in filters.errors.items()),
                        extra={"fields": filters.errors})
         params = filters.validated_data
         qs = selectors.chunk_list(user=request.user, kb=kb)
@@ -70,7 +70,7 @@ class ChunkDetailView(APIView):
         chunk = selectors.chunk_get_for_user(user=request.user, kb=kb, chunk_id=chunk_id)
         include = request.query_params.get("include")
         if include not in (None, "tokens"):
-            raise fail("invalid", extra={"fields": {"include": [gettext("Must be tokens, or left out.")]}})
+            raise fail(CoreError.INVALID, extra={"fields": {"include": [gettext("Must be tokens, or left out.")]}})
         output = s.ChunkWithTokensOutput if include == "tokens" else s.ChunkOutput
         return Response(output(chunk).data)
 
@@ -81,6 +81,6 @@ class ChunkDetailView(APIView):
         chunk = selectors.chunk_get_for_user(user=request.user, kb=kb, chunk_id=chunk_id)
         data = parse(s.ChunkUpdateInput, request.data)
         if not data:
-            raise fail("nothing_to_update", "chunk")
+            raise fail(CoreError.NOTHING_TO_UPDATE, "chunk")
         chunk = chunk_update(chunk=chunk, content=data.get("content"), enabled=data.get("enabled"), user=request.user)
         return Response(s.ChunkOutput(chunk).data)

@@ -1,6 +1,7 @@
 """REST endpoints for documents: upload, preview, list, restrict, retry, re-index and delete."""
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -13,14 +14,14 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from core.http.disconnect import client_gone
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.api.inputs import chunking_from_form, form_files, form_group_names, form_keep_edits
 from knowledge.api.versions import Redirecting, document_or_redirect
 from knowledge.document_fields import fields_clean
-from knowledge.ingest_errors import cut_short_message
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.pinning import KEEP_EDITS
 from knowledge.ingestion.queue import attach_places
 from knowledge.ingestion.text import Chunking
@@ -46,7 +47,7 @@ class DocumentListView(PaginatedView):
         wanted = request.query_params.get("status")
         if wanted is not None:
             if wanted not in DocumentStatus.values:
-                raise fail("invalid_filter", values=", ".join(DocumentStatus.values))
+                raise fail(CoreError.INVALID_FILTER, values=", ".join(DocumentStatus.values))
             qs = qs.filter(status=wanted)
         return self.paginated(qs, s.DocumentOutput, prepare=attach_places)  # the waiting ones' places, one pass
 
@@ -100,7 +101,7 @@ class DocumentPreviewView(APIView):
         chunking = chunking_from_form(request.data) or Chunking()
         files = form_files(request, "file")
         if len(files) != 1:
-            raise fail("no_files", "one")
+            raise fail(KnowledgeError.NO_FILES, "one")
         preview = document_preview(item=uploaded_files_to_items(files)[0], chunking=chunking,
                                    cancelled=client_gone(request))
         drafts = preview.drafts
@@ -173,3 +174,22 @@ class DocumentReindexView(APIView):
         document = document_reindex(document=selectors.document_get_for_user(user=request.user, kb=kb, document_id=document_id),
                                     keep_edits=data["keep_edits"])
         return Response(s.DocumentOutput(document).data, status=status.HTTP_202_ACCEPTED)
+
+
+# Why a preview shows only the start of a file (``ChunkPreview.cut_short``).
+CUT_SHORT_MESSAGES = {
+    "pages": _("The preview read only the first %(limit)s pages; the upload reads the whole file."),
+    "ocr_pages": _("The preview recognised only the first %(limit)s scanned pages; the upload reads the whole file."),
+    "time": _("The preview stopped after about %(limit)s seconds and shows the pages read by then; the upload reads the whole file."),
+    "characters": _("The preview shows only the first %(limit)s characters; the upload reads the whole file."),
+}
+
+
+def cut_short_message(cut: dict | None) -> str:
+    """Why a preview stopped reading, in the active language; "" when it read the whole file."""
+    if not cut:
+        return ""
+    message = CUT_SHORT_MESSAGES.get(cut.get("budget", ""))
+    if message is None:
+        return gettext("The preview shows only the start of the file; the upload reads the whole file.")
+    return str(message) % {"limit": cut.get("limit", "")}

@@ -5,7 +5,8 @@ from django.conf import settings
 
 from core.api.fields import MAX_GROUP_NAMES
 from core.api.inputs import form_text
-from core.errors import fail
+from core.errors import CoreError, fail
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.text import Chunking, chunking_check
 
 
@@ -16,7 +17,7 @@ def form_int(data, name: str) -> int | None:
         return None
     text = raw.strip() if isinstance(raw, str) else ""  # a file part under the field's name is refused too
     if not text or not text.isascii() or not text.isdigit() or len(text) > 9:
-        raise fail("invalid_chunking", field=name)
+        raise fail(KnowledgeError.INVALID_CHUNKING, field=name)
     return int(text)
 
 
@@ -24,7 +25,7 @@ def form_group_names(data) -> list[str]:
     """The comma-separated ``restricted_to_groups`` of an upload form, at most ``MAX_GROUP_NAMES`` of them."""
     names = [n for n in form_text(data, "restricted_to_groups", max_length=MAX_GROUP_NAMES * 151).split(",") if n.strip()]
     if len(names) > MAX_GROUP_NAMES:
-        raise fail("invalid", "group_names", limit=MAX_GROUP_NAMES, on_field="restricted_to_groups")
+        raise fail(CoreError.INVALID, "group_names", limit=MAX_GROUP_NAMES, on_field="restricted_to_groups")
     return names
 
 
@@ -33,7 +34,7 @@ def form_files(request, name: str) -> list:
     files = request.FILES.getlist(name)
     limit = settings.ZHIKU_MAX_FILES_PER_UPLOAD
     if len(files) > limit:
-        raise fail("too_many_files", limit=limit)
+        raise fail(KnowledgeError.TOO_MANY_FILES, limit=limit)
     return files
 
 
@@ -58,5 +59,5 @@ def form_keep_edits(data) -> bool:
         return True
     value = data.get("keep_edits")
     if value not in FORM_BOOLEAN:
-        raise fail("invalid", on_field="keep_edits")
+        raise fail(CoreError.INVALID, on_field="keep_edits")
     return value in _YES

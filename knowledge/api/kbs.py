@@ -13,9 +13,10 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge import access, selectors
 from knowledge.api import serializers as s
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase, Membership, Role
 from knowledge.services.kbs import kb_create, kb_delete, kb_update, membership_remove, membership_set
 
@@ -29,18 +30,18 @@ def _kb_output(kb: KnowledgeBase, *, user) -> dict:
 def _member_from(data: dict) -> tuple:
     """The user or the group (exactly one) a membership input names, by id or by name."""
     if sum(name in data for name in ("user_id", "username", "group_id", "group")) != 1:
-        raise fail("user_xor_group")
+        raise fail(KnowledgeError.USER_XOR_GROUP)
     user = group = None
     if "user_id" in data or "username" in data:
         lookup = {"pk": data["user_id"]} if "user_id" in data else {"username": data["username"]}
         user = get_user_model().objects.filter(**lookup).first()
         if user is None:
-            raise fail("unknown_user", name=str(data.get("username", data.get("user_id"))))
+            raise fail(KnowledgeError.UNKNOWN_USER, name=str(data.get("username", data.get("user_id"))))
     else:
         lookup = {"pk": data["group_id"]} if "group_id" in data else {"name": data["group"]}
         group = Group.objects.filter(**lookup).first()
         if group is None:
-            raise fail("unknown_group", "one", name=str(data.get("group", data.get("group_id"))))
+            raise fail(KnowledgeError.UNKNOWN_GROUP, "one", name=str(data.get("group", data.get("group_id"))))
     return user, group
 
 
@@ -72,7 +73,7 @@ class KBDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         data = parse(s.KBUpdateInput, request.data, partial=partial)
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         kb = kb_update(kb=kb, **data)
         return Response(_kb_output(kb, user=request.user))
 
@@ -119,7 +120,7 @@ class MemberDetailView(APIView):
         kb = selectors.kb_get_for_user(user=request.user, kb_id=kb_id, min_role=Role.OWNER)
         membership = Membership.objects.filter(kb=kb, pk=membership_id).select_related("user", "group").first()
         if membership is None:
-            raise fail("membership_not_found")
+            raise fail(KnowledgeError.MEMBERSHIP_NOT_FOUND)
         return kb, membership
 
     @extend_schema(request=s.MembershipUpdateInput, responses=s.MembershipOutput, summary=_("Change a member's role (owner)"))

@@ -15,6 +15,7 @@ from core.names import display_name
 from knowledge import selectors
 from knowledge.api import serializers as s
 from knowledge.api.versions import Redirecting, document_or_redirect
+from knowledge.errors import KnowledgeError
 from knowledge.models import Chunk, Role
 from knowledge.services.revisions import revision_list, revision_revert
 from knowledge.text_diff import text_diff, unified_diff
@@ -60,7 +61,7 @@ def _chunk(request: Request, kb_id: int, document_id: int, chunk_id: int, min_ro
     document = document_or_redirect(request, kb, document_id)
     chunk = selectors.chunk_get_for_user(user=request.user, kb=kb, chunk_id=chunk_id)
     if chunk.document_id != document.pk:
-        raise fail("chunk_not_found")
+        raise fail(KnowledgeError.CHUNK_NOT_FOUND)
     return chunk
 
 

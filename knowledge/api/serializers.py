@@ -9,7 +9,7 @@ from rest_framework import serializers
 from core.api.fields import MAX_GROUP_NAMES, ItemList, Rule, StrictInput, Text, UploadFile, exactly_one, finite
 from core.names import display_name
 from knowledge.api.inputs import FORM_BOOLEAN
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import document_failure_text
 from knowledge.ingestion.queue import queue_places
 from knowledge.models import AnswerMode, Chunk, ChunkType, Document, FusionMethod, KnowledgeBase, Membership, Role
 
@@ -320,7 +320,7 @@ class DocumentOutput(serializers.ModelSerializer):
     def get_error(self, document) -> dict | None:
         if not document.error_code:
             return None
-        return {"code": document.error_code, "message": ingest_error_message(document.error_code, document.error_message),
+        return {"code": document.error_code, "message": document_failure_text(document.error_code, document.error_message),
                 "detail": document.error_message}
 
     def get_restricted_to_groups(self, document) -> list[str]:

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from core.errors import fail
 from knowledge.chunking import ChunkDraft, ChunkingConfig, chunk_document
+from knowledge.errors import KnowledgeError
 from knowledge.models import KnowledgeBase
 from knowledge.parsers import ParsedDocument, ParseError
 from knowledge.retrieval.analysis import AnalyzerConfig, get_analyzer
@@ -73,11 +74,11 @@ class Chunking:
 def chunking_check(*, size: int | None, overlap: int | None) -> Chunking:
     """``Chunking`` of a person's choices, or 400 ``invalid_chunking`` saying what is out of range."""
     if size is not None and not CHUNK_SIZE_MIN <= size <= CHUNK_SIZE_MAX:
-        raise fail("invalid_chunking", "size", min=CHUNK_SIZE_MIN, max=CHUNK_SIZE_MAX)
+        raise fail(KnowledgeError.INVALID_CHUNKING, "size", min=CHUNK_SIZE_MIN, max=CHUNK_SIZE_MAX)
     if overlap is not None:
         limit = min(CHUNK_OVERLAP_MAX, (size or settings.ZHIKU_CHUNK_MAX_CHARS) // 2)
         if not 0 <= overlap <= limit:
-            raise fail("invalid_chunking", "overlap", max=limit)
+            raise fail(KnowledgeError.INVALID_CHUNKING, "overlap", max=limit)
     return Chunking(size=size, overlap=overlap)
 
 

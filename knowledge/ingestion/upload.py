@@ -16,7 +16,7 @@ from core.errors import ValidationFailed, fail
 from knowledge.chunking import ChunkDraft
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import document_fields
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import KnowledgeError, document_failure_text
 from knowledge.ingestion import run, versions
 from knowledge.ingestion.text import Chunking, chunk_parsed
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
@@ -57,7 +57,7 @@ def _storage_name(name: str) -> str:
 def size_check(name: str, size: int) -> None:
     """413 ``file_too_large`` for a file over ``ZHIKU_MAX_UPLOAD_BYTES``: the one place the limit is checked."""
     if size > settings.ZHIKU_MAX_UPLOAD_BYTES:
-        raise fail("file_too_large", name=name, size=size, limit=settings.ZHIKU_MAX_UPLOAD_BYTES)
+        raise fail(KnowledgeError.FILE_TOO_LARGE, name=name, size=size, limit=settings.ZHIKU_MAX_UPLOAD_BYTES)
 
 
 def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
@@ -70,12 +70,12 @@ def uploaded_files_to_items(files: Sequence) -> list[UploadedItem]:
 
 def _check_upload(item: UploadedItem) -> None:
     if not item.name or not item.name.strip():
-        raise fail("name_required", "file")
+        raise fail(KnowledgeError.NAME_REQUIRED, "file")
     if _extension(item.name) not in SUPPORTED_EXTENSIONS:
-        raise fail("unsupported_type", name=item.name, supported=", ".join(sorted(SUPPORTED_EXTENSIONS)))
+        raise fail(KnowledgeError.UNSUPPORTED_TYPE, name=item.name, supported=", ".join(sorted(SUPPORTED_EXTENSIONS)))
     size_check(item.name, len(item.data))
     if not item.data.strip():
-        raise fail("empty_file", name=item.name)
+        raise fail(KnowledgeError.EMPTY_FILE, name=item.name)
 
 
 def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=None,
@@ -98,12 +98,12 @@ def document_upload(*, kb: KnowledgeBase, items: Sequence[UploadedItem], user=No
     bulk work such as a folder or a source's sync; ``knowledge.ingestion.run.enqueue_ingest``).
     """
     if not items:
-        raise fail("no_files")
+        raise fail(KnowledgeError.NO_FILES)
     if len(items) > settings.ZHIKU_MAX_FILES_PER_UPLOAD:
-        raise fail("too_many_files", limit=settings.ZHIKU_MAX_FILES_PER_UPLOAD)
+        raise fail(KnowledgeError.TOO_MANY_FILES, limit=settings.ZHIKU_MAX_FILES_PER_UPLOAD)
     names = [item.name for item in items]
     if len(set(names)) != len(names):
-        raise fail("duplicate_name")
+        raise fail(KnowledgeError.DUPLICATE_NAME)
     for item in items:
         _check_upload(item)
 
@@ -202,9 +202,9 @@ def document_preview(*, item: UploadedItem, chunking: Chunking, cancelled=None) 
         bounded = parse_bytes(item.name, item.data, cancelled=cancelled)
         title, drafts = chunk_parsed(bounded.document, item.name, chunking)
     except ParseError as exc:
-        raise ValidationFailed(ingest_error_message(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
+        raise ValidationFailed(document_failure_text(exc.code, exc.message), code=exc.code, extra={"detail": exc.message}) from None
     except ParseCancelled:
-        raise fail("cancelled") from None
+        raise fail(KnowledgeError.CANCELLED) from None
     config = chunking.config
     return ChunkPreview(source_name=item.name, title=title, chunk_size=config.max_chars,
                         chunk_overlap=config.overlap_chars, drafts=drafts, cut_short=bounded.cut_short)

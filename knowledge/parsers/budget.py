@@ -3,7 +3,7 @@
 The parent process sets memory, processor-time and wall-time budgets on the child that parses
 (``knowledge.parsers.worker``); the budgets here are the ones only the parser can count, checked
 where the parser reads. Exceeding one raises ``ResourceLimit`` (error code ``resource_limit``), whose
-message names the budget and its limit in a fixed form that ``knowledge.ingest_errors`` reads back
+message names the budget and its limit in a fixed form that ``knowledge.errors.document_failure_text`` reads back
 to tell people which budget it was. A preview (``ParseOptions.preview``) is not failed by the page,
 OCR-page, character and time budgets: it stops reading there and records in ``Usage.cut_short``
 where and why it was cut short.

@@ -38,6 +38,7 @@ from django.db import DatabaseError, transaction
 
 from core import jobs
 from core.errors import stored
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.text import analyzer_for, faq_question
 from knowledge.models import CalibrationStatus, Chunk, DocumentStatus, JudgeCalibration, KnowledgeBase
 from knowledge.retrieval import evidence
@@ -326,7 +327,7 @@ def recalibrate_kb(kb_id: int, *, if_changed: bool = False) -> JudgeCalibration 
     except NotEnoughQuestions as exc:
         # Nothing to learn from (e.g. every document deleted): back to the shipped judge. The reason is stored as
         # its code and numbers, translated when shown (calibration_results.calibration_payload).
-        error = stored("not_enough_questions", usable=exc.usable, needed=exc.needed)
+        error = stored(KnowledgeError.NOT_ENOUGH_QUESTIONS, usable=exc.usable, needed=exc.needed)
         with transaction.atomic():
             KnowledgeBase.objects.filter(pk=kb.pk).update(calibration_slope=1.0, calibration_offset=0.0)
             _save(row, status=CalibrationStatus.FAILED, source="", slope=1.0, offset=0.0, answerable=0, unanswerable=0,

@@ -11,6 +11,7 @@ from core.audit import Action, diff, record
 from core.errors import fail
 from knowledge.chunking import enriched_text
 from knowledge.embeddings import get_embedder
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_questions
 from knowledge.locks import lock_kb_then_document
@@ -44,12 +45,12 @@ def chunk_create(*, document: Document, content: str, section_path: Sequence[str
     """
     content = (content or "").strip()
     if not content:
-        raise fail("empty_chunk")
+        raise fail(KnowledgeError.EMPTY_CHUNK)
     path = [p.strip() for p in section_path if p and p.strip()]
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.READY:
-            raise fail("document_not_ready", status=DocumentStatus(current.status).label)
+            raise fail(KnowledgeError.DOCUMENT_NOT_READY, status=DocumentStatus(current.status).label)
         kb = current.kb
         title = text_title(current.title, current.source_name)
         enriched = enriched_text(title=title, section_path=path, content=content)
@@ -82,7 +83,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
         document = lock_kb_then_document(kb.pk, chunk.document_id)
         stored = Chunk.objects.select_for_update().filter(pk=chunk.pk).values("content", "enriched", "enabled", "metadata").first()
         if document is None or stored is None:
-            raise fail("chunk_not_found")
+            raise fail(KnowledgeError.CHUNK_NOT_FOUND)
         for name, value in stored.items():  # the row as it is now, not as the caller read it
             setattr(chunk, name, value)
         text_before = chunk.content
@@ -90,7 +91,7 @@ def chunk_update(*, chunk: Chunk, content: str | None = None, enabled: bool | No
         if content is not None:
             content = content.strip()
             if not content:
-                raise fail("empty_chunk", "edit")
+                raise fail(KnowledgeError.EMPTY_CHUNK, "edit")
             if content != chunk.content:
                 _edit_text(chunk, content, kb)
                 revision_add(chunk=chunk, kind=kind, before=text_before, after=content,

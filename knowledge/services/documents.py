@@ -10,9 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.audit import Action, record
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge.document_fields import KEY as FIELDS_KEY
 from knowledge.document_fields import fields_clean
+from knowledge.errors import KnowledgeError
 from knowledge.files import delete_after_commit
 from knowledge.ingestion import claims, pinning, run, versions
 from knowledge.locks import lock_kb_then_document
@@ -29,7 +30,7 @@ def lock_document(document: Document) -> Document:
     """
     current = lock_kb_then_document(document.kb_id, document.pk)
     if current is None:
-        raise fail("document_not_found")
+        raise fail(KnowledgeError.DOCUMENT_NOT_FOUND)
     return current
 
 
@@ -45,7 +46,7 @@ def document_retry(*, document: Document) -> Document:
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.FAILED and not claims.is_stalled(current):
-            raise fail("not_failed", status=DocumentStatus(current.status).label)
+            raise fail(KnowledgeError.NOT_FAILED, status=DocumentStatus(current.status).label)
         _requeue(current)
         record(Action.DOCUMENT_RETRY, obj=current, changes={"status": [current.status, DocumentStatus.PENDING]})
     document.refresh_from_db()
@@ -63,15 +64,15 @@ def document_reindex(*, document: Document, keep_edits: bool = True) -> Document
         document = lock_document(document)
         stalled = claims.is_stalled(document)
         if document.status not in (DocumentStatus.READY, DocumentStatus.FAILED) and not stalled:
-            raise fail("busy")
+            raise fail(KnowledgeError.BUSY)
         if not document.file:
-            raise fail("no_file")
+            raise fail(KnowledgeError.NO_FILE)
         if document.status == DocumentStatus.READY:
             newer = document.replacements.select_for_update().filter(
                 status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).first()
             if newer is not None:
                 if not claims.is_stalled(newer):
-                    raise fail("busy", "new_version")
+                    raise fail(KnowledgeError.BUSY, "new_version")
                 _keeping_edits(newer, keep_edits)
                 _requeue(newer)
                 record(Action.DOCUMENT_REINDEX, obj=newer, changes={"resumed": True, **_edits_change(keep_edits)})
@@ -169,5 +170,5 @@ def iter_ids(values: Iterable) -> list[int]:
         try:
             out.append(int(v))
         except (TypeError, ValueError):
-            raise fail("invalid_id", value=v) from None
+            raise fail(CoreError.INVALID_ID, value=v) from None
     return out

@@ -19,6 +19,7 @@ from django.db.models import F
 from core.audit import Action, record
 from core.errors import fail
 from knowledge.chunking import enriched_text
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.text import faq_question
 from knowledge.ingestion.vectors import embed_questions
 from knowledge.models import Chunk, Document, DocumentStatus, KnowledgeBase
@@ -55,13 +56,13 @@ def faq_entry_add(*, kb: KnowledgeBase, question: str, answer: str, user=None) -
     """Add the FAQ entry ``question`` → ``answer`` to ``kb``: written to its FAQ document and searchable at once."""
     question, answer = " ".join((question or "").split()), (answer or "").strip()
     if not question or not answer:
-        raise fail("empty_chunk")
+        raise fail(KnowledgeError.EMPTY_CHUNK)
     if len(question) > MAX_QUESTION_CHARS or len(answer) > MAX_ANSWER_CHARS:
-        raise fail("faq_too_long", question=MAX_QUESTION_CHARS, answer=MAX_ANSWER_CHARS)
+        raise fail(KnowledgeError.FAQ_TOO_LONG, question=MAX_QUESTION_CHARS, answer=MAX_ANSWER_CHARS)
     with transaction.atomic():
         document = faq_document(kb, user=user)
         if document.status != DocumentStatus.READY:
-            raise fail("document_not_ready", status=DocumentStatus(document.status).label)
+            raise fail(KnowledgeError.DOCUMENT_NOT_READY, status=DocumentStatus(document.status).label)
         rows = [(c.metadata.get("question", ""), c.metadata.get("answer", ""))
                 for c in Chunk.objects.filter(document=document, chunk_type="faq").order_by("ordinal").only("metadata")]
         data = _csv_bytes([*rows, (question, answer)])

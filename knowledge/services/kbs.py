@@ -8,9 +8,10 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from core.audit import Action, diff, record, snapshot
-from core.errors import fail
+from core.errors import CoreError, fail
 from knowledge import answer_models
 from knowledge.embeddings import get_embedder
+from knowledge.errors import KnowledgeError
 from knowledge.files import delete_after_commit
 from knowledge.ingestion.text import analyzer_for, faq_question, keyword_text
 from knowledge.ingestion.vectors import content_hash, embed_in_batches, embed_questions
@@ -44,11 +45,11 @@ def kb_bump_version(*, kb_id: int) -> None:
 def embedding_model_check(*, model_id: str) -> int:
     """Check ``model_id`` is allowed, load it, and check its dimension fits the vector column; return it."""
     if model_id not in settings.ZHIKU_ALLOWED_EMBEDDING_MODELS:
-        raise fail("unknown_embedding_model", "not_allowed", model=model_id,
+        raise fail(KnowledgeError.UNKNOWN_EMBEDDING_MODEL, "not_allowed", model=model_id,
                    allowed=", ".join(settings.ZHIKU_ALLOWED_EMBEDDING_MODELS))
     dim = get_embedder(model_id).dim
     if dim != settings.ZHIKU_EMBEDDING_DIM:
-        raise fail("embedding_dimension_mismatch", model=model_id, dim=dim, stored=settings.ZHIKU_EMBEDDING_DIM)
+        raise fail(KnowledgeError.EMBEDDING_DIMENSION_MISMATCH, model=model_id, dim=dim, stored=settings.ZHIKU_EMBEDDING_DIM)
     return dim
 
 
@@ -64,39 +65,39 @@ def _settle_lines(values: dict, *, gate: float, line: float) -> None:
             values["answer_threshold"] = gate
         return
     if float(values["answer_threshold"]) < gate:
-        raise fail("invalid_threshold", "below_gate")
+        raise fail(KnowledgeError.INVALID_THRESHOLD, "below_gate")
 
 
 def _validate_settings(values: dict) -> None:
     if "user_words" in values:
         words = values["user_words"]
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
-            raise fail("invalid_user_words")
+            raise fail(KnowledgeError.INVALID_USER_WORDS)
     if "synonyms" in values:
         groups = values["synonyms"]
         if not isinstance(groups, list) or not all(
             isinstance(g, list) and len(g) >= 2 and all(isinstance(w, str) and w.strip() for w in g) for g in groups
         ):
-            raise fail("invalid_synonyms")
+            raise fail(KnowledgeError.INVALID_SYNONYMS)
     for key in ("score_threshold", "answer_threshold"):
         if key in values and not 0 <= float(values[key]) <= 1:
-            raise fail("invalid_threshold", field=key)
+            raise fail(KnowledgeError.INVALID_THRESHOLD, field=key)
     if "top_k" in values and not 1 <= int(values["top_k"]) <= 100:
-        raise fail("invalid_top_k", limit=100)
+        raise fail(KnowledgeError.INVALID_TOP_K, limit=100)
     for key in ("vector_weight", "keyword_weight"):
         if key in values and float(values[key]) < 0:
-            raise fail("invalid_weight", field=key)
+            raise fail(KnowledgeError.INVALID_WEIGHT, field=key)
     if values.get("answer_model"):
         values["answer_model"] = values["answer_model"].strip()
         found = answer_models.find(values["answer_model"])
         if found is None:
             allowed = llm_models()
-            raise fail("unknown_answer_model", models=", ".join(allowed) or gettext("none (no language model is configured)"))
+            raise fail(KnowledgeError.UNKNOWN_ANSWER_MODEL, models=", ".join(allowed) or gettext("none (no language model is configured)"))
         values["answer_model"] = found.choice  # "<endpoint>/<model>" of an endpoint listed bare is stored as listed
     if values.get("max_sources") is not None and not 1 <= int(values["max_sources"]) <= 20:
-        raise fail("invalid_max_sources", limit=20)
+        raise fail(KnowledgeError.INVALID_MAX_SOURCES, limit=20)
     if values.get("faq_direct_threshold") is not None and not 0 <= float(values["faq_direct_threshold"]) <= 1:
-        raise fail("invalid_threshold", field="faq_direct_threshold")
+        raise fail(KnowledgeError.INVALID_THRESHOLD, field="faq_direct_threshold")
 
 
 @transaction.atomic
@@ -104,10 +105,10 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
     """Create a KB owned by ``owner``; the embedding model must fit the vector column."""
     name = (name or "").strip()
     if not name:
-        raise fail("name_required")
+        raise fail(KnowledgeError.NAME_REQUIRED)
     unknown = set(values) - set(SETTING_FIELDS)
     if unknown:
-        raise fail("unknown_field", fields=", ".join(sorted(unknown)))
+        raise fail(CoreError.UNKNOWN_FIELD, fields=", ".join(sorted(unknown)))
     _validate_settings(values)
     _settle_lines(values, gate=defaults.THRESHOLD, line=defaults.ANSWER_THRESHOLD)
     model_id = embedding_model or settings.ZHIKU_EMBEDDING_MODEL
@@ -116,7 +117,7 @@ def kb_create(*, owner, name: str, embedding_model: str | None = None, **values)
         with transaction.atomic():
             kb = KnowledgeBase.objects.create(owner=owner, name=name, embedding_model=model_id, embedding_dim=dim, **values)
     except IntegrityError:
-        raise fail("kb_name_taken", name=name) from None
+        raise fail(KnowledgeError.KB_NAME_TAKEN, name=name) from None
     record(Action.KB_CREATE, obj=kb, changes={"name": name, "owner": owner.get_username(), "embedding_model": model_id, **values})
     return kb
 
@@ -127,12 +128,12 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
     allowed = set(SETTING_FIELDS) | {"name"}
     unknown = set(values) - allowed
     if unknown:
-        raise fail("unknown_field", "fixed", fields=", ".join(sorted(unknown)))
+        raise fail(CoreError.UNKNOWN_FIELD, "fixed", fields=", ".join(sorted(unknown)))
     _validate_settings(values)
     if "name" in values:
         values["name"] = (values["name"] or "").strip()
         if not values["name"]:
-            raise fail("name_required")
+            raise fail(KnowledgeError.NAME_REQUIRED)
     _settle_lines(values, gate=kb.score_threshold, line=kb.answer_threshold)
     analysis_changed = any(k in values and values[k] != getattr(kb, k) for k in ("user_words", "synonyms"))
     before = snapshot(kb, values)
@@ -142,7 +143,7 @@ def kb_update(*, kb: KnowledgeBase, **values) -> KnowledgeBase:
         with transaction.atomic():
             kb.save()
     except IntegrityError:
-        raise fail("kb_name_taken", name=kb.name) from None
+        raise fail(KnowledgeError.KB_NAME_TAKEN, name=kb.name) from None
     changed = diff(before, snapshot(kb, values))
     if changed:
         record(Action.KB_UPDATE, obj=kb, changes=changed)
@@ -166,9 +167,9 @@ def kb_delete(*, kb: KnowledgeBase) -> None:
 def membership_set(*, kb: KnowledgeBase, role: str, user=None, group=None) -> Membership:
     """Give ``user`` or ``group`` (exactly one) ``role`` on ``kb``, replacing any earlier role."""
     if (user is None) == (group is None):
-        raise fail("user_xor_group")
+        raise fail(KnowledgeError.USER_XOR_GROUP)
     if role not in Role.values:
-        raise fail("invalid_role", role=role)
+        raise fail(KnowledgeError.INVALID_ROLE, role=role)
     lookup = {"kb": kb, "user": user} if user is not None else {"kb": kb, "group": group}
     membership, _ = Membership.objects.update_or_create(**lookup, defaults={"role": role})
     return membership

@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.audit import Action, record
 from core.errors import fail
 from knowledge.embeddings import get_embedder
+from knowledge.errors import KnowledgeError
 from knowledge.models import Chunk, EvalQuestion, KnowledgeBase, LabelSource, LabelStatus
 from knowledge.services.calibration import schedule_recalibration
 
@@ -37,7 +38,7 @@ def question_key(text: str) -> str:
 def question_clean(value: Any) -> str:
     text = " ".join(str(value or "").split())
     if not text or len(text) > MAX_QUESTION_CHARS:
-        raise fail("invalid_label_question", limit=MAX_QUESTION_CHARS)
+        raise fail(KnowledgeError.INVALID_LABEL_QUESTION, limit=MAX_QUESTION_CHARS)
     return text
 
 
@@ -50,7 +51,7 @@ def _chunk(kb: KnowledgeBase, chunk_id: Any) -> Chunk:
     try:
         return Chunk.objects.select_related("document").get(kb=kb, pk=int(chunk_id))
     except (Chunk.DoesNotExist, TypeError, ValueError):
-        raise fail("chunk_not_found") from None
+        raise fail(KnowledgeError.CHUNK_NOT_FOUND) from None
 
 
 def _embed(label: EvalQuestion, kb: KnowledgeBase) -> None:
@@ -163,7 +164,7 @@ def label_review(*, user, kb: KnowledgeBase, label_id: Any, confirm: bool) -> Ev
         try:
             label = EvalQuestion.objects.select_for_update().get(kb=kb, pk=int(label_id))
         except (EvalQuestion.DoesNotExist, TypeError, ValueError):
-            raise fail("label_not_found") from None
+            raise fail(KnowledgeError.LABEL_NOT_FOUND) from None
         was = label.status
         label.status = LabelStatus.CONFIRMED if confirm else LabelStatus.REJECTED
         label.reviewed_by, label.reviewed_at = user, timezone.now()
@@ -200,7 +201,7 @@ def label_queue(*, kb: KnowledgeBase, status: Any = LabelStatus.PENDING, questio
     """The KB's labels of one status, newest first, with their passages' chunks (the review queue: ``pending``);
     with ``question``, only the labels of that question (``question_key``: hit testing marks what is labelled)."""
     if status not in LabelStatus.values:
-        raise fail("invalid_label_status", choices=", ".join(LabelStatus.values))
+        raise fail(KnowledgeError.INVALID_LABEL_STATUS, choices=", ".join(LabelStatus.values))
     labels = EvalQuestion.objects.filter(kb=kb, status=status)
     if question is not None:
         key = question_key(question_clean(question))

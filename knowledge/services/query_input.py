@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 
 MAX_QUERY_CHARS = 1000
 MAX_KBS = 20
@@ -18,10 +19,10 @@ MAX_TOP_K = 50
 def query_clean(query: Any) -> str:
     """The stripped question or query: ``empty_question`` when blank, ``question_too_long`` over ``MAX_QUERY_CHARS``."""
     if not isinstance(query, str) or not query.strip():
-        raise fail("empty_question")
+        raise fail(KnowledgeError.EMPTY_QUESTION)
     query = query.strip()
     if len(query) > MAX_QUERY_CHARS:
-        raise fail("question_too_long", limit=MAX_QUERY_CHARS)
+        raise fail(KnowledgeError.QUESTION_TOO_LONG, limit=MAX_QUERY_CHARS)
     return query
 
 
@@ -34,10 +35,10 @@ def kb_ids_clean(kb_ids: Any, *, required: bool = True) -> list[int]:
     if kb_ids is None:
         kb_ids = []
     if not isinstance(kb_ids, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) for k in kb_ids):
-        raise fail("invalid_kb_ids")
+        raise fail(KnowledgeError.INVALID_KB_IDS)
     ids = list(dict.fromkeys(kb_ids))
     if len(ids) > MAX_KBS:
-        raise fail("too_many_kbs", limit=MAX_KBS)
+        raise fail(KnowledgeError.TOO_MANY_KBS, limit=MAX_KBS)
     if required:
         kb_ids_required(ids)
     return ids
@@ -46,5 +47,5 @@ def kb_ids_clean(kb_ids: Any, *, required: bool = True) -> list[int]:
 def kb_ids_required(ids: list[int]) -> list[int]:
     """``ids`` when there is at least one, else ``no_kbs``."""
     if not ids:
-        raise fail("no_kbs")
+        raise fail(KnowledgeError.NO_KBS)
     return ids

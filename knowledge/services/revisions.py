@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from core.errors import fail
+from knowledge.errors import KnowledgeError
 from knowledge.models import Chunk, ChunkRevision, RevisionKind
 from knowledge.services.chunks import chunk_update
 
@@ -26,7 +27,7 @@ def revision_revert(*, chunk: Chunk, number: int, user=None) -> Chunk:
     """
     revision = ChunkRevision.objects.filter(chunk_id=chunk.pk, number=number).first()
     if revision is None:
-        raise fail("revision_not_found", number=number)
+        raise fail(KnowledgeError.REVISION_NOT_FOUND, number=number)
     if revision.kind == RevisionKind.CREATE or not revision.content_before.strip():
-        raise fail("revision_not_revertible", number=number)
+        raise fail(KnowledgeError.REVISION_NOT_REVERTIBLE, number=number)
     return chunk_update(chunk=chunk, content=revision.content_before, user=user, kind=RevisionKind.REVERT, reverts=number)

@@ -19,6 +19,7 @@ from core.errors import fail
 from core.jsonable import candidate_json, jsonable
 from knowledge.access import scope_for
 from knowledge.embeddings import get_embedder
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.text import analyzer_config
 from knowledge.keyword_store import keyword_store, life_of
 from knowledge.models import KnowledgeBase, Role
@@ -242,9 +243,9 @@ def _checked(request: SearchRequest, kb_ids: Sequence) -> tuple[SearchRequest, l
     query, mode, top_k = query_clean(request.query), request.mode, request.top_k
     ids = kb_ids_clean(list(kb_ids) if isinstance(kb_ids, (list, tuple)) else kb_ids)
     if mode not in MODES:
-        raise fail("invalid_mode", modes=", ".join(MODES))
+        raise fail(KnowledgeError.INVALID_MODE, modes=", ".join(MODES))
     if top_k is not None and not 1 <= int(top_k) <= MAX_TOP_K:
-        raise fail("invalid_top_k", limit=MAX_TOP_K)
+        raise fail(KnowledgeError.INVALID_TOP_K, limit=MAX_TOP_K)
     return replace(request, query=query), ids
 
 
@@ -259,7 +260,7 @@ def run(request: SearchRequest, kbs: Sequence[KnowledgeBase], *, scope: AccessSc
     try:
         return get_retriever().search(request, configs, scope=scope)
     except ValueError as exc:
-        raise fail("invalid_search", detail=str(exc)) from exc
+        raise fail(KnowledgeError.INVALID_SEARCH, detail=str(exc)) from exc
 
 
 def payload(result: RetrievalResult, *, debug: bool = False) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from django.db import transaction
 
 from core.errors import ApplicationError, fail
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion.upload import UploadedItem, document_upload
 from knowledge.models import Document, DocumentStatus, KnowledgeBase
 from knowledge.parsers import SUPPORTED_EXTENSIONS
@@ -31,7 +32,7 @@ class SyncReport:
 def collect_files(root: Path, extra: list[Path] | None = None) -> dict[str, Path]:
     """Supported files under ``root`` (recursive, hidden entries skipped), keyed by their path relative to ``root``."""
     if not root.is_dir():
-        raise fail("not_a_folder", path=root)
+        raise fail(KnowledgeError.NOT_A_FOLDER, path=root)
     found: dict[str, Path] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)

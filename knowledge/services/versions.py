@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from core.audit import Action, record
 from core.errors import fail
 from knowledge.document_fields import KEY as FIELDS_KEY
+from knowledge.errors import KnowledgeError
 from knowledge.ingestion import run, versions
 from knowledge.models import Document, DocumentStatus, DocumentVersion
 from knowledge.services.documents import lock_document
@@ -31,16 +32,16 @@ def version_restore(*, document: Document, number: int, user=None) -> Document:
     with transaction.atomic():
         current = lock_document(document)
         if current.status != DocumentStatus.READY:
-            raise fail("busy")
+            raise fail(KnowledgeError.BUSY)
         version = DocumentVersion.objects.filter(document=current, number=number).first()
         if version is None:
-            raise fail("version_not_found", number=number)
+            raise fail(KnowledgeError.VERSION_NOT_FOUND, number=number)
         if number == current.version:
-            raise fail("version_current", number=number)
+            raise fail(KnowledgeError.VERSION_CURRENT, number=number)
         if not version.file:
-            raise fail("version_file_pruned", number=number, kept=settings.ZHIKU_DOCUMENT_VERSIONS_KEPT)
+            raise fail(KnowledgeError.VERSION_FILE_PRUNED, number=number, kept=settings.ZHIKU_DOCUMENT_VERSIONS_KEPT)
         if current.replacements.filter(status__in=[DocumentStatus.PENDING, DocumentStatus.PROCESSING]).exists():
-            raise fail("busy", "new_version")
+            raise fail(KnowledgeError.BUSY, "new_version")
         fields = (current.metadata or {}).get(FIELDS_KEY)
         restored = Document.objects.create(
             kb=current.kb, title=current.title, source_name=current.source_name, external_id=current.external_id,

@@ -8,15 +8,24 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from core.errors import CODES, ValidationFailed, register
+from core.errors import CODES, ErrorCode, ValidationFailed, register
 from sources.kinds import service_errors  # noqa: F401 - registers the shared codes
 
+
+class FeishuError(ErrorCode):
+    """The Feishu connector's codes."""
+
+    FEISHU_SPACE_UNAVAILABLE = "feishu_space_unavailable"
+    FEISHU_FOLDER_UNAVAILABLE = "feishu_folder_unavailable"
+    FEISHU_API_ERROR = "feishu_api_error"
+
+
 FEISHU_CODES = {
-    "feishu_space_unavailable": _("The Feishu wiki space was not found, or the app is not a member of it: "
+    FeishuError.FEISHU_SPACE_UNAVAILABLE: _("The Feishu wiki space was not found, or the app is not a member of it: "
                                   "add the app to the space (space settings → members) and run again."),
-    "feishu_folder_unavailable": _("The Feishu Drive folder was not found, or it is not shared with the app: share "
+    FeishuError.FEISHU_FOLDER_UNAVAILABLE: _("The Feishu Drive folder was not found, or it is not shared with the app: share "
                                    "the folder with the app (or a group the app is in) and run again."),
-    "feishu_api_error": _("Feishu answered with an error: %(detail)s"),
+    FeishuError.FEISHU_API_ERROR: _("Feishu answered with an error: %(detail)s"),
 }
 
 for _code, _message in FEISHU_CODES.items():

@@ -7,16 +7,27 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from core.errors import ValidationFailed, register
+from core.errors import ErrorCode, ValidationFailed, register
+
+
+class ServiceError(ErrorCode):
+    """The codes the service connectors share."""
+
+    SOURCE_AUTH_FAILED = "source_auth_failed"
+    SOURCE_RATE_LIMITED = "source_rate_limited"
+    SOURCE_ITEM_FORBIDDEN = "source_item_forbidden"
+    SOURCE_ITEM_TOO_LARGE = "source_item_too_large"
+    SOURCE_BAD_ANSWER = "source_bad_answer"
+
 
 SERVICE_CODES = {
-    "source_auth_failed": _("The source refused the credentials: check the token or key and save them again."),
-    "source_rate_limited": _("The service kept answering 'too many requests'; the run stopped and will try again "
+    ServiceError.SOURCE_AUTH_FAILED: _("The source refused the credentials: check the token or key and save them again."),
+    ServiceError.SOURCE_RATE_LIMITED: _("The service kept answering 'too many requests'; the run stopped and will try again "
                              "at its next time."),
-    "source_item_forbidden": _("The app or token may not read this document; share it with the app, or check "
+    ServiceError.SOURCE_ITEM_FORBIDDEN: _("The app or token may not read this document; share it with the app, or check "
                                "its permissions."),
-    "source_item_too_large": _("The document is larger than the source's per-item byte limit."),
-    "source_bad_answer": _("The service answered something that is not its API's JSON: %(detail)s"),
+    ServiceError.SOURCE_ITEM_TOO_LARGE: _("The document is larger than the source's per-item byte limit."),
+    ServiceError.SOURCE_BAD_ANSWER: _("The service answered something that is not its API's JSON: %(detail)s"),
 }
 
 for _code, _message in SERVICE_CODES.items():

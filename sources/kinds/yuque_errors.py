@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from core.errors import CODES, ValidationFailed, register
+from core.errors import CODES, ErrorCode, ValidationFailed, register
 from sources.kinds import service_errors  # noqa: F401 - registers the shared codes
 
+
+class YuqueError(ErrorCode):
+    """The Yuque connector's codes."""
+
+    YUQUE_REPO_NOT_FOUND = "yuque_repo_not_found"
+    YUQUE_API_ERROR = "yuque_api_error"
+
+
 YUQUE_CODES = {
-    "yuque_repo_not_found": _("The Yuque knowledge base was not found, or this token cannot see it: "
+    YuqueError.YUQUE_REPO_NOT_FOUND: _("The Yuque knowledge base was not found, or this token cannot see it: "
                               "check the namespace (group/book) and the token's owner."),
-    "yuque_api_error": _("Yuque answered with an error: %(detail)s"),
+    YuqueError.YUQUE_API_ERROR: _("Yuque answered with an error: %(detail)s"),
 }
 
 for _code, _message in YUQUE_CODES.items():

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from core.audit import Action, record
 from core.errors import fail
+from sources.errors import SourcesError
 from sources.models import ACTIVE_STATUSES, RunStatus, Source, SourceRun, Trigger
 from sources.run import enqueue_run
 
@@ -20,7 +21,7 @@ def run_create(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> S
                 record(Action.SOURCE_RUN, obj=source, changes={"trigger": [None, trigger], "run": [None, run.pk]})
             return run
     except IntegrityError:
-        raise fail("source_run_active") from None
+        raise fail(SourcesError.SOURCE_RUN_ACTIVE) from None
 
 
 def run_request(*, source: Source, trigger: str = Trigger.MANUAL, user=None) -> SourceRun:
@@ -36,9 +37,9 @@ def run_cancel(*, run: SourceRun) -> SourceRun:
     with transaction.atomic():
         current = SourceRun.objects.select_for_update().filter(pk=run.pk).first()
         if current is None:
-            raise fail("source_run_not_found")
+            raise fail(SourcesError.SOURCE_RUN_NOT_FOUND)
         if current.status not in ACTIVE_STATUSES:
-            raise fail("source_run_finished")
+            raise fail(SourcesError.SOURCE_RUN_FINISHED)
         if current.status == RunStatus.QUEUED:
             current.status, current.finished_at = RunStatus.CANCELLED, timezone.now()
         current.cancel_requested = True

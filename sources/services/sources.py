@@ -8,24 +8,33 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from core.audit import Action, diff, record, snapshot
-from core.errors import ApplicationError, fail
+from core.errors import CODES, ApplicationError, ValidationFailed, fail, failure_text
 from knowledge.models import Document, KnowledgeBase
 from knowledge.services.documents import document_delete
 from providers.secrets import InvalidToken, secret_decrypt, secret_encrypt
 from sources.catalog import load_kinds
+from sources.errors import SourcesError
 from sources.kinds.base import REGISTRY, Connector, SourceError, connector_for
 from sources.models import Schedule, Source
-from sources.services.errors import as_application_error
 from sources.timing import cron_check, next_run_at
 
 NAME_LIMIT = 200
 _UNSET: Any = object()
 
 
+def as_application_error(exc: SourceError) -> ApplicationError:
+    """A connector's ``SourceError`` as the application error its registered code names (sources/errors.py), the
+    connector's own sentence as the ``detail``."""
+    entry = CODES.get(exc.code)
+    error = entry.error if entry is not None and entry.error is not None else ValidationFailed
+    return error(failure_text(exc.code, exc.message), code=exc.code if entry is not None else "source_failed",
+                 extra={"detail": exc.message})
+
+
 def kind_class(kind: Any) -> type[Connector]:
     """The connector class of ``kind``; 400 ``source_kind_unknown`` when there is none."""
     if not isinstance(kind, str) or not kind.strip():
-        raise fail("source_invalid")
+        raise fail(SourcesError.SOURCE_INVALID)
     if kind.strip() not in REGISTRY:
         load_kinds()
     try:
@@ -36,13 +45,13 @@ def kind_class(kind: Any) -> type[Connector]:
 
 def _clean_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_LIMIT:
-        raise fail("source_invalid", "name", limit=NAME_LIMIT, on_field="name")
+        raise fail(SourcesError.SOURCE_INVALID, "name", limit=NAME_LIMIT, on_field="name")
     return name.strip()
 
 
 def _clean_settings(cls: type[Connector], settings: Any) -> dict[str, Any]:
     if not isinstance(settings, Mapping):
-        raise fail("source_invalid", "settings", on_field="settings")
+        raise fail(SourcesError.SOURCE_INVALID, "settings", on_field="settings")
     try:
         clean = dict(cls.clean_settings(dict(settings)))
         check = getattr(cls, "check_address", None)   # an address the server will refuse: refused now, not at a run
@@ -57,17 +66,17 @@ def _clean_credentials(cls: type[Connector], credentials: Any) -> dict[str, str]
     names = tuple(getattr(cls, "secret_fields", ()))
     if not isinstance(credentials, Mapping) or any(
             not isinstance(k, str) or k not in names or not isinstance(v, str) for k, v in credentials.items()):
-        raise fail("source_invalid", "credentials", names=", ".join(names) or "-", on_field="credentials")
+        raise fail(SourcesError.SOURCE_INVALID, "credentials", names=", ".join(names) or "-", on_field="credentials")
     return dict(credentials)
 
 
 def _clean_schedule(schedule: Any, cron: Any) -> tuple[str, str]:
     if schedule not in Schedule.values:
-        raise fail("source_invalid", "schedule", on_field="schedule")
+        raise fail(SourcesError.SOURCE_INVALID, "schedule", on_field="schedule")
     if schedule != Schedule.CRON:
         return schedule, ""
     if not isinstance(cron, str) or not cron_check(cron):
-        raise fail("source_invalid", "cron", on_field="cron")
+        raise fail(SourcesError.SOURCE_INVALID, "cron", on_field="cron")
     return schedule, " ".join(cron.split())
 
 
@@ -78,7 +87,7 @@ def source_credentials(source: Source) -> dict[str, str]:
     try:
         return json.loads(secret_decrypt(source.credentials))
     except InvalidToken:
-        raise fail("source_credentials_unreadable") from None
+        raise fail(SourcesError.SOURCE_CREDENTIALS_UNREADABLE) from None
 
 
 def _store_credentials(source: Source, credentials: dict[str, str]) -> None:
@@ -92,7 +101,7 @@ def _save(source: Source) -> Source:
         with transaction.atomic():
             source.save()
     except IntegrityError:
-        raise fail("source_invalid", "name_taken", name=source.name, on_field="name") from None
+        raise fail(SourcesError.SOURCE_INVALID, "name_taken", name=source.name, on_field="name") from None
     return source
 
 
@@ -101,7 +110,7 @@ def source_create(*, kb: KnowledgeBase, user, kind: Any, name: Any, settings: An
     """Add a source to ``kb``: every value is checked (the kind's ``clean_settings`` for its settings) before it is stored."""
     cls = kind_class(kind)
     if not isinstance(paused, bool):
-        raise fail("source_invalid", "paused", on_field="paused")
+        raise fail(SourcesError.SOURCE_INVALID, "paused", on_field="paused")
     schedule, cron = _clean_schedule(schedule, cron)
     source = Source(kb=kb, kind=cls.kind, name=_clean_name(name), settings=_clean_settings(cls, settings or {}),
                     schedule=schedule, cron=cron, paused=paused,
@@ -136,7 +145,7 @@ def source_update(*, source: Source, name: Any = _UNSET, settings: Any = _UNSET,
                                                        source.cron if cron is _UNSET else cron)
     if paused is not _UNSET:
         if not isinstance(paused, bool):
-            raise fail("source_invalid", "paused", on_field="paused")
+            raise fail(SourcesError.SOURCE_INVALID, "paused", on_field="paused")
         source.paused = paused
     source.next_run_at = next_run_at(source)
     with transaction.atomic():

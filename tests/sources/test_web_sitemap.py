@@ -50,7 +50,7 @@ def test_settings_are_checked_and_normalised(settings):
 def test_the_codes_read_in_chinese_with_the_connector_s_sentence():
     from django.utils import translation
 
-    from sources.services.errors import source_error_text
+    from core.errors import failure_text as source_error_text
 
     with translation.override("zh-hans"):
         shown = source_error_text("web_http_status", "http://e.com/a answered HTTP 503.")

@@ -12,8 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 from django.utils.functional import Promise
 
-from core.errors import CODES
-from knowledge.ingest_errors import BUDGET_MESSAGES, MESSAGES
+from core.errors import CODES, FAILURES
 
 DOC = Path(settings.BASE_DIR) / "docs" / "api.md"
 START, END = "<!-- error-codes:start (manage.py error_codes --markdown --write) -->", "<!-- error-codes:end -->"
@@ -38,13 +37,12 @@ def markdown_table() -> str:
 
 def document_failures_table() -> str:
     """A document's failure codes (its ``error_code``; the preview answers them as 400), then each budget's sentence."""
-    rows = ["Document failure codes (`error_code` of a failed document, from `knowledge/ingest_errors.py`):", "",
+    rows = ["Document failure codes (`error_code` of a failed document, from `knowledge/errors.py`):", "",
             "| code | message |", "|---|---|"]
     with translation.override("en"):
-        for code, message in sorted(MESSAGES.items()):
-            rows.append(f"| `{code}` | {_cell(message)} |")
-            if code == "resource_limit":
-                rows += [f"| ↳ `{budget}` | {_cell(text)} |" for budget, text in sorted(BUDGET_MESSAGES.items())]
+        for code, entry in sorted(FAILURES.items()):
+            rows.append(f"| `{code}` | {_cell(entry.message)} |")
+            rows += [f"| ↳ `{budget}` | {_cell(text)} |" for budget, text in sorted(entry.variants.items())]
     return "\n".join(rows) + "\n"
 
 

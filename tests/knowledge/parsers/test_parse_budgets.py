@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import translation
 from PIL import Image
 
-from knowledge.ingest_errors import ingest_error_message
+from knowledge.errors import document_failure_text as ingest_error_message
 from knowledge.models import Chunk, DocumentStatus
 from knowledge.parsers import parse_file
 from knowledge.parsers.budget import budget_of
