@@ -19,6 +19,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from assistants.services import assistant_turn_start
+from bots.errors import BotsError
 from bots.formatting import Reply, citations_of
 from bots.models import BotEvent, EventStatus
 from bots.outbound import ReplyError
@@ -94,7 +95,7 @@ def answer_event(event_id: int) -> None:
         except (ReplyError, ApplicationError) as exc:
             detail = exc.detail if isinstance(exc, ReplyError) else exc.message
             logger.warning("chat-bot event %s: the reply was not sent: %s", event.pk, detail)
-            status, error = EventStatus.FAILED, stored("bot_reply_failed", detail=detail[:500])
+            status, error = EventStatus.FAILED, stored(BotsError.BOT_REPLY_FAILED, detail=detail[:500])
     BotEvent.objects.filter(pk=event.pk).update(status=status, error=error, message_id=message_id,
                                                 answered_at=timezone.now())
     events_prune()

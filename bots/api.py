@@ -20,7 +20,7 @@ from core.api.inputs import parse
 from core.api.pagination import PaginatedView
 from core.api.parsers import SafeJSONParser
 from core.api.schema import errors
-from core.errors import fail
+from core.errors import CoreError, fail
 from core.http.address import public_base
 
 EVENTS_SHOWN = 50
@@ -65,7 +65,7 @@ class ChannelDetailView(APIView):
         channel = _channel(request, assistant_id, channel_id)
         data = parse(s.ChannelInput, request.data, partial=True)
         if not data:
-            raise fail("nothing_to_update")
+            raise fail(CoreError.NOTHING_TO_UPDATE)
         return Response(s.ChannelOutput(channel_update(channel=channel, **data)).data)
 
     @extend_schema(responses={204: None, **errors(404)}, summary=_("Remove a channel: its callback URL stops at once"))

@@ -22,7 +22,7 @@ from bots.models import BotChannel
 from bots.platforms import PLATFORMS
 from bots.platforms.base import Callback
 from bots.services import callback_channel, channel_credentials, channel_throttle, event_store, signature_once
-from core.errors import ApplicationError, fail
+from core.errors import ApplicationError, CoreError, fail
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def respond(request: HttpRequest, kind: str, callback_id: str) -> tuple[HttpResp
     try:
         declared = request.META.get("CONTENT_LENGTH") or "0"
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise fail("body_too_large", "stream", limit=MAX_BODY_BYTES)
+            raise fail(CoreError.BODY_TOO_LARGE, "stream", limit=MAX_BODY_BYTES)
         channel = callback_channel(kind, callback_id)
         channel_throttle(channel)
         once = partial(_signature_once, channel)

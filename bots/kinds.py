@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bots.errors import BotsError
 from bots.platforms import PLATFORMS
 from bots.platforms.base import Field, Platform
 from core.errors import fail
@@ -17,7 +18,7 @@ MAX_VALUE = 512
 
 def kind_of(kind: Any) -> Platform:
     if not isinstance(kind, str) or kind not in PLATFORMS:
-        raise fail("bot_channel_invalid", "kind", on_field="kind")
+        raise fail(BotsError.BOT_CHANNEL_INVALID, "kind", on_field="kind")
     return PLATFORMS[kind]
 
 
@@ -30,7 +31,7 @@ def _values(values: Any, fields: tuple[Field, ...], variant: str) -> dict[str, s
     if not isinstance(values, Mapping) or any(
             not isinstance(k, str) or k not in names or not isinstance(v, str) or len(v) > MAX_VALUE
             for k, v in values.items()):
-        raise fail("bot_channel_invalid", variant, names=_names(fields) or "-", on_field=variant)
+        raise fail(BotsError.BOT_CHANNEL_INVALID, variant, names=_names(fields) or "-", on_field=variant)
     return {k: v.strip() for k, v in values.items()}
 
 
@@ -39,7 +40,7 @@ def _checked(values: dict[str, str], fields: tuple[Field, ...]) -> dict[str, str
     for name, value in values.items():
         field = by_name[name]
         if value and field.valid is not None and not field.valid(value):
-            raise fail("bot_channel_invalid", "value", field=name, rule=field.rule, on_field=name)
+            raise fail(BotsError.BOT_CHANNEL_INVALID, "value", field=name, rule=field.rule, on_field=name)
     return values
 
 
@@ -58,7 +59,7 @@ def require(kind_name: str, settings: Mapping[str, str], credentials: Mapping[st
     missing = [f.name for f in kind.settings if f.required and not settings.get(f.name)]
     missing += [f.name for f in kind.credentials if f.required and not credentials.get(f.name)]
     if missing:
-        raise fail("bot_channel_invalid", "missing", kind=kind_name, names=", ".join(missing))
+        raise fail(BotsError.BOT_CHANNEL_INVALID, "missing", kind=kind_name, names=", ".join(missing))
 
 
 def describe() -> list[dict[str, Any]]:

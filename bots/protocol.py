@@ -14,6 +14,7 @@ from typing import Any
 
 from django.http import HttpResponse
 
+from bots.errors import BotsError
 from core import safejson
 from core.errors import ApplicationError, fail
 
@@ -38,12 +39,12 @@ class Outcome:
 
 def refused(reason: str) -> ApplicationError:
     """The one refusal (``bot_signature_invalid``); ``reason`` is logged, never answered."""
-    return fail("bot_signature_invalid", extra={"reason": reason})
+    return fail(BotsError.BOT_SIGNATURE_INVALID, extra={"reason": reason})
 
 
 def unreadable(detail: str) -> ApplicationError:
     """A request no platform sends (a wrong method): nothing secret is involved, so it may say what is wrong."""
-    return fail("bot_event_invalid", detail=detail)
+    return fail(BotsError.BOT_EVENT_INVALID, detail=detail)
 
 
 def json_object(raw: bytes, limit: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from assistants.models import Assistant
 from assistants.ratelimit import minute_count
+from bots.errors import BotsError
 from bots.kinds import clean_credentials, clean_settings, kind_of, require
 from bots.models import BotChannel, BotEvent, BotSignatureUse
 from core.audit import Action, diff, record, snapshot
@@ -42,7 +43,7 @@ def channel_get(*, assistant: Assistant, channel_id: Any) -> BotChannel:
     try:
         return channels_of(assistant).get(pk=int(channel_id))
     except (BotChannel.DoesNotExist, TypeError, ValueError):
-        raise fail("bot_channel_not_found") from None
+        raise fail(BotsError.BOT_CHANNEL_NOT_FOUND) from None
 
 
 def channel_credentials(channel: BotChannel) -> dict[str, str]:
@@ -52,7 +53,7 @@ def channel_credentials(channel: BotChannel) -> dict[str, str]:
     try:
         value = json.loads(secret_decrypt(channel.credentials))
     except InvalidToken:
-        raise fail("bot_credentials_unreadable") from None
+        raise fail(BotsError.BOT_CREDENTIALS_UNREADABLE) from None
     return value if isinstance(value, dict) else {}
 
 
@@ -64,7 +65,7 @@ def _store_credentials(channel: BotChannel, credentials: dict[str, str]) -> None
 
 def _clean_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_LIMIT:
-        raise fail("bot_channel_invalid", "name", limit=NAME_LIMIT, on_field="name")
+        raise fail(BotsError.BOT_CHANNEL_INVALID, "name", limit=NAME_LIMIT, on_field="name")
     return name.strip()
 
 
@@ -73,7 +74,7 @@ def _save(channel: BotChannel) -> None:
         with transaction.atomic():
             channel.save()
     except IntegrityError:
-        raise fail("bot_channel_name_taken", name=channel.name) from None
+        raise fail(BotsError.BOT_CHANNEL_NAME_TAKEN, name=channel.name) from None
 
 
 def channel_create(*, assistant: Assistant, kind: Any, name: Any, settings: Any = None, credentials: Any = None,
@@ -81,7 +82,7 @@ def channel_create(*, assistant: Assistant, kind: Any, name: Any, settings: Any 
     """A new channel of ``assistant``: its settings and credentials checked, a new random callback id."""
     spec = kind_of(kind)
     if not isinstance(enabled, bool):
-        raise fail("bot_channel_invalid", "enabled", on_field="enabled")
+        raise fail(BotsError.BOT_CHANNEL_INVALID, "enabled", on_field="enabled")
     clean = clean_settings(spec, settings or {})
     secrets_given = {k: v for k, v in clean_credentials(spec, credentials or {}).items() if v}
     require(kind, clean, secrets_given)
@@ -109,7 +110,7 @@ def channel_update(*, channel: BotChannel, name: Any = _UNSET, settings: Any = _
         merged = {**merged, **clean_credentials(spec, credentials)}
     if enabled is not _UNSET:
         if not isinstance(enabled, bool):
-            raise fail("bot_channel_invalid", "enabled", on_field="enabled")
+            raise fail(BotsError.BOT_CHANNEL_INVALID, "enabled", on_field="enabled")
         channel.enabled = enabled
     require(channel.kind, channel.settings, {k: v for k, v in merged.items() if v})
     if credentials is not _UNSET:
@@ -134,7 +135,7 @@ def callback_channel(kind: str, callback_id: str) -> BotChannel:
     channel = (BotChannel.objects.select_related("assistant__owner")
                .filter(kind=kind, callback_id=str(callback_id)[:64], enabled=True).first())
     if channel is None or not channel.assistant.owner.is_active:
-        raise fail("bot_channel_not_found")
+        raise fail(BotsError.BOT_CHANNEL_NOT_FOUND)
     return channel
 
 
@@ -162,7 +163,7 @@ def channel_throttle(channel: BotChannel) -> None:
         with transaction.atomic():
             record(Action.BOT_CHANNEL_RATE_LIMITED, obj=channel,
                    changes={"kind": channel.kind, "limit": limit, "window_seconds": 60})
-    raise fail("bot_rate_limited", limit=limit, retry=retry, extra={"retry_after": retry})
+    raise fail(BotsError.BOT_RATE_LIMITED, limit=limit, retry=retry, extra={"retry_after": retry})
 
 
 def signature_once(*, channel: BotChannel, timestamp: int, body: bytes, window: int) -> bool:
